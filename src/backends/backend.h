@@ -1,0 +1,124 @@
+/* The backend contract: what a device driver must provide to hwrt.
+ *
+ * One `static const hwrt_backend_ops` table per backend, registered by name in
+ * registry.c. A backend provides raw device operations only; pooling, offload,
+ * profiling, checking and collectives live above it. Every slot maps 1:1 onto real
+ * driver calls (see docs/DESIGN.md, "The backend contract").
+ *
+ * Rules:
+ *  - the vendor library is loaded at run time (dlopen): a missing driver makes probe()
+ *    return HWRT_ERROR_UNAVAILABLE with the reason, never a crash or a link error;
+ *  - vendor error codes are translated to hwrt_status in the backend, the vendor's own
+ *    message kept in the error sentence (hwi_err);
+ *  - slots marked optional may be NULL; the core supplies the fallback;
+ *  - device pointers are plain addresses as far as the core is concerned: the pool
+ *    splits segments by address arithmetic, so a backend whose memory is not addressable
+ *    (OpenCL buffers) hands out addresses from a reserved range and maps them back to
+ *    buffer + offset itself.
+ */
+#ifndef HWRT_BACKEND_H
+#define HWRT_BACKEND_H
+
+#include "hwrt.h"
+
+#define HWRT_BACKEND_ABI_VERSION 1u
+
+typedef struct hwrt_bdev hwrt_bdev;         /* a backend's open device */
+typedef struct hwrt_bstream hwrt_bstream;   /* an in-order queue on a device */
+typedef struct hwrt_bevent hwrt_bevent;     /* a marker in a stream, with a timestamp */
+
+typedef enum hwrt_kernel_op {
+    HWRT_K_FILL, HWRT_K_ADD, HWRT_K_MUL, HWRT_K_SCALE, HWRT_K_RELU, HWRT_K_CAST,
+    HWRT_K_MATMUL, HWRT_K_SUM, HWRT_K_COUNT
+} hwrt_kernel_op;
+
+/* One kernel launch, already validated by the op front-end (src/tensor/ops.c):
+ * pointers are device memory of the stream's device, sizes are consistent. */
+typedef struct hwrt_kernel {
+    hwrt_kernel_op op;
+    hwrt_dtype dtype;        /* dtype of a (and b), and of out except for CAST */
+    hwrt_dtype out_dtype;
+    void *out;
+    const void *a;
+    const void *b;           /* ADD, MUL, MATMUL */
+    int64_t n;               /* elements of a (elementwise, CAST, FILL: of out) */
+    int64_t m, k, nn;        /* MATMUL: out[m,nn] = a[m,k] b[k,nn];
+                                SUM: a viewed as [m outer, k reduced, nn inner] */
+    double scalar;           /* FILL value, SCALE alpha */
+} hwrt_kernel;
+
+typedef struct hwrt_backend_ops {
+    uint32_t abi_version;    /* HWRT_BACKEND_ABI_VERSION */
+    const char *name;
+
+    /* Load the driver and count devices. On failure: UNAVAILABLE + reason text. */
+    hwrt_status (*probe)(int *count, char *reason, size_t reason_len);
+    hwrt_status (*device_props)(int ordinal, hwrt_device_props *out);
+    hwrt_status (*device_open)(int ordinal, hwrt_bdev **dev);
+    void (*device_close)(hwrt_bdev *dev);
+    /* Driver view of the device: free and total bytes, and this process's context
+     * overhead (bytes the driver holds for the context, included in total - free). */
+    hwrt_status (*mem_info)(hwrt_bdev *dev, size_t *free_bytes, size_t *total_bytes,
+                            size_t *overhead_bytes);
+
+    /* Device memory segments (cuMemAlloc / aclrtMalloc / clCreateBuffer). */
+    hwrt_status (*segment_alloc)(hwrt_bdev *dev, size_t bytes, void **dptr);
+    hwrt_status (*segment_free)(hwrt_bdev *dev, void *dptr, size_t bytes);
+
+    /* Optional virtual memory (cuMemAddressReserve+cuMemMap / aclrtReserveMemAddress+
+     * aclrtMapMem): reserve address space once, back pieces of it with memory on demand.
+     * Sizes and addresses are multiples of va_granularity(). */
+    size_t (*va_granularity)(hwrt_bdev *dev);
+    hwrt_status (*va_reserve)(hwrt_bdev *dev, size_t bytes, void **base);
+    hwrt_status (*va_map)(hwrt_bdev *dev, void *addr, size_t bytes);
+    hwrt_status (*va_unmap)(hwrt_bdev *dev, void *addr, size_t bytes);
+    hwrt_status (*va_release)(hwrt_bdev *dev, void *base, size_t bytes);
+
+    /* Optional page-locked host memory (cuMemHostAlloc / aclrtMallocHost). NULL: the
+     * core uses mlock'd pages. */
+    hwrt_status (*host_alloc)(size_t bytes, void **hptr);
+    void (*host_free)(void *hptr, size_t bytes);
+
+    /* Streams: in-order queues. */
+    hwrt_status (*stream_create)(hwrt_bdev *dev, int priority, hwrt_bstream **s);
+    void (*stream_destroy)(hwrt_bstream *s);          /* after the core synchronized it */
+    hwrt_status (*stream_synchronize)(hwrt_bstream *s);
+    hwrt_status (*stream_query)(hwrt_bstream *s);     /* SUCCESS or NOT_READY */
+    hwrt_status (*stream_wait_event)(hwrt_bstream *s, hwrt_bevent *e);
+
+    /* Work. host_pinned tells whether the host side is page-locked: a pageable copy
+     * must not return before the host buffer has been consumed (H2D) or filled (D2H). */
+    hwrt_status (*memcpy_async)(hwrt_bstream *s, void *dst, const void *src, size_t bytes,
+                                hwrt_memcpy_kind kind, int host_pinned);
+    hwrt_status (*memset_async)(hwrt_bstream *s, void *dptr, int value, size_t bytes);
+    hwrt_status (*kernel_launch)(hwrt_bstream *s, const hwrt_kernel *k);
+    /* Optional: NULL makes the core synchronize the stream and call fn inline. */
+    hwrt_status (*host_func)(hwrt_bstream *s, hwrt_host_fn fn, void *arg);
+
+    /* Events with device timestamps. */
+    hwrt_status (*event_create)(hwrt_bdev *dev, unsigned flags, hwrt_bevent **e);
+    void (*event_destroy)(hwrt_bevent *e);
+    hwrt_status (*event_record)(hwrt_bevent *e, hwrt_bstream *s);
+    hwrt_status (*event_query)(hwrt_bevent *e);       /* SUCCESS or NOT_READY */
+    hwrt_status (*event_synchronize)(hwrt_bevent *e);
+    hwrt_status (*event_elapsed_ms)(float *ms, hwrt_bevent *start, hwrt_bevent *end);
+    /* Device timestamp (ns) at which a completed event's record was reached; optional,
+     * used by the profiler to place work on the device timeline. */
+    hwrt_status (*event_timestamp_ns)(hwrt_bevent *e, uint64_t *ns);
+
+    /* Optional: NULL makes the core synchronize every stream it created. */
+    hwrt_status (*device_synchronize)(hwrt_bdev *dev);
+    /* Optional: clear a sticky fault (NULL: faults cannot be cleared). */
+    hwrt_status (*device_reset)(hwrt_bdev *dev);
+} hwrt_backend_ops;
+
+/* Registry (registry.c). */
+const hwrt_backend_ops *hwi_backend_find(const char *name);
+/* 1 if hwrt knows the name (even when that backend is not compiled in). */
+int hwi_backend_known(const char *name);
+/* 1 if "auto" may pick it. */
+int hwi_backend_in_auto(const char *name);
+/* Names of every backend hwrt knows, in "auto" preference order, NULL-terminated. */
+const char *const *hwi_backend_names(void);
+
+#endif

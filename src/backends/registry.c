@@ -1,0 +1,49 @@
+/* Backend registry: every backend hwrt knows, in "auto" preference order (real
+ * accelerators first, then the simulated NPU; OpenCL only when asked by name, since on
+ * a machine without a GPU it runs on the host CPU through PoCL). */
+#include "backend.h"
+
+#include <string.h>
+
+extern const hwrt_backend_ops hwrt_backend_sim;
+
+typedef struct {
+    const char *name;
+    const hwrt_backend_ops *ops;   /* NULL: not compiled into this hwrt */
+    int in_auto;
+} entry;
+
+static const entry table[] = {
+    {"cuda", NULL, 1},
+    {"ascend", NULL, 1},
+    {"sim", &hwrt_backend_sim, 1},
+    {"opencl", NULL, 0},
+};
+
+static const char *const names[] = {"cuda", "ascend", "sim", "opencl", NULL};
+
+const hwrt_backend_ops *hwi_backend_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (!strcmp(table[i].name, name))
+            return table[i].ops;
+    return NULL;
+}
+
+int hwi_backend_known(const char *name)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (!strcmp(table[i].name, name))
+            return 1;
+    return 0;
+}
+
+int hwi_backend_in_auto(const char *name)
+{
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (!strcmp(table[i].name, name))
+            return table[i].in_auto;
+    return 0;
+}
+
+const char *const *hwi_backend_names(void) { return names; }

@@ -1,0 +1,139 @@
+/* The simulated NPU: internal structures shared by the sim_*.c files.
+ *
+ * Each device has a memory arena (address space reserved up front, committed on use),
+ * a compute engine, an H2D and a D2H copy engine, and a host-callback engine, each a
+ * thread. A stream is an in-order queue: only its head op is handed to an engine, so
+ * ops of one stream run one after another while different streams overlap on different
+ * engines, as on hardware. */
+#ifndef SIM_H
+#define SIM_H
+
+#include "../backend.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define SIM_MAX_DEVICES 64
+
+typedef struct sim_config {
+    int devices;
+    size_t memory[SIM_MAX_DEVICES];   /* capacity per device */
+    size_t overhead;                  /* context overhead per opened device */
+    double link_gbps;                 /* 0 = copies run at memcpy speed */
+    double pageable_gbps;             /* bandwidth of copies from pageable memory */
+    int compute_units;
+    uint64_t spin_ns;                 /* adaptive spin window before a thread sleeps */
+} sim_config;
+
+enum { SIM_ENG_COMPUTE, SIM_ENG_H2D, SIM_ENG_D2H, SIM_ENG_HOST, SIM_ENG_COUNT };
+
+typedef enum { SOP_COPY, SOP_MEMSET, SOP_KERNEL, SOP_HOSTFN, SOP_RECORD, SOP_WAIT } sim_op_type;
+
+typedef struct sim_op sim_op;
+typedef struct hwrt_bstream sim_stream;
+typedef struct hwrt_bevent sim_event;
+typedef struct hwrt_bdev sim_dev;
+
+struct sim_op {
+    sim_op *next;          /* stream queue */
+    sim_op *enext;         /* engine queue */
+    sim_op_type type;
+    int engine;
+    sim_stream *stream;
+    uint64_t seq;          /* position in the stream */
+    union {
+        struct { void *dst; const void *src; size_t bytes; int kind; int pinned; } copy;
+        struct { void *dst; int value; size_t bytes; } set;
+        hwrt_kernel kernel;
+        struct { hwrt_host_fn fn; void *arg; } host;
+        struct { sim_event *ev; uint64_t gen; } ev;
+    } u;
+};
+
+typedef struct sim_engine {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sim_op *head, *tail;
+    _Atomic int pending;
+    int sleeping;
+    int stop;
+    int started;
+    int kind;
+    sim_dev *dev;
+    _Atomic uint64_t busy_ns;
+} sim_engine;
+
+struct hwrt_bdev {
+    int ordinal;
+    size_t capacity;
+    size_t overhead;
+    char *arena;                      /* reserved address space of `capacity` bytes */
+    pthread_mutex_t mem_mu;
+    size_t committed;                 /* bytes of segments and mapped VA */
+    struct sim_range { size_t off, len; } *free_ranges;   /* free address ranges */
+    int nfree, cap_free;
+    sim_engine engines[SIM_ENG_COUNT];
+    _Atomic int fault;                /* sticky hwrt_status, 0 = healthy */
+    char fault_msg[256];
+    uint64_t open_ns;
+};
+
+struct hwrt_bstream {
+    sim_dev *dev;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sim_op *head, *tail;
+    int inflight;                     /* head op is on an engine */
+    int waiters;
+    int blocked;                      /* head is a WAIT not yet satisfied */
+    _Atomic uint64_t submitted, completed;
+    int priority;
+};
+
+struct hwrt_bevent {
+    sim_dev *dev;
+    unsigned flags;
+    _Atomic int refs;                 /* the handle + each pending WAIT op */
+    _Atomic uint64_t gen;             /* number of records issued */
+    _Atomic uint64_t done_gen;        /* last record reached */
+    _Atomic uint64_t ts_ns;           /* device time of that record */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int waiters;
+};
+
+/* sim_config.c */
+hwrt_status sim_config_get(const sim_config **cfg, char *reason, size_t rlen);
+uint64_t sim_now_ns(void);
+void sim_wait_until_ns(uint64_t deadline);
+
+/* sim_engine.c */
+void sim_engine_start(sim_engine *e, sim_dev *dev, int kind);
+void sim_engine_stop(sim_engine *e);
+void sim_engine_push(sim_engine *e, sim_op *op);
+
+/* sim_stream.c */
+void sim_stream_enqueue(sim_stream *s, sim_op *op);
+void sim_stream_complete(sim_op *op);
+/* Wait until the stream has completed op number seq (spin first, then sleep). */
+void sim_stream_wait_seq(sim_stream *s, uint64_t seq);
+hwrt_status sim_dev_fault_status(sim_dev *d);
+
+/* sim_event.c */
+void sim_event_reached(sim_event *e, uint64_t gen);
+int sim_event_done(sim_event *e, uint64_t gen);
+void sim_event_unref(sim_event *e);
+
+/* sim_work.c */
+void sim_op_execute(sim_engine *e, sim_op *op);
+sim_op *sim_op_new(sim_op_type type, int engine);
+
+/* sim_kernels.c */
+void sim_kernel_run(const hwrt_kernel *k);
+
+/* sim_stream.c: blocked-stream wakeups after an event was reached */
+void sim_kick_blocked(void);
+void sim_mark_blocked(sim_stream *s);
+
+#endif

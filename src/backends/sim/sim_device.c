@@ -1,0 +1,276 @@
+/* Simulated devices: properties, opening (arena + engine threads), the device-memory
+ * arena (address space reserved with MAP_NORESERVE, pages committed when touched and
+ * returned with MADV_DONTNEED), and the driver-view memory figures. */
+#include "sim.h"
+#include "../../core/status.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define SIM_GRANULE ((size_t)2 << 20)     /* 2 MiB, like a GPU's large page */
+
+static _Atomic int open_count;
+
+int sim_open_devices(void) { return atomic_load(&open_count); }
+
+hwrt_status sim_probe(int *count, char *reason, size_t rlen)
+{
+    const sim_config *c;
+    if (sim_config_get(&c, reason, rlen) != HWRT_SUCCESS) {
+        *count = 0;
+        return HWRT_ERROR_UNAVAILABLE;
+    }
+    *count = c->devices;
+    return HWRT_SUCCESS;
+}
+
+hwrt_status sim_device_props(int ordinal, hwrt_device_props *p)
+{
+    const sim_config *c;
+    char reason[256];
+    if (sim_config_get(&c, reason, sizeof reason) != HWRT_SUCCESS)
+        return hwi_err(HWRT_ERROR_UNAVAILABLE, "sim backend: %s", reason);
+    memset(p, 0, sizeof *p);
+    p->device_id = ordinal;
+    snprintf(p->name, sizeof p->name, "hwrt simulated NPU %d", ordinal);
+    snprintf(p->backend, sizeof p->backend, "sim");
+    p->total_memory = c->memory[ordinal];
+    p->compute_units = c->compute_units;
+    p->copy_engines = 2;
+    p->simulated = 1;
+    p->link_gbps = c->link_gbps;
+    return HWRT_SUCCESS;
+}
+
+hwrt_status sim_device_open(int ordinal, hwrt_bdev **out)
+{
+    const sim_config *c;
+    char reason[256];
+    if (sim_config_get(&c, reason, sizeof reason) != HWRT_SUCCESS)
+        return hwi_err(HWRT_ERROR_UNAVAILABLE, "sim backend: %s", reason);
+    sim_dev *d = calloc(1, sizeof *d);
+    if (!d)
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "opening sim device %d: host out of memory",
+                       ordinal);
+    d->ordinal = ordinal;
+    d->capacity = c->memory[ordinal] / SIM_GRANULE * SIM_GRANULE;
+    d->overhead = c->overhead;
+    d->arena = mmap(NULL, d->capacity, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (d->arena == MAP_FAILED) {
+        free(d);
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY,
+                       "opening sim device %d: cannot reserve %zu bytes of address space for its "
+                       "memory; lower HWRT_SIM_MEMORY", ordinal, c->memory[ordinal]);
+    }
+    pthread_mutex_init(&d->mem_mu, NULL);
+    d->cap_free = 16;
+    d->free_ranges = malloc((size_t)d->cap_free * sizeof *d->free_ranges);
+    d->free_ranges[0].off = 0;
+    d->free_ranges[0].len = d->capacity;
+    d->nfree = 1;
+    d->open_ns = sim_now_ns();
+    int ok = 1;
+    for (int i = 0; i < SIM_ENG_COUNT; i++) {
+        sim_engine_start(&d->engines[i], d, i);
+        ok &= d->engines[i].started;
+    }
+    if (!ok) {
+        for (int i = 0; i < SIM_ENG_COUNT; i++) sim_engine_stop(&d->engines[i]);
+        munmap(d->arena, d->capacity);
+        free(d->free_ranges);
+        free(d);
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY,
+                       "opening sim device %d: cannot start its engine threads", ordinal);
+    }
+    atomic_fetch_add(&open_count, 1);
+    *out = d;
+    return HWRT_SUCCESS;
+}
+
+void sim_device_close(hwrt_bdev *d)
+{
+    for (int i = 0; i < SIM_ENG_COUNT; i++)
+        sim_engine_stop(&d->engines[i]);
+    munmap(d->arena, d->capacity);
+    pthread_mutex_destroy(&d->mem_mu);
+    free(d->free_ranges);
+    free(d);
+    atomic_fetch_sub(&open_count, 1);
+}
+
+hwrt_status sim_mem_info(hwrt_bdev *d, size_t *free_b, size_t *total, size_t *overhead)
+{
+    pthread_mutex_lock(&d->mem_mu);
+    size_t used = d->committed + d->overhead;
+    pthread_mutex_unlock(&d->mem_mu);
+    *total = d->capacity;
+    *free_b = used < d->capacity ? d->capacity - used : 0;
+    *overhead = d->overhead;
+    return HWRT_SUCCESS;
+}
+
+/* ---- address-range allocator over the arena (first fit, granule aligned) ---- */
+
+static size_t round_up(size_t n) { return (n + SIM_GRANULE - 1) / SIM_GRANULE * SIM_GRANULE; }
+
+static int range_take(sim_dev *d, size_t len, size_t *off)
+{
+    for (int i = 0; i < d->nfree; i++) {
+        if (d->free_ranges[i].len >= len) {
+            *off = d->free_ranges[i].off;
+            d->free_ranges[i].off += len;
+            d->free_ranges[i].len -= len;
+            if (d->free_ranges[i].len == 0) {
+                memmove(&d->free_ranges[i], &d->free_ranges[i + 1],
+                        (size_t)(d->nfree - i - 1) * sizeof d->free_ranges[0]);
+                d->nfree--;
+            }
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int range_give(sim_dev *d, size_t off, size_t len)
+{
+    int i = 0;
+    while (i < d->nfree && d->free_ranges[i].off < off) i++;
+    int merge_prev = i > 0 && d->free_ranges[i - 1].off + d->free_ranges[i - 1].len == off;
+    int merge_next = i < d->nfree && off + len == d->free_ranges[i].off;
+    if (merge_prev && merge_next) {
+        d->free_ranges[i - 1].len += len + d->free_ranges[i].len;
+        memmove(&d->free_ranges[i], &d->free_ranges[i + 1],
+                (size_t)(d->nfree - i - 1) * sizeof d->free_ranges[0]);
+        d->nfree--;
+    } else if (merge_prev) {
+        d->free_ranges[i - 1].len += len;
+    } else if (merge_next) {
+        d->free_ranges[i].off = off;
+        d->free_ranges[i].len += len;
+    } else {
+        if (d->nfree == d->cap_free) {
+            int nc = d->cap_free * 2;
+            struct sim_range *nr = realloc(d->free_ranges, (size_t)nc * sizeof *nr);
+            if (!nr) return 0;
+            d->free_ranges = nr;
+            d->cap_free = nc;
+        }
+        memmove(&d->free_ranges[i + 1], &d->free_ranges[i],
+                (size_t)(d->nfree - i) * sizeof d->free_ranges[0]);
+        d->free_ranges[i].off = off;
+        d->free_ranges[i].len = len;
+        d->nfree++;
+    }
+    return 1;
+}
+
+static hwrt_status oom(sim_dev *d, size_t bytes, const char *what)
+{
+    char a[32], b[32], c[32];
+    return hwi_err(HWRT_ERROR_OUT_OF_MEMORY,
+                   "sim device %d: %s of %s failed: %s of %s in use (context overhead included)",
+                   d->ordinal, what, hwi_fmt_bytes(a, sizeof a, bytes),
+                   hwi_fmt_bytes(b, sizeof b, d->committed + d->overhead),
+                   hwi_fmt_bytes(c, sizeof c, d->capacity));
+}
+
+hwrt_status sim_segment_alloc(hwrt_bdev *d, size_t bytes, void **dptr)
+{
+    size_t len = round_up(bytes ? bytes : 1);
+    size_t off;
+    pthread_mutex_lock(&d->mem_mu);
+    if (len > d->capacity || d->committed + d->overhead + len > d->capacity ||
+        !range_take(d, len, &off)) {
+        hwrt_status st = oom(d, bytes, "segment allocation");
+        pthread_mutex_unlock(&d->mem_mu);
+        return st;
+    }
+    d->committed += len;
+    pthread_mutex_unlock(&d->mem_mu);
+    *dptr = d->arena + off;
+    return HWRT_SUCCESS;
+}
+
+static hwrt_status check_range(sim_dev *d, void *p, size_t len, const char *what)
+{
+    char *c = p;
+    if (c < d->arena || c + len > d->arena + d->capacity || (size_t)(c - d->arena) % SIM_GRANULE)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "sim device %d: %s of %p (+%zu bytes) is not "
+                       "a range of this device", d->ordinal, what, p, len);
+    return HWRT_SUCCESS;
+}
+
+hwrt_status sim_segment_free(hwrt_bdev *d, void *dptr, size_t bytes)
+{
+    size_t len = round_up(bytes ? bytes : 1);
+    HWI_TRY(check_range(d, dptr, len, "segment free"));
+    madvise(dptr, len, MADV_DONTNEED);     /* decommit: the pages go back to the host */
+    pthread_mutex_lock(&d->mem_mu);
+    range_give(d, (size_t)((char *)dptr - d->arena), len);
+    d->committed -= len;
+    pthread_mutex_unlock(&d->mem_mu);
+    return HWRT_SUCCESS;
+}
+
+/* ---- virtual memory: reserve address ranges, commit pieces on demand ---- */
+
+size_t sim_va_granularity(hwrt_bdev *d) { (void)d; return SIM_GRANULE; }
+
+hwrt_status sim_va_reserve(hwrt_bdev *d, size_t bytes, void **base)
+{
+    size_t len = round_up(bytes), off;
+    pthread_mutex_lock(&d->mem_mu);
+    int ok = range_take(d, len, &off);
+    pthread_mutex_unlock(&d->mem_mu);
+    if (!ok)
+        return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "sim device %d: no %zu bytes of address space "
+                       "left to reserve", d->ordinal, len);
+    *base = d->arena + off;
+    return HWRT_SUCCESS;
+}
+
+hwrt_status sim_va_release(hwrt_bdev *d, void *base, size_t bytes)
+{
+    size_t len = round_up(bytes);
+    HWI_TRY(check_range(d, base, len, "address release"));
+    pthread_mutex_lock(&d->mem_mu);
+    range_give(d, (size_t)((char *)base - d->arena), len);
+    pthread_mutex_unlock(&d->mem_mu);
+    return HWRT_SUCCESS;
+}
+
+hwrt_status sim_va_map(hwrt_bdev *d, void *addr, size_t bytes)
+{
+    size_t len = round_up(bytes);
+    HWI_TRY(check_range(d, addr, len, "map"));
+    pthread_mutex_lock(&d->mem_mu);
+    if (d->committed + d->overhead + len > d->capacity) {
+        hwrt_status st = oom(d, len, "mapping memory");
+        pthread_mutex_unlock(&d->mem_mu);
+        return st;
+    }
+    d->committed += len;
+    pthread_mutex_unlock(&d->mem_mu);
+    return HWRT_SUCCESS;
+}
+
+hwrt_status sim_va_unmap(hwrt_bdev *d, void *addr, size_t bytes)
+{
+    size_t len = round_up(bytes);
+    HWI_TRY(check_range(d, addr, len, "unmap"));
+    madvise(addr, len, MADV_DONTNEED);
+    pthread_mutex_lock(&d->mem_mu);
+    d->committed -= len;
+    pthread_mutex_unlock(&d->mem_mu);
+    return HWRT_SUCCESS;
+}
+
+hwrt_status sim_device_reset(hwrt_bdev *d)
+{
+    atomic_store(&d->fault, 0);
+    d->fault_msg[0] = 0;
+    return HWRT_SUCCESS;
+}

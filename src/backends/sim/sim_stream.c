@@ -1,0 +1,208 @@
+/* Streams: in-order queues. Only the head op of a stream is ever on an engine; when it
+ * completes, the next one is handed to its engine. Event records and waits are control
+ * ops handled right here, without an engine. */
+#include "sim.h"
+#include "../../core/status.h"
+
+#include <sched.h>
+#include <stdlib.h>
+
+static pthread_mutex_t blocked_mu = PTHREAD_MUTEX_INITIALIZER;
+static sim_stream **blocked;          /* streams whose head is an unsatisfied WAIT */
+static int nblocked, cap_blocked;
+static _Atomic int any_blocked;
+
+void sim_mark_blocked(sim_stream *s)
+{
+    pthread_mutex_lock(&blocked_mu);
+    if (nblocked == cap_blocked) {
+        int nc = cap_blocked ? cap_blocked * 2 : 16;
+        sim_stream **nb = realloc(blocked, (size_t)nc * sizeof *nb);
+        if (!nb) { pthread_mutex_unlock(&blocked_mu); return; }   /* re-marked on next kick */
+        blocked = nb;
+        cap_blocked = nc;
+    }
+    blocked[nblocked++] = s;
+    atomic_store(&any_blocked, 1);
+    pthread_mutex_unlock(&blocked_mu);
+}
+
+static void pop_head_locked(sim_stream *s, sim_op *op)
+{
+    s->head = op->next;
+    if (!s->head) s->tail = NULL;
+    atomic_store_explicit(&s->completed, op->seq, memory_order_release);
+}
+
+/* Hand the head to an engine, or retire control ops. Returns 1 if an event record was
+ * reached (blocked streams must be re-checked once the caller has dropped s->mu). */
+static int advance_locked(sim_stream *s)
+{
+    int reached = 0;
+    while (s->head && !s->inflight) {
+        sim_op *op = s->head;
+        if (op->type == SOP_RECORD) {
+            pop_head_locked(s, op);
+            sim_event_reached(op->u.ev.ev, op->u.ev.gen);
+            sim_event_unref(op->u.ev.ev);
+            free(op);
+            reached = 1;
+            continue;
+        }
+        if (op->type == SOP_WAIT) {
+            if (!sim_event_done(op->u.ev.ev, op->u.ev.gen)) {
+                if (!s->blocked) {
+                    s->blocked = 1;
+                    sim_mark_blocked(s);
+                }
+                break;
+            }
+            s->blocked = 0;
+            pop_head_locked(s, op);
+            sim_event_unref(op->u.ev.ev);
+            free(op);
+            continue;
+        }
+        s->inflight = 1;
+        sim_engine_push(&s->dev->engines[op->engine], op);
+    }
+    if (!s->head && s->waiters)
+        pthread_cond_broadcast(&s->cv);
+    return reached;
+}
+
+void sim_kick_blocked(void)
+{
+    if (!atomic_load(&any_blocked))
+        return;
+    pthread_mutex_lock(&blocked_mu);
+    int n = nblocked;
+    sim_stream **list = n ? malloc((size_t)n * sizeof *list) : NULL;
+    if (list) {
+        for (int i = 0; i < n; i++) list[i] = blocked[i];
+        nblocked = 0;
+        atomic_store(&any_blocked, 0);
+    }
+    pthread_mutex_unlock(&blocked_mu);
+    if (!list)
+        return;
+    int reached = 0;
+    for (int i = 0; i < n; i++) {
+        sim_stream *s = list[i];
+        pthread_mutex_lock(&s->mu);
+        s->blocked = 0;
+        reached |= advance_locked(s);
+        pthread_mutex_unlock(&s->mu);
+    }
+    free(list);
+    if (reached)
+        sim_kick_blocked();
+}
+
+void sim_stream_enqueue(sim_stream *s, sim_op *op)
+{
+    op->stream = s;
+    op->next = NULL;
+    pthread_mutex_lock(&s->mu);
+    op->seq = atomic_load_explicit(&s->submitted, memory_order_relaxed) + 1;
+    atomic_store_explicit(&s->submitted, op->seq, memory_order_release);
+    if (s->tail) s->tail->next = op;
+    else s->head = op;
+    s->tail = op;
+    int reached = (s->head == op) ? advance_locked(s) : 0;
+    pthread_mutex_unlock(&s->mu);
+    if (reached)
+        sim_kick_blocked();
+}
+
+/* Called by the engine that ran op (the stream's head). */
+void sim_stream_complete(sim_op *op)
+{
+    sim_stream *s = op->stream;
+    pthread_mutex_lock(&s->mu);
+    s->inflight = 0;
+    pop_head_locked(s, op);
+    int reached = advance_locked(s);
+    if (s->waiters)
+        pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    free(op);
+    if (reached)
+        sim_kick_blocked();
+}
+
+static uint64_t spin_ns(void)
+{
+    const sim_config *c;
+    char r[8];
+    sim_config_get(&c, r, sizeof r);
+    return c->spin_ns;
+}
+
+void sim_stream_wait_seq(sim_stream *s, uint64_t seq)
+{
+    if (atomic_load_explicit(&s->completed, memory_order_acquire) >= seq)
+        return;
+    uint64_t until = sim_now_ns() + spin_ns();
+    unsigned i = 0;
+    while (atomic_load_explicit(&s->completed, memory_order_acquire) < seq) {
+        if ((++i & 63) == 0) {
+            if (sim_now_ns() >= until) break;
+            sched_yield();
+        }
+    }
+    if (atomic_load_explicit(&s->completed, memory_order_acquire) >= seq)
+        return;
+    pthread_mutex_lock(&s->mu);
+    s->waiters++;
+    while (atomic_load(&s->completed) < seq)
+        pthread_cond_wait(&s->cv, &s->mu);
+    s->waiters--;
+    pthread_mutex_unlock(&s->mu);
+}
+
+hwrt_status sim_dev_fault_status(sim_dev *d)
+{
+    int f = atomic_load(&d->fault);
+    if (!f)
+        return HWRT_SUCCESS;
+    return hwi_err((hwrt_status)f, "device %d has a sticky fault: %s; call hwrt_device_reset(%d) "
+                   "to recover (work queued since the fault was skipped)", d->ordinal,
+                   d->fault_msg, d->ordinal);
+}
+
+/* ---- backend slots ---- */
+
+hwrt_status sim_stream_create(hwrt_bdev *dev, int priority, hwrt_bstream **out)
+{
+    sim_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "creating a stream: host out of memory");
+    s->dev = dev;
+    s->priority = priority;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    *out = s;
+    return HWRT_SUCCESS;
+}
+
+void sim_stream_destroy(hwrt_bstream *s)
+{
+    sim_stream_wait_seq(s, atomic_load(&s->submitted));
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    free(s);
+}
+
+hwrt_status sim_stream_synchronize(hwrt_bstream *s)
+{
+    sim_stream_wait_seq(s, atomic_load_explicit(&s->submitted, memory_order_acquire));
+    return sim_dev_fault_status(s->dev);
+}
+
+hwrt_status sim_stream_query(hwrt_bstream *s)
+{
+    if (atomic_load(&s->completed) < atomic_load(&s->submitted))
+        return HWRT_ERROR_NOT_READY;
+    return sim_dev_fault_status(s->dev);
+}

@@ -1,0 +1,303 @@
+/* Runtime options. The whole schema lives in one table so that hwrt_set_config, the
+ * HWRT_*_CONF variables and the error sentences agree on every key. */
+#include "config.h"
+#include "status.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+typedef struct {
+    const char *key;
+    hwi_cfg_type type;
+    const char *def;
+    double min, max;          /* for INT/DOUBLE */
+    const char *help;         /* the accepted form, for error sentences */
+} cfg_desc;
+
+static const cfg_desc schema[HWI_CFG_COUNT] = {
+    [HWI_CFG_MAX_DEVICE_MEMORY] = {"max_device_memory", HWI_T_SIZE, "0", 0, 0,
+                                   "a size such as \"24GB\" or \"512MB\" (0 = no cap)"},
+    [HWI_CFG_MAX_SPLIT_SIZE] = {"max_split_size", HWI_T_SIZE, "0", 0, 0,
+                                "a size such as \"128MB\" (0 = unlimited)"},
+    [HWI_CFG_EXPANDABLE_SEGMENTS] = {"expandable_segments", HWI_T_BOOL, "0", 0, 0, "true or false"},
+    [HWI_CFG_GC_THRESHOLD] = {"garbage_collection_threshold", HWI_T_DOUBLE, "0", 0, 1,
+                              "a fraction between 0 and 1 (0 = off)"},
+    [HWI_CFG_RECORD_ALLOC_SITES] = {"record_alloc_sites", HWI_T_BOOL, "0", 0, 0, "true or false"},
+    [HWI_CFG_PINNED_POOL] = {"pinned_pool", HWI_T_BOOL, "1", 0, 0, "true or false"},
+    [HWI_CFG_MEMORY_OFFLOAD] = {"memory_offload", HWI_T_BOOL, "0", 0, 0, "ON or OFF"},
+    [HWI_CFG_AUTO_OFFLOAD] = {"auto_offload", HWI_T_BOOL, "1", 0, 0, "true or false"},
+    [HWI_CFG_OFFLOAD_CPU_SIZE] = {"offload_cpu_size", HWI_T_SIZE, "0", 0, 0,
+                                  "a size such as \"64GB\" (0 = no host budget)"},
+    [HWI_CFG_OFFLOAD_DISK_SIZE] = {"offload_disk_size", HWI_T_SIZE, "0", 0, 0,
+                                   "a size such as \"100GB\" (0 = no disk tier)"},
+    [HWI_CFG_OFFLOAD_PATH] = {"offload_path", HWI_T_STRING, "/tmp", 0, 0, "a directory path"},
+    [HWI_CFG_ENABLE_PINNED_MEM] = {"enable_pinned_mem", HWI_T_BOOL, "1", 0, 0, "true or false"},
+    [HWI_CFG_PREFETCH_DEPTH] = {"prefetch_depth", HWI_T_INT, "2", 0, 64, "an integer 0..64"},
+    [HWI_CFG_LAUNCH_BLOCKING] = {"launch_blocking", HWI_T_BOOL, "0", 0, 0, "true or false"},
+    [HWI_CFG_CHECK_SYNC] = {"check_sync", HWI_T_BOOL, "0", 0, 0, "true or false"},
+    [HWI_CFG_LOG_LEVEL] = {"log_level", HWI_T_INT, "0", 0, 4, "an integer 0 (off) .. 4 (debug)"},
+};
+
+static _Atomic int64_t ival[HWI_CFG_COUNT];
+static _Atomic double dval[HWI_CFG_COUNT];
+static char sval[HWI_CFG_COUNT][512];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_uint_fast64_t generation;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+hwrt_status hwi_parse_size(const char *what, const char *text, uint64_t *out)
+{
+    if (!text || !*text)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
+                       "%s: empty size; give bytes or a number with a unit, e.g. \"24GB\"", what);
+    const char *p = text;
+    while (isspace((unsigned char)*p)) p++;
+    if (*p == '-')
+        goto bad;
+    char *end;
+    double v = strtod(p, &end);
+    if (end == p || !isfinite(v) || v < 0)
+        goto bad;
+    while (isspace((unsigned char)*end)) end++;
+    double mult = 1;
+    if (*end) {
+        static const struct { const char *u; double m; } units[] = {
+            {"b", 1}, {"k", 1024.0}, {"kb", 1024.0}, {"kib", 1024.0}, {"m", 1048576.0},
+            {"mb", 1048576.0}, {"mib", 1048576.0}, {"g", 1073741824.0}, {"gb", 1073741824.0},
+            {"gib", 1073741824.0}, {"t", 1099511627776.0}, {"tb", 1099511627776.0},
+            {"tib", 1099511627776.0}};
+        size_t i;
+        for (i = 0; i < sizeof units / sizeof units[0]; i++)
+            if (!strcasecmp(end, units[i].u)) { mult = units[i].m; break; }
+        if (i == sizeof units / sizeof units[0])
+            goto bad;
+    }
+    double bytes = v * mult;
+    if (bytes >= 18446744073709551615.0)
+        goto bad;
+    *out = (uint64_t)bytes;
+    return HWRT_SUCCESS;
+bad:
+    return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
+                   "%s: \"%s\" is not a size; give bytes or a number with B, KB, MB, GB or TB "
+                   "(binary multiples), e.g. \"24GB\" or \"1.5GB\"", what, text);
+}
+
+hwrt_status hwi_parse_bool(const char *what, const char *text, int *out)
+{
+    static const char *const yes[] = {"1", "true", "on", "yes"};
+    static const char *const no[] = {"0", "false", "off", "no"};
+    for (int i = 0; text && i < 4; i++) {
+        if (!strcasecmp(text, yes[i])) { *out = 1; return HWRT_SUCCESS; }
+        if (!strcasecmp(text, no[i])) { *out = 0; return HWRT_SUCCESS; }
+    }
+    return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
+                   "%s: \"%s\" is not a boolean; use true/false, on/off, yes/no or 1/0",
+                   what, text ? text : "(null)");
+}
+
+static int find_key(const char *key)
+{
+    for (int i = 0; i < HWI_CFG_COUNT; i++)
+        if (!strcasecmp(schema[i].key, key))
+            return i;
+    return -1;
+}
+
+/* Parse and store one value; on error nothing changes. Caller holds no lock. */
+static hwrt_status set_value(int k, const char *value, const char *source)
+{
+    const cfg_desc *d = &schema[k];
+    char what[160];
+    snprintf(what, sizeof what, "%s key '%s'", source, d->key);
+    if (!value)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: value is NULL; expected %s", what, d->help);
+    switch (d->type) {
+    case HWI_T_SIZE: {
+        uint64_t v;
+        HWI_TRY(hwi_parse_size(what, value, &v));
+        if (v > (uint64_t)INT64_MAX)
+            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: \"%s\" is too large", what, value);
+        atomic_store(&ival[k], (int64_t)v);
+        break;
+    }
+    case HWI_T_BOOL: {
+        int v;
+        HWI_TRY(hwi_parse_bool(what, value, &v));
+        atomic_store(&ival[k], v);
+        break;
+    }
+    case HWI_T_INT: {
+        char *end;
+        long long v = strtoll(value, &end, 10);
+        if (end == value || *end || v < d->min || v > d->max)
+            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: \"%s\" is out of range; expected %s",
+                           what, value, d->help);
+        atomic_store(&ival[k], v);
+        break;
+    }
+    case HWI_T_DOUBLE: {
+        char *end;
+        double v = strtod(value, &end);
+        if (end == value || *end || !(v >= d->min && v <= d->max))
+            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: \"%s\" is out of range; expected %s",
+                           what, value, d->help);
+        atomic_store(&dval[k], v);
+        break;
+    }
+    case HWI_T_STRING:
+        if (!*value || strlen(value) >= sizeof sval[k])
+            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: \"%.64s\" is empty or too long; "
+                           "expected %s of at most %zu characters", what, value, d->help,
+                           sizeof sval[k] - 1);
+        pthread_mutex_lock(&lock);
+        snprintf(sval[k], sizeof sval[k], "%s", value);
+        pthread_mutex_unlock(&lock);
+        break;
+    }
+    atomic_fetch_add(&generation, 1);
+    return HWRT_SUCCESS;
+}
+
+static hwrt_status apply_one(const char *source, const char *item)
+{
+    char key[128];
+    const char *colon = strchr(item, ':');
+    if (!colon) colon = strchr(item, '=');
+    if (!colon || (size_t)(colon - item) >= sizeof key)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
+                       "%s: entry \"%s\" is not of the form key:value", source, item);
+    memcpy(key, item, (size_t)(colon - item));
+    key[colon - item] = 0;
+    int k = find_key(key);
+    if (k < 0)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
+                       "%s: unknown key '%s'; see hwrt_set_config in hwrt_core.h for the keys",
+                       source, key);
+    return set_value(k, colon + 1, source);
+}
+
+hwrt_status hwi_cfg_apply_list(const char *source, const char *list)
+{
+    char buf[2048];
+    if (!list)
+        return HWRT_SUCCESS;
+    if (strlen(list) >= sizeof buf)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s is longer than %zu characters",
+                       source, sizeof buf - 1);
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        while (isspace((unsigned char)*item)) item++;
+        if (!*item) continue;
+        HWI_TRY(apply_one(source, item));
+    }
+    return HWRT_SUCCESS;
+}
+
+static void load_defaults(void)
+{
+    for (int k = 0; k < HWI_CFG_COUNT; k++) {
+        const cfg_desc *d = &schema[k];
+        switch (d->type) {
+        case HWI_T_DOUBLE: atomic_store(&dval[k], atof(d->def)); break;
+        case HWI_T_STRING: snprintf(sval[k], sizeof sval[k], "%s", d->def); break;
+        default: atomic_store(&ival[k], atoll(d->def)); break;
+        }
+    }
+}
+
+/* Env errors cannot be returned from here: they are logged and the default stays. The
+ * same text is re-validated (and reported) by hwrt_set_config users and tests. */
+static void load_env(void)
+{
+    static const struct { const char *env; int key; } single[] = {
+        {"HWRT_LAUNCH_BLOCKING", HWI_CFG_LAUNCH_BLOCKING},
+        {"HWRT_CHECK_SYNC", HWI_CFG_CHECK_SYNC},
+        {"HWRT_LOG_LEVEL", HWI_CFG_LOG_LEVEL},
+    };
+    for (size_t i = 0; i < sizeof single / sizeof single[0]; i++) {
+        const char *v = getenv(single[i].env);
+        if (v && *v && set_value(single[i].key, v, single[i].env) != HWRT_SUCCESS)
+            fprintf(stderr, "[hwrt warn] ignored %s: %s\n", single[i].env, hwrt_last_error());
+    }
+    static const char *const lists[] = {"HWRT_ALLOC_CONF", "HWRT_OFFLOAD_CONF"};
+    for (int i = 0; i < 2; i++) {
+        const char *v = getenv(lists[i]);
+        if (v && *v && hwi_cfg_apply_list(lists[i], v) != HWRT_SUCCESS)
+            fprintf(stderr, "[hwrt warn] ignored part of %s: %s\n", lists[i], hwrt_last_error());
+    }
+}
+
+static void init_once(void)
+{
+    load_defaults();
+    load_env();
+}
+
+static inline void ensure(void) { pthread_once(&once, init_once); }
+
+void hwi_cfg_reset(void)
+{
+    ensure();
+    load_defaults();
+    load_env();
+    atomic_fetch_add(&generation, 1);
+}
+
+int64_t hwi_cfg_int(hwi_cfg_key k) { ensure(); return atomic_load(&ival[k]); }
+double hwi_cfg_double(hwi_cfg_key k) { ensure(); return atomic_load(&dval[k]); }
+uint64_t hwi_cfg_generation(void) { ensure(); return atomic_load(&generation); }
+
+void hwi_cfg_string(hwi_cfg_key k, char *buf, size_t len)
+{
+    ensure();
+    pthread_mutex_lock(&lock);
+    snprintf(buf, len, "%s", sval[k]);
+    pthread_mutex_unlock(&lock);
+}
+
+hwrt_status hwrt_set_config(const char *key, const char *value)
+{
+    ensure();
+    if (!key)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_set_config: key is NULL");
+    int k = find_key(key);
+    if (k < 0)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
+                       "hwrt_set_config: unknown key '%s'; see hwrt_set_config in hwrt_core.h "
+                       "for the keys (e.g. max_device_memory, memory_offload)", key);
+    return set_value(k, value, "hwrt_set_config");
+}
+
+hwrt_status hwrt_get_config(const char *key, char *buf, size_t len)
+{
+    ensure();
+    if (!key || !buf || !len)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_get_config: key and buf must be given");
+    int k = find_key(key);
+    if (k < 0)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_get_config: unknown key '%s'", key);
+    int n;
+    switch (schema[k].type) {
+    case HWI_T_DOUBLE: n = snprintf(buf, len, "%g", hwi_cfg_double(k)); break;
+    case HWI_T_STRING: {
+        char tmp[512];
+        hwi_cfg_string(k, tmp, sizeof tmp);
+        n = snprintf(buf, len, "%s", tmp);
+        break;
+    }
+    default: n = snprintf(buf, len, "%lld", (long long)hwi_cfg_int(k)); break;
+    }
+    if (n < 0 || (size_t)n >= len)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
+                       "hwrt_get_config: buffer of %zu bytes is too small for '%s' (needs %d)",
+                       len, key, n + 1);
+    return HWRT_SUCCESS;
+}

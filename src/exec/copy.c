@@ -1,0 +1,134 @@
+/* Copies and memsets: the pointers are checked against what hwrt knows (device blocks,
+ * pinned host buffers) before anything is queued, so a wrong kind or an out-of-range
+ * size is a clear error instead of a device fault. */
+#include "dispatch.h"
+#include "../core/status.h"
+#include "../mem/host_mem.h"
+#include "../mem/pool.h"
+
+
+/* Check that [p, p+bytes) lies in one live device block; *dev gets its device. */
+static hwrt_status check_device_range(const char *api, const char *side, const void *p,
+                                      size_t bytes, int *dev)
+{
+    hwi_block_info b;
+    if (hwi_pool_find(p, bytes, &b)) {
+        *dev = b.device;
+        return HWRT_SUCCESS;
+    }
+    if (hwi_pool_find(p, 1, &b))
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
+                       "%s: the %s range %p + %zu bytes runs past the end of its device block "
+                       "(%p, %zu bytes, device %d) by %zu bytes; copy fewer bytes", api, side, p,
+                       bytes, b.base, b.size, b.device,
+                       (size_t)((const char *)p + bytes - ((const char *)b.base + b.size)));
+    return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
+                   "%s: the %s pointer %p is not device memory from hwrt (a host pointer, or "
+                   "freed); allocate it with hwrt_malloc or fix the copy kind", api, side, p);
+}
+
+static hwrt_status check_host(const char *api, const char *side, const void *p)
+{
+    int dev;
+    if (hwi_pool_is_device_ptr(p, &dev))
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
+                       "%s: the %s pointer %p is device memory (device %d) but the copy kind says "
+                       "host; use the matching HWRT_MEMCPY_* kind or HWRT_MEMCPY_DEFAULT", api,
+                       side, p, dev);
+    return HWRT_SUCCESS;
+}
+
+/* Validate and build the copy work; resolves DEFAULT and picks the device. */
+static hwrt_status prepare(const char *api, void *dst, const void *src, size_t bytes,
+                           hwrt_memcpy_kind kind, hwi_work *w, int *device)
+{
+    if ((unsigned)kind > HWRT_MEMCPY_DEFAULT)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: copy kind %d is not a hwrt_memcpy_kind",
+                       api, (int)kind);
+    if (!dst || !src)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: %s pointer is NULL", api,
+                       !dst ? "the destination" : "the source");
+    if (kind == HWRT_MEMCPY_DEFAULT) {
+        int a = hwi_pool_is_device_ptr(dst, NULL), b = hwi_pool_is_device_ptr(src, NULL);
+        kind = a ? (b ? HWRT_MEMCPY_DEVICE_TO_DEVICE : HWRT_MEMCPY_HOST_TO_DEVICE)
+                 : (b ? HWRT_MEMCPY_DEVICE_TO_HOST : HWRT_MEMCPY_HOST_TO_HOST);
+    }
+    int dd = -1, sd = -1;
+    int dst_dev = kind == HWRT_MEMCPY_HOST_TO_DEVICE || kind == HWRT_MEMCPY_DEVICE_TO_DEVICE;
+    int src_dev = kind == HWRT_MEMCPY_DEVICE_TO_HOST || kind == HWRT_MEMCPY_DEVICE_TO_DEVICE;
+    HWI_TRY(dst_dev ? check_device_range(api, "destination", dst, bytes, &dd)
+                    : check_host(api, "destination", dst));
+    HWI_TRY(src_dev ? check_device_range(api, "source", src, bytes, &sd)
+                    : check_host(api, "source", src));
+    if (dd >= 0 && sd >= 0 && dd != sd)
+        return hwi_err(HWRT_ERROR_NOT_SUPPORTED,
+                       "%s: copy from device %d to device %d: peer copies are not supported; "
+                       "copy through host memory", api, sd, dd);
+    *device = dd >= 0 ? dd : sd;
+    w->kind = HWI_WORK_COPY;
+    w->name = kind == HWRT_MEMCPY_HOST_TO_DEVICE   ? "MemcpyHtoD"
+              : kind == HWRT_MEMCPY_DEVICE_TO_HOST ? "MemcpyDtoH"
+              : kind == HWRT_MEMCPY_DEVICE_TO_DEVICE ? "MemcpyDtoD" : "MemcpyHtoH";
+    w->u.copy.dst = dst;
+    w->u.copy.src = src;
+    w->u.copy.bytes = bytes;
+    w->u.copy.kind = kind;
+    w->u.copy.pinned = kind == HWRT_MEMCPY_HOST_TO_DEVICE   ? hwi_host_is_pinned(src, bytes)
+                       : kind == HWRT_MEMCPY_DEVICE_TO_HOST ? hwi_host_is_pinned(dst, bytes)
+                                                            : 1;
+    return HWRT_SUCCESS;
+}
+
+hwrt_status hwrt_memcpy_async(void *dst, const void *src, size_t bytes, hwrt_memcpy_kind kind,
+                              hwrt_stream h)
+{
+    hwi_stream *s = NULL;
+    HWI_TRY(hwi_stream_resolve(h, &s));
+    if (bytes == 0)
+        return HWRT_SUCCESS;
+    hwi_work w = {0};
+    int device;
+    HWI_TRY(prepare("hwrt_memcpy_async", dst, src, bytes, kind, &w, &device));
+    if (device >= 0 && device != s->device)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
+                       "hwrt_memcpy_async: the device memory is on device %d but the stream is on "
+                       "device %d; use a stream of device %d", device, s->device, device);
+    w.stream = s;
+    return hwi_dispatch(&w);
+}
+
+hwrt_status hwrt_memcpy(void *dst, const void *src, size_t bytes, hwrt_memcpy_kind kind)
+{
+    if (bytes == 0)
+        return HWRT_SUCCESS;
+    hwi_work w = {0};
+    int device;
+    HWI_TRY(prepare("hwrt_memcpy", dst, src, bytes, kind, &w, &device));
+    hwi_stream *s = NULL;
+    if (device >= 0) HWI_TRY(hwi_stream_default(device, &s));
+    else HWI_TRY(hwi_stream_resolve(NULL, &s));
+    HWI_TRY(hwi_host_sync_check("hwrt_memcpy", s));
+    w.stream = s;
+    HWI_TRY(hwi_dispatch(&w));
+    return hwi_stream_sync(s, "hwrt_memcpy");
+}
+
+hwrt_status hwrt_memset_async(void *dptr, int value, size_t bytes, hwrt_stream h)
+{
+    hwi_stream *s = NULL;
+    HWI_TRY(hwi_stream_resolve(h, &s));
+    if (bytes == 0)
+        return HWRT_SUCCESS;
+    if (!dptr)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_memset_async: dptr is NULL");
+    int device;
+    HWI_TRY(check_device_range("hwrt_memset_async", "destination", dptr, bytes, &device));
+    if (device != s->device)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_memset_async: the memory is on device "
+                       "%d but the stream is on device %d", device, s->device);
+    hwi_work w = {.kind = HWI_WORK_MEMSET, .stream = s, .name = "Memset"};
+    w.u.set.dst = dptr;
+    w.u.set.value = value;
+    w.u.set.bytes = bytes;
+    return hwi_dispatch(&w);
+}

@@ -1,0 +1,110 @@
+/* The single dispatch point (see dispatch.h). With no hook installed and
+ * launch_blocking off, dispatch is a branch and a backend call. */
+#include "dispatch.h"
+#include "event.h"
+#include "../core/config.h"
+#include "../core/status.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define MAX_HOOKS 8
+
+static _Atomic(const hwi_hook *) hooks[MAX_HOOKS];
+static _Atomic int nhooks;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+hwrt_status hwi_dispatch_add_hook(const hwi_hook *h)
+{
+    pthread_mutex_lock(&mu);
+    int n = atomic_load(&nhooks), free_slot = -1;
+    for (int i = 0; i < n; i++) {
+        const hwi_hook *cur = atomic_load(&hooks[i]);
+        if (cur == h) { pthread_mutex_unlock(&mu); return HWRT_SUCCESS; }
+        if (!cur && free_slot < 0) free_slot = i;
+    }
+    if (free_slot < 0 && n == MAX_HOOKS) {
+        pthread_mutex_unlock(&mu);
+        return hwi_err(HWRT_ERROR_INTERNAL, "dispatch: more than %d hooks", MAX_HOOKS);
+    }
+    if (free_slot < 0) {
+        free_slot = n;
+        atomic_store(&hooks[free_slot], h);
+        atomic_store(&nhooks, n + 1);
+    } else {
+        atomic_store(&hooks[free_slot], h);
+    }
+    pthread_mutex_unlock(&mu);
+    return HWRT_SUCCESS;
+}
+
+void hwi_dispatch_remove_hook(const hwi_hook *h)
+{
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < atomic_load(&nhooks); i++)
+        if (atomic_load(&hooks[i]) == h) atomic_store(&hooks[i], NULL);
+    pthread_mutex_unlock(&mu);
+}
+
+hwrt_status hwi_dispatch_submit(const hwi_work *w)
+{
+    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    hwrt_bstream *bs = w->stream->bs;
+    switch (w->kind) {
+    case HWI_WORK_COPY:
+        return ops->memcpy_async(bs, w->u.copy.dst, w->u.copy.src, w->u.copy.bytes,
+                                 w->u.copy.kind, w->u.copy.pinned);
+    case HWI_WORK_MEMSET:
+        return ops->memset_async(bs, w->u.set.dst, w->u.set.value, w->u.set.bytes);
+    case HWI_WORK_KERNEL:
+        return ops->kernel_launch(bs, &w->u.kernel);
+    case HWI_WORK_HOST_FUNC:
+        if (!ops->host_func) {         /* fallback: run it in order, on this thread */
+            HWI_TRY(ops->stream_synchronize(bs));
+            w->u.host.fn(w->u.host.arg);
+            return HWRT_SUCCESS;
+        }
+        return ops->host_func(bs, w->u.host.fn, w->u.host.arg);
+    case HWI_WORK_EVENT_RECORD:
+        return ops->event_record(w->u.event.ev->be, bs);
+    case HWI_WORK_EVENT_WAIT:
+        return ops->stream_wait_event(bs, w->u.event.ev->be);
+    }
+    return hwi_err(HWRT_ERROR_INTERNAL, "dispatch: unknown work kind %d", (int)w->kind);
+}
+
+hwrt_status hwi_dispatch(hwi_work *w)
+{
+    int n = atomic_load_explicit(&nhooks, memory_order_acquire);
+    for (int i = 0; i < n; i++) {
+        const hwi_hook *h = atomic_load(&hooks[i]);
+        if (!h || !h->pre) continue;
+        hwrt_status st = h->pre(h->ctx, w);
+        if (st == HWI_CONSUMED) return HWRT_SUCCESS;
+        if (st != HWRT_SUCCESS) return st;
+    }
+    hwrt_status st = hwi_dispatch_submit(w);
+    if (st == HWRT_SUCCESS && hwi_cfg_int(HWI_CFG_LAUNCH_BLOCKING) &&
+        w->kind != HWI_WORK_EVENT_RECORD && w->kind != HWI_WORK_EVENT_WAIT) {
+        /* launch_blocking: the work is done before the call returns, and a fault is
+         * reported by the call that caused it */
+        st = hwi_ops_if_selected()->stream_synchronize(w->stream->bs);
+        if (st != HWRT_SUCCESS)
+            hwi_err_prefix(st, "%s on device %d (launch_blocking)", w->name, w->stream->device);
+    }
+    for (int i = 0; i < n; i++) {
+        const hwi_hook *h = atomic_load(&hooks[i]);
+        if (h && h->post) h->post(h->ctx, w, st);
+    }
+    return st;
+}
+
+hwrt_status hwi_host_sync_check(const char *api, hwi_stream *s)
+{
+    int n = atomic_load_explicit(&nhooks, memory_order_acquire);
+    for (int i = 0; i < n; i++) {
+        const hwi_hook *h = atomic_load(&hooks[i]);
+        if (h && h->host_sync) HWI_TRY(h->host_sync(h->ctx, api, s));
+    }
+    return HWRT_SUCCESS;
+}

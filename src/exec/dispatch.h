@@ -1,0 +1,53 @@
+/* The single dispatch point. Every piece of device work (copy, memset, kernel, host
+ * function, event record or wait) goes through hwi_dispatch, where the profiler, the
+ * sync checker, graph capture and launch_blocking hook in. Host-blocking calls pass
+ * hwi_host_sync_check first, so capture can forbid them. */
+#ifndef HWI_DISPATCH_H
+#define HWI_DISPATCH_H
+
+#include "stream.h"
+
+typedef struct hwi_event hwi_event;
+
+typedef enum hwi_work_kind {
+    HWI_WORK_COPY, HWI_WORK_MEMSET, HWI_WORK_KERNEL, HWI_WORK_HOST_FUNC,
+    HWI_WORK_EVENT_RECORD, HWI_WORK_EVENT_WAIT
+} hwi_work_kind;
+
+typedef struct hwi_work {
+    hwi_work_kind kind;
+    hwi_stream *stream;
+    const char *name;            /* "MatMul", "MemcpyHtoD", "Memset", ... */
+    union {
+        struct { void *dst; const void *src; size_t bytes; hwrt_memcpy_kind kind; int pinned; } copy;
+        struct { void *dst; int value; size_t bytes; } set;
+        hwrt_kernel kernel;
+        struct { hwrt_host_fn fn; void *arg; } host;
+        struct { hwi_event *ev; } event;
+    } u;
+} hwi_work;
+
+/* Returned by a pre hook that took the work over (graph capture): dispatch then reports
+ * success without submitting it. */
+#define HWI_CONSUMED ((hwrt_status)1000)
+
+typedef struct hwi_hook {
+    /* before submission; a status other than SUCCESS/HWI_CONSUMED rejects the work */
+    hwrt_status (*pre)(void *ctx, hwi_work *w);
+    /* after submission (not called for consumed or rejected work) */
+    void (*post)(void *ctx, const hwi_work *w, hwrt_status st);
+    /* before a host-blocking call on s (s NULL: device-wide); non-SUCCESS forbids it */
+    hwrt_status (*host_sync)(void *ctx, const char *api, hwi_stream *s);
+    void *ctx;
+} hwi_hook;
+
+/* Hooks are few and long-lived (one per subsystem); adding twice is a no-op. */
+hwrt_status hwi_dispatch_add_hook(const hwi_hook *h);
+void hwi_dispatch_remove_hook(const hwi_hook *h);
+
+hwrt_status hwi_dispatch(hwi_work *w);
+/* Submit to the backend, bypassing hooks (graph replay uses it). */
+hwrt_status hwi_dispatch_submit(const hwi_work *w);
+hwrt_status hwi_host_sync_check(const char *api, hwi_stream *s);
+
+#endif

@@ -1,0 +1,111 @@
+/* Events: checked handles around backend events; record and wait go through dispatch so
+ * graph capture and the profiler see them. */
+#include "event.h"
+#include "../core/handle.h"
+#include "../core/status.h"
+
+#include <stdlib.h>
+
+hwrt_status hwi_event_resolve(hwrt_event h, hwi_event **out)
+{
+    hwi_event *e = hwi_handle_get(h, HWI_H_EVENT);
+    if (!e)
+        return hwi_err(HWRT_ERROR_INVALID_HANDLE, "event handle %p is not a live event "
+                       "(destroyed, NULL, or not from hwrt_event_create)", (void *)h);
+    *out = e;
+    return HWRT_SUCCESS;
+}
+
+hwrt_status hwrt_event_create(hwrt_event *out, unsigned flags)
+{
+    if (!out)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_event_create: out is NULL");
+    if (flags & ~(unsigned)HWRT_EVENT_DISABLE_TIMING)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_event_create: flags 0x%x are unknown; "
+                       "use HWRT_EVENT_DEFAULT or HWRT_EVENT_DISABLE_TIMING", flags);
+    hwi_device *d = NULL;
+    HWI_TRY(hwi_device_current(&d));
+    hwi_event *e = calloc(1, sizeof *e);
+    if (!e)
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_event_create: host out of memory");
+    e->device = d->ordinal;
+    e->flags = flags;
+    hwrt_status st = hwi_ops_if_selected()->event_create(d->bdev, flags, &e->be);
+    if (st != HWRT_SUCCESS) { free(e); return st; }
+    e->handle = hwi_handle_new(HWI_H_EVENT, e);
+    if (!e->handle) {
+        hwi_ops_if_selected()->event_destroy(e->be);
+        free(e);
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_event_create: handle table full");
+    }
+    *out = e->handle;
+    return HWRT_SUCCESS;
+}
+
+hwrt_status hwrt_event_destroy(hwrt_event h)
+{
+    hwi_event *e = hwi_handle_free(h, HWI_H_EVENT);
+    if (!e)
+        return hwi_err(HWRT_ERROR_INVALID_HANDLE, "hwrt_event_destroy(%p): not a live event "
+                       "(already destroyed?)", (void *)h);
+    hwi_ops_if_selected()->event_destroy(e->be);   /* pending waits keep their reference */
+    free(e);
+    return HWRT_SUCCESS;
+}
+
+hwrt_status hwrt_event_record(hwrt_event h, hwrt_stream sh)
+{
+    hwi_event *e = NULL;
+    hwi_stream *s = NULL;
+    HWI_TRY(hwi_event_resolve(h, &e));
+    HWI_TRY(hwi_stream_resolve(sh, &s));
+    if (e->device != s->device)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_event_record: the event belongs to "
+                       "device %d but the stream to device %d; create the event while device %d "
+                       "is current", e->device, s->device, s->device);
+    hwi_work w = {.kind = HWI_WORK_EVENT_RECORD, .stream = s, .name = "EventRecord"};
+    w.u.event.ev = e;
+    HWI_TRY(hwi_dispatch(&w));
+    e->recorded = 1;
+    return HWRT_SUCCESS;
+}
+
+hwrt_status hwrt_stream_wait_event(hwrt_stream sh, hwrt_event h)
+{
+    hwi_event *e = NULL;
+    hwi_stream *s = NULL;
+    HWI_TRY(hwi_stream_resolve(sh, &s));
+    HWI_TRY(hwi_event_resolve(h, &e));
+    hwi_work w = {.kind = HWI_WORK_EVENT_WAIT, .stream = s, .name = "EventWait"};
+    w.u.event.ev = e;
+    return hwi_dispatch(&w);
+}
+
+hwrt_status hwrt_event_query(hwrt_event h)
+{
+    hwi_event *e = NULL;
+    HWI_TRY(hwi_event_resolve(h, &e));
+    return hwi_ops_if_selected()->event_query(e->be);
+}
+
+hwrt_status hwrt_event_synchronize(hwrt_event h)
+{
+    hwi_event *e = NULL;
+    HWI_TRY(hwi_event_resolve(h, &e));
+    HWI_TRY(hwi_host_sync_check("hwrt_event_synchronize", NULL));
+    return hwi_ops_if_selected()->event_synchronize(e->be);
+}
+
+hwrt_status hwrt_event_elapsed_ms(float *ms, hwrt_event start, hwrt_event end)
+{
+    if (!ms)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_event_elapsed_ms: ms is NULL");
+    hwi_event *a = NULL, *b = NULL;
+    HWI_TRY(hwi_event_resolve(start, &a));
+    HWI_TRY(hwi_event_resolve(end, &b));
+    if (!a->recorded || !b->recorded)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_event_elapsed_ms: the %s event was "
+                       "never recorded; call hwrt_event_record on both first",
+                       !a->recorded ? "start" : "end");
+    return hwi_ops_if_selected()->event_elapsed_ms(ms, a->be, b->be);
+}

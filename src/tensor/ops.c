@@ -1,0 +1,232 @@
+/* The op front-end: validate operands (live handles, one device, matching shapes and
+ * dtypes), build the kernel descriptor, dispatch it, and note which streams wrote and
+ * read each tensor so host reads are ordered after them. */
+#include "tensor.h"
+#include "../core/status.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const op_names[HWRT_K_COUNT] = {
+    [HWRT_K_FILL] = "Fill", [HWRT_K_ADD] = "Add", [HWRT_K_MUL] = "Mul",
+    [HWRT_K_SCALE] = "Scale", [HWRT_K_RELU] = "Relu", [HWRT_K_CAST] = "Cast",
+    [HWRT_K_MATMUL] = "MatMul", [HWRT_K_SUM] = "ReduceSum"};
+
+static void shape_str(const hwi_tensor *t, char *buf, size_t len)
+{
+    size_t o = (size_t)snprintf(buf, len, "%s[", hwrt_dtype_name(t->dtype));
+    for (int i = 0; i < t->ndim && o < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%lld", i ? "," : "", (long long)t->shape[i]);
+    if (o < len) snprintf(buf + o, len - o, "]");
+}
+
+static int same_shape(const hwi_tensor *a, const hwi_tensor *b)
+{
+    return a->ndim == b->ndim && !memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof a->shape[0]);
+}
+
+static hwrt_status mismatch(const char *api, const char *what, const hwi_tensor *a,
+                            const hwi_tensor *b)
+{
+    char sa[96], sb[96];
+    shape_str(a, sa, sizeof sa);
+    shape_str(b, sb, sizeof sb);
+    return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: %s: %s vs %s (no broadcasting; make them "
+                   "equal)", api, what, sa, sb);
+}
+
+typedef struct {
+    const char *api;
+    hwi_stream *s;
+    hwi_tensor *out, *a, *b;
+} op_ctx;
+
+/* Resolve handles and the stream; every tensor must live on the stream's device. */
+static hwrt_status begin(op_ctx *c, const char *api, hwrt_tensor out, hwrt_tensor a,
+                         hwrt_tensor b, int nin, hwrt_stream sh)
+{
+    memset(c, 0, sizeof *c);
+    c->api = api;
+    HWI_TRY(hwi_tensor_resolve(out, &c->out));
+    if (nin >= 1) HWI_TRY(hwi_tensor_resolve(a, &c->a));
+    if (nin >= 2) HWI_TRY(hwi_tensor_resolve(b, &c->b));
+    if (sh) HWI_TRY(hwi_stream_resolve(sh, &c->s));
+    else HWI_TRY(hwi_stream_default(c->out->device, &c->s));
+    hwi_tensor *all[3] = {c->out, c->a, c->b};
+    for (int i = 0; i < 3; i++)
+        if (all[i] && all[i]->device != c->s->device)
+            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: %s is on device %d but the stream is "
+                           "on device %d; move the tensor or use a stream of device %d", api,
+                           i == 0 ? "the output" : i == 1 ? "input a" : "input b", all[i]->device,
+                           c->s->device, all[i]->device);
+    return HWRT_SUCCESS;
+}
+
+static hwrt_status launch(op_ctx *c, hwrt_kernel *k)
+{
+    if (c->out->nbytes == 0)
+        return HWRT_SUCCESS;
+    hwi_work w = {.kind = HWI_WORK_KERNEL, .stream = c->s, .name = op_names[k->op]};
+    w.u.kernel = *k;
+    HWI_TRY(hwi_dispatch(&w));
+    if (c->a) hwi_tensor_note_use(c->a, c->s, 0);
+    if (c->b) hwi_tensor_note_use(c->b, c->s, 0);
+    hwi_tensor_note_use(c->out, c->s, 1);
+    return HWRT_SUCCESS;
+}
+
+static hwrt_status check_dtype(op_ctx *c, hwi_tensor *t, int allow_bool, int float_only)
+{
+    int is_float = t->dtype == HWRT_FLOAT32 || t->dtype == HWRT_FLOAT16 ||
+                   t->dtype == HWRT_BFLOAT16 || t->dtype == HWRT_FLOAT64;
+    if ((t->dtype == HWRT_BOOL && !allow_bool) || (float_only && !is_float))
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: dtype %s is not supported here; use %s",
+                       c->api, hwrt_dtype_name(t->dtype),
+                       float_only ? "float32, float16, bfloat16 or float64"
+                                  : "a float or integer dtype");
+    return HWRT_SUCCESS;
+}
+
+static hwrt_status unary_like(op_ctx *c, hwrt_kernel *k)
+{
+    if (c->a->dtype != c->out->dtype)
+        return mismatch(c->api, "dtypes differ", c->a, c->out);
+    if (!same_shape(c->a, c->out))
+        return mismatch(c->api, "shapes differ", c->a, c->out);
+    HWI_TRY(check_dtype(c, c->a, 0, 0));
+    k->dtype = k->out_dtype = c->a->dtype;
+    k->out = c->out->data;
+    k->a = c->a->data;
+    k->n = c->out->numel;
+    return HWRT_SUCCESS;
+}
+
+hwrt_status hwrt_op_fill(hwrt_tensor out, double value, hwrt_stream s)
+{
+    op_ctx c;
+    HWI_TRY(begin(&c, "hwrt_op_fill", out, NULL, NULL, 0, s));
+    hwrt_kernel k = {.op = HWRT_K_FILL, .dtype = c.out->dtype, .out_dtype = c.out->dtype,
+                     .out = c.out->data, .n = c.out->numel, .scalar = value};
+    return launch(&c, &k);
+}
+
+static hwrt_status binary(const char *api, hwrt_kernel_op op, hwrt_tensor out, hwrt_tensor a,
+                          hwrt_tensor b, hwrt_stream s)
+{
+    op_ctx c;
+    HWI_TRY(begin(&c, api, out, a, b, 2, s));
+    if (c.a->dtype != c.b->dtype) return mismatch(api, "input dtypes differ", c.a, c.b);
+    if (!same_shape(c.a, c.b)) return mismatch(api, "input shapes differ", c.a, c.b);
+    hwrt_kernel k = {.op = op};
+    HWI_TRY(unary_like(&c, &k));
+    k.b = c.b->data;
+    return launch(&c, &k);
+}
+
+hwrt_status hwrt_op_add(hwrt_tensor out, hwrt_tensor a, hwrt_tensor b, hwrt_stream s)
+{
+    return binary("hwrt_op_add", HWRT_K_ADD, out, a, b, s);
+}
+
+hwrt_status hwrt_op_mul(hwrt_tensor out, hwrt_tensor a, hwrt_tensor b, hwrt_stream s)
+{
+    return binary("hwrt_op_mul", HWRT_K_MUL, out, a, b, s);
+}
+
+hwrt_status hwrt_op_scale(hwrt_tensor out, hwrt_tensor a, double alpha, hwrt_stream s)
+{
+    op_ctx c;
+    HWI_TRY(begin(&c, "hwrt_op_scale", out, a, NULL, 1, s));
+    hwrt_kernel k = {.op = HWRT_K_SCALE, .scalar = alpha};
+    HWI_TRY(unary_like(&c, &k));
+    return launch(&c, &k);
+}
+
+hwrt_status hwrt_op_relu(hwrt_tensor out, hwrt_tensor a, hwrt_stream s)
+{
+    op_ctx c;
+    HWI_TRY(begin(&c, "hwrt_op_relu", out, a, NULL, 1, s));
+    hwrt_kernel k = {.op = HWRT_K_RELU};
+    HWI_TRY(unary_like(&c, &k));
+    return launch(&c, &k);
+}
+
+hwrt_status hwrt_op_cast(hwrt_tensor out, hwrt_tensor a, hwrt_stream s)
+{
+    op_ctx c;
+    HWI_TRY(begin(&c, "hwrt_op_cast", out, a, NULL, 1, s));
+    if (!same_shape(c.a, c.out)) return mismatch(c.api, "shapes differ", c.a, c.out);
+    if (c.a->data == c.out->data && c.a->dtype != c.out->dtype)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_op_cast: in-place cast between dtypes "
+                       "of different sizes is not allowed; use a separate output tensor");
+    hwrt_kernel k = {.op = HWRT_K_CAST, .dtype = c.a->dtype, .out_dtype = c.out->dtype,
+                     .out = c.out->data, .a = c.a->data, .n = c.a->numel};
+    return launch(&c, &k);
+}
+
+hwrt_status hwrt_op_matmul(hwrt_tensor out, hwrt_tensor a, hwrt_tensor b, hwrt_stream s)
+{
+    op_ctx c;
+    HWI_TRY(begin(&c, "hwrt_op_matmul", out, a, b, 2, s));
+    HWI_TRY(check_dtype(&c, c.a, 0, 1));
+    if (c.a->dtype != c.b->dtype || c.a->dtype != c.out->dtype)
+        return mismatch(c.api, "dtypes differ", c.a->dtype != c.b->dtype ? c.b : c.out, c.a);
+    if (c.a->ndim != 2 || c.b->ndim != 2 || c.out->ndim != 2)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_op_matmul: a, b and out must be 2-D "
+                       "(got %d-D, %d-D, %d-D)", c.a->ndim, c.b->ndim, c.out->ndim);
+    if (c.a->shape[1] != c.b->shape[0])
+        return mismatch(c.api, "inner dimensions differ (a is [M,K], b must be [K,N])", c.a, c.b);
+    if (c.out->shape[0] != c.a->shape[0] || c.out->shape[1] != c.b->shape[1])
+        return mismatch(c.api, "out must be [M,N]", c.out, c.a);
+    if (c.a->shape[0] > INT32_MAX || c.a->shape[1] > INT32_MAX || c.b->shape[1] > INT32_MAX)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_op_matmul: dimensions above 2^31-1 are "
+                       "not supported by BLAS");
+    if (c.out->data == c.a->data || c.out->data == c.b->data)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_op_matmul: out must not alias a or b");
+    hwrt_kernel k = {.op = HWRT_K_MATMUL, .dtype = c.a->dtype, .out_dtype = c.a->dtype,
+                     .out = c.out->data, .a = c.a->data, .b = c.b->data, .m = c.a->shape[0],
+                     .k = c.a->shape[1], .nn = c.b->shape[1]};
+    if (k.k == 0 && c.out->nbytes) {     /* empty inner dimension: the product is zero */
+        k.op = HWRT_K_FILL;
+        k.n = c.out->numel;
+        k.scalar = 0;
+    }
+    return launch(&c, &k);
+}
+
+hwrt_status hwrt_op_sum(hwrt_tensor out, hwrt_tensor a, int axis, hwrt_stream s)
+{
+    op_ctx c;
+    HWI_TRY(begin(&c, "hwrt_op_sum", out, a, NULL, 1, s));
+    HWI_TRY(check_dtype(&c, c.a, 1, 0));
+    hwrt_dtype odt = c.a->dtype == HWRT_BOOL ? HWRT_INT64 : c.a->dtype;
+    if (c.out->dtype != odt)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_op_sum: out must have dtype %s for a "
+                       "%s input (got %s)", hwrt_dtype_name(odt), hwrt_dtype_name(c.a->dtype),
+                       hwrt_dtype_name(c.out->dtype));
+    hwrt_kernel k = {.op = HWRT_K_SUM, .dtype = c.a->dtype, .out_dtype = odt, .out = c.out->data,
+                     .a = c.a->data};
+    if (axis == -1) {
+        if (c.out->numel != 1)
+            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_op_sum: axis -1 sums everything: out "
+                           "must have exactly one element (it has %lld)", (long long)c.out->numel);
+        k.m = 1; k.k = c.a->numel; k.nn = 1;
+    } else {
+        if (axis < 0 || axis >= c.a->ndim)
+            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_op_sum: axis %d is out of range for "
+                           "a %d-D input (use 0..%d, or -1 for all)", axis, c.a->ndim, c.a->ndim - 1);
+        int64_t outer = 1, inner = 1;
+        for (int i = 0; i < axis; i++) outer *= c.a->shape[i];
+        for (int i = axis + 1; i < c.a->ndim; i++) inner *= c.a->shape[i];
+        int ok = c.out->ndim == c.a->ndim - 1;
+        for (int i = 0, j = 0; ok && i < c.a->ndim; i++)
+            if (i != axis) ok = c.out->shape[j++] == c.a->shape[i];
+        if (!ok) return mismatch(c.api, "out must be the input's shape without the summed axis",
+                                 c.out, c.a);
+        k.m = outer; k.k = c.a->shape[axis]; k.nn = inner;
+    }
+    if (c.a->numel == 0 && c.out->nbytes) {   /* sum over nothing is zero */
+        k.op = HWRT_K_FILL; k.n = c.out->numel; k.scalar = 0; k.dtype = odt;
+    }
+    return launch(&c, &k);
+}
