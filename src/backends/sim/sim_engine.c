@@ -2,6 +2,7 @@
  * dry it spins for a short window (a sleeping-thread handoff costs ~66 us on a VM, a
  * spinning one ~0.2 us) and then sleeps on a condition variable, so an idle engine
  * burns no CPU after the window. */
+#define _GNU_SOURCE 1   /* PTHREAD_MUTEX_ADAPTIVE_NP */
 #include "sim.h"
 
 #include <sched.h>
@@ -45,7 +46,7 @@ static void *engine_main(void *arg)
         unsigned i = 0;
         while (!atomic_load_explicit(&e->pending, memory_order_acquire)) {
             cpu_relax();
-            if ((++i & 63) == 0) {
+            if ((++i & 3) == 0) {
                 if (sim_now_ns() >= until) break;
                 sched_yield();
             }
@@ -62,16 +63,33 @@ static void *engine_main(void *arg)
         }
         sim_op *op = pop_locked(e);
         pthread_mutex_unlock(&e->mu);
-        uint64_t t0 = sim_now_ns();
-        sim_op_execute(e, op);
-        atomic_fetch_add_explicit(&e->busy_ns, sim_now_ns() - t0, memory_order_relaxed);
-        sim_stream_complete(op);
+        while (op) {
+            uint64_t t0 = sim_now_ns();
+            sim_op_execute(e, op);
+            atomic_fetch_add_explicit(&e->busy_ns, sim_now_ns() - t0, memory_order_relaxed);
+            if (op->type == SOP_PART) {         /* half of a split copy: not a stream op */
+                atomic_store_explicit(&op->part_done, 1, memory_order_release);
+                break;
+            }
+            op = sim_stream_complete(e, op);    /* the stream's next op, if it is ours */
+        }
     }
+}
+
+void sim_mutex_init(pthread_mutex_t *mu)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+#ifdef __USE_GNU
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+    pthread_mutex_init(mu, &a);
+    pthread_mutexattr_destroy(&a);
 }
 
 void sim_engine_start(sim_engine *e, sim_dev *dev, int kind)
 {
-    pthread_mutex_init(&e->mu, NULL);
+    sim_mutex_init(&e->mu);
     pthread_cond_init(&e->cv, NULL);
     e->dev = dev;
     e->kind = kind;
