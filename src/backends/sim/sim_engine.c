@@ -4,6 +4,7 @@
  * burns no CPU after the window. */
 #define _GNU_SOURCE 1   /* PTHREAD_MUTEX_ADAPTIVE_NP */
 #include "sim.h"
+#include "sim_registry.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -66,7 +67,15 @@ static void *engine_main(void *arg)
         while (op) {
             uint64_t t0 = sim_now_ns();
             sim_op_execute(e, op);
-            atomic_fetch_add_explicit(&e->busy_ns, sim_now_ns() - t0, memory_order_relaxed);
+            uint64_t t1 = sim_now_ns();
+            atomic_fetch_add_explicit(&e->busy_ns, t1 - t0, memory_order_relaxed);
+            if (e->kind == SIM_ENG_COMPUTE && t1 - e->published_ns > 10000000) {
+                /* keep the cross-process view's busy time fresh (at most every 10 ms) */
+                e->published_ns = t1;
+                pthread_mutex_lock(&e->dev->mem_mu);
+                sim_registry_publish(e->dev);
+                pthread_mutex_unlock(&e->dev->mem_mu);
+            }
             if (op->type == SOP_PART) {         /* half of a split copy: not a stream op */
                 atomic_store_explicit(&op->part_done, 1, memory_order_release);
                 break;
