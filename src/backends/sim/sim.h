@@ -66,6 +66,7 @@ typedef struct sim_engine {
     int started;
     int kind;
     sim_dev *dev;
+    uint64_t spin_ns;                 /* spin window, read once at start (config may reload) */
     _Atomic uint64_t busy_ns;
     uint64_t published_ns;            /* last busy-time publication (compute engine) */
 } sim_engine;

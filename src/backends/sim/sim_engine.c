@@ -40,7 +40,7 @@ static sim_op *pop_locked(sim_engine *e)
 static void *engine_main(void *arg)
 {
     sim_engine *e = arg;
-    uint64_t spin_ns = spin_window();
+    uint64_t spin_ns = e->spin_ns;
     for (;;) {
         /* spin phase: look for work without the lock */
         uint64_t until = sim_now_ns() + spin_ns;
@@ -102,6 +102,7 @@ void sim_engine_start(sim_engine *e, sim_dev *dev, int kind)
     pthread_cond_init(&e->cv, NULL);
     e->dev = dev;
     e->kind = kind;
+    e->spin_ns = spin_window();     /* on the opening thread, before the engine runs */
     e->head = e->tail = NULL;
     e->stop = 0;
     e->started = pthread_create(&e->thread, NULL, engine_main, e) == 0;

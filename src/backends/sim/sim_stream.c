@@ -196,19 +196,11 @@ sim_op *sim_stream_complete(sim_engine *e, sim_op *op)
     return direct;
 }
 
-static uint64_t spin_ns(void)
-{
-    const sim_config *c;
-    char r[8];
-    sim_config_get(&c, r, sizeof r);
-    return c->spin_ns;
-}
-
 void sim_stream_wait_seq(sim_stream *s, uint64_t seq)
 {
     if (atomic_load_explicit(&s->completed, memory_order_acquire) >= seq)
         return;
-    uint64_t until = sim_now_ns() + spin_ns();
+    uint64_t until = sim_now_ns() + s->dev->engines[SIM_ENG_COMPUTE].spin_ns;
     unsigned i = 0;
     while (atomic_load_explicit(&s->completed, memory_order_acquire) < seq) {
         cpu_relax();
