@@ -71,9 +71,10 @@ void sim_op_execute(sim_engine *e, sim_op *op)
         atomic_store(&d->fault, f);
         return;
     }
-    uint64_t t0 = sim_now_ns();
+    uint64_t t0;
     switch (op->type) {
     case SOP_COPY:
+        t0 = sim_now_ns();
         copy_bytes(d, op->u.copy.dst, op->u.copy.src, op->u.copy.bytes);
         link_throttle(d, op, t0);
         break;
