@@ -153,5 +153,6 @@ void bj_str(bench_json *j, const char *key, const char *v)
 void bj_num(bench_json *j, const char *key, double v)
 {
     bj_key(j, key);
-    fprintf(j->f, "%.6g", v);
+    if (v == (double)(long long)v && v < 1e15 && v > -1e15) fprintf(j->f, "%lld", (long long)v);
+    else fprintf(j->f, "%.6g", v);
 }

@@ -30,7 +30,7 @@ typedef struct sim_config {
  * threads copy faster than one (docs/performance.md). */
 enum { SIM_ENG_COMPUTE, SIM_ENG_H2D, SIM_ENG_D2H, SIM_ENG_HOST, SIM_ENG_SPLIT, SIM_ENG_COUNT };
 
-/* SOP_PART: half of a split copy, run by the SIM_ENG_SPLIT helper; sets part_done. */
+/* SOP_PART: the helper's share of a split copy (sim_work.c), run by SIM_ENG_SPLIT. */
 typedef enum { SOP_COPY, SOP_MEMSET, SOP_KERNEL, SOP_HOSTFN, SOP_RECORD, SOP_WAIT, SOP_PART } sim_op_type;
 
 typedef struct sim_op sim_op;
@@ -45,7 +45,6 @@ struct sim_op {
     int engine;
     sim_stream *stream;
     uint64_t seq;          /* position in the stream */
-    _Atomic int part_done; /* SOP_PART only */
     union {
         struct { void *dst; const void *src; size_t bytes; int kind; int pinned; } copy;
         struct { void *dst; int value; size_t bytes; } set;

@@ -84,11 +84,10 @@ static void *engine_main(void *arg)
         uint64_t t0 = sim_now_ns();
         unsigned nops = 0;
         while (op) {
-            sim_op_execute(e, op);
-            if (op->type == SOP_PART) {         /* half of a split copy: not a stream op */
-                atomic_store_explicit(&op->part_done, 1, memory_order_release);
+            int part = op->type == SOP_PART;   /* a split-copy share: not a stream op, and */
+            sim_op_execute(e, op);             /* freed by sim_op_execute */
+            if (part)
                 break;
-            }
             op = sim_stream_complete(e, op);    /* the stream's next op, if it is ours */
             if (op && (++nops & 255) == 0)
                 t0 = account(e, t0);

@@ -30,36 +30,90 @@ static void link_throttle(sim_dev *d, const sim_op *op, uint64_t t0)
     sim_wait_until_ns(t0 + (uint64_t)((double)op->u.copy.bytes / gbps));
 }
 
-/* Copy with two threads: the device's split helper takes the second half while this
- * engine copies the first. A host memcpy of tens of MiB is limited by one core's
- * load/store throughput on many machines, so one thread per copy engine would model a
- * DMA engine slower than the host's memory system. Overlapping ranges stay single. */
+/* Copy with two threads. A host memcpy of tens of MiB is limited by one core's load/store
+ * throughput on many machines, so one thread per copy engine would model a DMA engine
+ * slower than the host's memory system. The copy is cut into chunks taken from a shared
+ * cursor by this engine and by the device's split helper; the engine never waits for a
+ * helper that has not started (on a loaded host its wake-up can take longer than the
+ * copy): it abandons the job instead, and the helper finds it taken. The job is
+ * reference counted because the helper may look at it after the engine moved on. */
+#define SIM_SPLIT_CHUNK ((size_t)2 << 20)
+
+typedef struct split_job {
+    sim_op op;                     /* the SOP_PART queued on the helper; points here */
+    _Atomic size_t next;           /* cursor: offset of the next chunk to take */
+    size_t n;
+    char *dst;
+    const char *src;
+    _Atomic int state;             /* 0 posted, 1 joined by the helper, 2 abandoned */
+    _Atomic int done;              /* the helper finished its chunks */
+    _Atomic int refs;
+} split_job;
+
+static void copy_chunks(split_job *j)
+{
+    for (;;) {
+        size_t off = atomic_fetch_add_explicit(&j->next, SIM_SPLIT_CHUNK, memory_order_relaxed);
+        if (off >= j->n) return;
+        size_t len = j->n - off < SIM_SPLIT_CHUNK ? j->n - off : SIM_SPLIT_CHUNK;
+        memcpy(j->dst + off, j->src + off, len);
+    }
+}
+
+static void job_unref(split_job *j)
+{
+    if (atomic_fetch_sub_explicit(&j->refs, 1, memory_order_acq_rel) == 1) free(j);
+}
+
+/* The helper's side (SOP_PART): join unless the engine already finished alone. */
+static void split_join(sim_op *op)
+{
+    split_job *j = op->u.copy.dst;
+    int expect = 0;
+    if (atomic_compare_exchange_strong(&j->state, &expect, 1)) {
+        copy_chunks(j);
+        atomic_store_explicit(&j->done, 1, memory_order_release);
+    }
+    job_unref(j);                  /* may free op: the caller must not touch it */
+}
+
 static void copy_bytes(sim_dev *d, void *dst, const void *src, size_t n)
 {
     const char *s = src;
     char *t = dst;
-    if (n < SIM_SPLIT_MIN || (t < s + n && s < t + n)) {
+    split_job *j = NULL;
+    if (n >= SIM_SPLIT_MIN && !(t < s + n && s < t + n)) j = malloc(sizeof *j);
+    if (!j) {                      /* small, overlapping, or no memory for the job */
         memmove(dst, src, n);
         return;
     }
-    size_t half = (n / 2) & ~(size_t)4095;
-    sim_op part = {.type = SOP_PART, .engine = SIM_ENG_SPLIT};
-    part.u.copy.dst = t + half;
-    part.u.copy.src = s + half;
-    part.u.copy.bytes = n - half;
-    atomic_init(&part.part_done, 0);
-    sim_engine_push(&d->engines[SIM_ENG_SPLIT], &part);
-    memcpy(t, s, half);
-    unsigned i = 0;
-    while (!atomic_load_explicit(&part.part_done, memory_order_acquire))
-        if ((++i & 63) == 0) sched_yield();
+    memset(&j->op, 0, sizeof j->op);
+    j->op.type = SOP_PART;
+    j->op.engine = SIM_ENG_SPLIT;
+    j->op.u.copy.dst = j;
+    atomic_init(&j->next, 0);
+    j->n = n;
+    j->dst = t;
+    j->src = s;
+    atomic_init(&j->state, 0);
+    atomic_init(&j->done, 0);
+    atomic_init(&j->refs, 2);
+    sim_engine_push(&d->engines[SIM_ENG_SPLIT], &j->op);
+    copy_chunks(j);
+    int expect = 0;
+    if (!atomic_compare_exchange_strong(&j->state, &expect, 2)) {
+        unsigned i = 0;            /* the helper joined: wait for its last chunk */
+        while (!atomic_load_explicit(&j->done, memory_order_acquire))
+            if ((++i & 63) == 0) sched_yield();
+    }
+    job_unref(j);
 }
 
 void sim_op_execute(sim_engine *e, sim_op *op)
 {
     sim_dev *d = e->dev;
     if (op->type == SOP_PART) {
-        memcpy(op->u.copy.dst, op->u.copy.src, op->u.copy.bytes);
+        split_join(op);
         return;
     }
     if (atomic_load(&d->fault))
