@@ -8,8 +8,9 @@
 
 #include <sched.h>
 
-/* Copies of at least this many bytes are split with the SIM_ENG_SPLIT helper thread. */
-#define SIM_SPLIT_MIN ((size_t)8 << 20)
+/* Copies of at least this many bytes are split with the SIM_ENG_SPLIT helper thread
+ * (smaller ones tend to be cache-resident, where one thread is fastest). */
+#define SIM_SPLIT_MIN ((size_t)32 << 20)
 
 /* Fault injection hook (sim_fault.c): nonzero makes this op fail with that status. */
 __attribute__((weak)) int sim_fault_inject(sim_dev *d, const sim_op *op, char *msg, size_t len)
@@ -37,7 +38,7 @@ static void link_throttle(sim_dev *d, const sim_op *op, uint64_t t0)
  * helper that has not started (on a loaded host its wake-up can take longer than the
  * copy): it abandons the job instead, and the helper finds it taken. The job is
  * reference counted because the helper may look at it after the engine moved on. */
-#define SIM_SPLIT_CHUNK ((size_t)2 << 20)
+#define SIM_SPLIT_CHUNK ((size_t)1 << 20)
 
 typedef struct split_job {
     sim_op op;                     /* the SOP_PART queued on the helper; points here */
