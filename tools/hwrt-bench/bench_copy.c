@@ -38,7 +38,7 @@ static void copy_once(bufs *b, int c, size_t n)
 static int repeats(size_t n, int quick)
 {
     size_t r = ((size_t)1 << 30) / n;
-    int lo = quick ? 3 : n >= ((size_t)64 << 20) && n < ((size_t)256 << 20) ? 31 : 7;
+    int lo = quick ? 3 : n >= ((size_t)256 << 20) ? 11 : n >= ((size_t)64 << 20) ? 31 : 7;
     int hi = quick ? 21 : 201;
     return r < (size_t)lo ? lo : r > (size_t)hi ? hi : (int)r;
 }
