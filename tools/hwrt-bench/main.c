@@ -113,7 +113,8 @@ static int parse(int argc, char **argv, bench_opts *o)
 static void run_one(const bench_opts *o, bench_json *j, const char *path, const char *name)
 {
     char cmd[PATH_MAX + 64];
-    snprintf(cmd, sizeof cmd, "'%s'%s%s", path, o->json ? " --json" : "", o->quick ? " --quick" : "");
+    /* siblings have their own options: the only one they all share is --json */
+    snprintf(cmd, sizeof cmd, "'%s'%s", path, o->json ? " --json" : "");
     fflush(stdout);
     if (!o->json) {
         printf("\n== %s\n", name);
