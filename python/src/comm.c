@@ -44,6 +44,19 @@ static PyObject *comm_init(PyObject *m, PyObject *args, PyObject *kw)
     st = hwrt_dist_init();
     Py_END_ALLOW_THREADS
     if (st != HWRT_SUCCESS) return hwpy_raise(st);
+    /* MPI requires every rank that joined to finalize before exiting; the seed's scripts
+     * never call release(), so do it at interpreter exit as MindSpore does */
+    static int registered;
+    if (!registered) {
+        PyObject *atexit = PyImport_ImportModule("atexit");
+        PyObject *fn = atexit ? PyObject_GetAttrString(m, "release") : NULL;
+        PyObject *r = fn ? PyObject_CallMethod(atexit, "register", "O", fn) : NULL;
+        Py_XDECREF(atexit);
+        Py_XDECREF(fn);
+        if (!r) return NULL;
+        Py_DECREF(r);
+        registered = 1;
+    }
 #else
     long n = launcher_world_size();
     if (n > 1)
@@ -159,6 +172,23 @@ static PyObject *prof_stop(PyObject *m, PyObject *unused)
     return hwpy_raise_msg(HWRT_ERROR_NOT_SUPPORTED, "profiler.stop(): this hwrt was built "
                           "without its profiler (hwrt_prof.h)");
 #endif
+}
+
+/* Which optional parts this build of the module was compiled with. */
+int hwpy_comm_features(PyObject *d)
+{
+#ifdef HWPY_HAVE_DIST
+    int dist = 1;
+#else
+    int dist = 0;
+#endif
+#ifdef HWPY_HAVE_PROF
+    int prof = 1;
+#else
+    int prof = 0;
+#endif
+    if (PyDict_SetItemString(d, "dist", dist ? Py_True : Py_False) < 0) return -1;
+    return PyDict_SetItemString(d, "profiler", prof ? Py_True : Py_False);
 }
 
 PyMethodDef hwpy_prof_methods[] = {

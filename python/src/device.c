@@ -347,6 +347,11 @@ static PyObject *launch_blocking(PyObject *m, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+int hwpy_device_features(PyObject *d)
+{
+    return PyDict_SetItemString(d, "caching_pool", hwrt_memory_stats ? Py_True : Py_False);
+}
+
 #define KW(fn) (PyCFunction)(void (*)(void))(fn), METH_VARARGS | METH_KEYWORDS
 
 PyMethodDef hwpy_device_top_methods[] = {

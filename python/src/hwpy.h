@@ -101,6 +101,9 @@ int hwpy_context_init(PyObject *module);
 
 /* ---- communication and profiler (comm.c) ---- */
 extern PyMethodDef hwpy_comm_methods[];
+/* Put the optional parts present into dict d (dist, profiler, caching_pool). */
+int hwpy_comm_features(PyObject *d);
+int hwpy_device_features(PyObject *d);
 extern PyMethodDef hwpy_prof_methods[];
 
 /* Add methods to a module (module-level functions). */

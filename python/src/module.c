@@ -71,5 +71,12 @@ PyMODINIT_FUNC PyInit_hwrt(void)
         Py_DECREF(m);
         return NULL;
     }
+    PyObject *features = PyDict_New();
+    if (!features || hwpy_comm_features(features) < 0 || hwpy_device_features(features) < 0 ||
+        PyModule_AddObject(m, "_features", features) < 0) {
+        Py_XDECREF(features);
+        Py_DECREF(m);
+        return NULL;
+    }
     return m;
 }

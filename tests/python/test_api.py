@@ -276,3 +276,25 @@ def test_no_reference_leaks_on_sources():
         t.copy_to_host()
     del t
     assert sys.getrefcount(a) == before
+
+
+def test_profiler_start_stop(tmp_path):
+    out = tmp_path / "prof"
+    if not hwrt._features["profiler"]:
+        with pytest.raises(hwrt.NotSupportedError) as e:
+            hwrt.profiler.start(str(out))
+        assert "hwrt_prof.h" in str(e.value)
+        return
+    hwrt.profiler.start(str(out))
+    a = hwrt.ones((64, 64))
+    (a @ a).asnumpy()
+    hwrt.profiler.stop()
+    raw = list((out / "raw").iterdir())
+    assert raw and raw[0].stat().st_size > 0
+    with pytest.raises(hwrt.NotPermittedError):
+        hwrt.profiler.stop()
+
+
+def test_features_reported():
+    assert set(hwrt._features) == {"dist", "profiler", "caching_pool"}
+    assert all(isinstance(v, bool) for v in hwrt._features.values())
