@@ -99,6 +99,13 @@ int hwpy_device_arg(PyObject *obj, int *device_id);
 extern PyMethodDef hwpy_context_methods[];
 int hwpy_context_init(PyObject *module);
 
+/* ---- offload (offload.c) ---- */
+/* "device", "host" or "disk". */
+PyObject *hwpy_offload_location(hwrt_tensor t);
+PyObject *hwpy_tensor_set_offloadable(PyObject *self, PyObject *args, PyObject *kw);
+extern PyMethodDef hwpy_offload_methods[];
+int hwpy_offload_features(PyObject *d);
+
 /* ---- communication and profiler (comm.c) ---- */
 extern PyMethodDef hwpy_comm_methods[];
 /* Put the optional parts present into dict d (dist, profiler, caching_pool). */

@@ -57,7 +57,8 @@ PyMODINIT_FUNC PyInit_hwrt(void)
     PyObject *runtime = submodule(m, "runtime", "Devices' memory, streams, events, synchronisation.");
     PyObject *comm = runtime ? submodule(m, "communication", "Ranks of a multi-process job.") : NULL;
     PyObject *prof = comm ? submodule(m, "profiler", "Profiler start/stop (hwrt-prof reads the output).") : NULL;
-    if (!prof ||
+    PyObject *off = prof ? submodule(m, "offload", "Residency control behind memory_offload.") : NULL;
+    if (!off ||
         PyModule_AddStringConstant(m, "__version__", hwrt_version()) < 0 ||
         hwpy_errors_init(m) < 0 || hwpy_dtype_init(m) < 0 || hwpy_tensor_init(m) < 0 ||
         hwpy_stream_init(m, runtime) < 0 || hwpy_context_init(m) < 0 ||
@@ -67,12 +68,14 @@ PyMODINIT_FUNC PyInit_hwrt(void)
         hwpy_add_functions(runtime, hwpy_runtime_methods) < 0 ||
         hwpy_add_functions(runtime, hwpy_stream_functions) < 0 ||
         hwpy_add_functions(comm, hwpy_comm_methods) < 0 ||
-        hwpy_add_functions(prof, hwpy_prof_methods) < 0) {
+        hwpy_add_functions(prof, hwpy_prof_methods) < 0 ||
+        hwpy_add_functions(off, hwpy_offload_methods) < 0) {
         Py_DECREF(m);
         return NULL;
     }
     PyObject *features = PyDict_New();
     if (!features || hwpy_comm_features(features) < 0 || hwpy_device_features(features) < 0 ||
+        hwpy_offload_features(features) < 0 ||
         PyModule_AddObject(m, "_features", features) < 0) {
         Py_XDECREF(features);
         Py_DECREF(m);

@@ -455,6 +455,11 @@ static PyObject *get_data_ptr(PyObject *self, void *c)
     return st == HWRT_SUCCESS ? PyLong_FromVoidPtr(p) : hwpy_raise(st);
 }
 
+static PyObject *get_location(PyObject *self, void *c)
+{
+    return hwpy_offload_location(((hwpy_tensor_obj *)self)->t);
+}
+
 static PyGetSetDef tensor_getset[] = {
     {"shape", get_shape, NULL, "extents, a tuple of ints", NULL},
     {"dtype", get_dtype, NULL, "element type (hwrt.float16, ...)", NULL},
@@ -464,7 +469,9 @@ static PyGetSetDef tensor_getset[] = {
     {"itemsize", get_itemsize, NULL, "bytes per element", NULL},
     {"device_id", get_device_id, NULL, "device ordinal", NULL},
     {"device", get_device, NULL, "\"<backend>:<ordinal>\"", NULL},
-    {"data_ptr", get_data_ptr, NULL, "device address of the data (for hwrt C calls)", NULL},
+    {"data_ptr", get_data_ptr, NULL, "device address of the data (for hwrt C calls); 0 while "
+     "offloaded", NULL},
+    {"location", get_location, NULL, "\"device\", \"host\" or \"disk\" (memory_offload)", NULL},
     {NULL}};
 
 static PyObject *tensor_repr(PyObject *self)
@@ -518,6 +525,11 @@ static PyMethodDef tensor_methods[] = {
     {"__dlpack_device__", hwpy_tensor_dlpack_device, METH_NOARGS,
      "(kDLExtDev, device ordinal)"},
     {"item", tensor_item, METH_NOARGS, "The one element as a Python number."},
+    {"set_offloadable", (PyCFunction)(void (*)(void))hwpy_tensor_set_offloadable,
+     METH_VARARGS | METH_KEYWORDS,
+     "set_offloadable(on=True) -> self: let the tensor move off the device when the budget "
+     "is exceeded (on), or pin it there (off). With memory_offload ON, tensors the module "
+     "creates are offloadable from the start."},
     {"tolist", tensor_tolist, METH_NOARGS, "Nested Python lists (a host copy)."},
     {NULL}};
 
