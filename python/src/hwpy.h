@@ -87,6 +87,13 @@ hwrt_stream hwpy_current_stream(void);
 /* Resolve an optional Python stream argument: None -> current stream. 0 / -1 error. */
 int hwpy_stream_arg(PyObject *obj, hwrt_stream *out);
 int hwpy_stream_init(PyObject *module, PyObject *runtime);
+/* The Stream object current on this thread (borrowed; NULL: none set), and setting it
+ * (NULL clears; 0 / -1 with an error). */
+PyObject *hwpy_current_stream_obj(void);
+int hwpy_set_current_stream(PyObject *stream);
+/* Graph capture (graph.c): adds hwrt.runtime.Graph when hwrt has hwrt_graph.h. */
+int hwpy_graph_init(PyObject *runtime);
+int hwpy_graph_features(PyObject *d);
 extern PyMethodDef hwpy_stream_functions[];
 
 /* ---- devices, memory, synchronisation (device.c) ---- */

@@ -61,7 +61,8 @@ PyMODINIT_FUNC PyInit_hwrt(void)
     if (!off ||
         PyModule_AddStringConstant(m, "__version__", hwrt_version()) < 0 ||
         hwpy_errors_init(m) < 0 || hwpy_dtype_init(m) < 0 || hwpy_tensor_init(m) < 0 ||
-        hwpy_stream_init(m, runtime) < 0 || hwpy_context_init(m) < 0 ||
+        hwpy_stream_init(m, runtime) < 0 || hwpy_graph_init(runtime) < 0 ||
+        hwpy_context_init(m) < 0 ||
         hwpy_add_functions(m, hwpy_ops_methods) < 0 ||
         hwpy_add_functions(m, hwpy_device_top_methods) < 0 ||
         hwpy_add_functions(m, hwpy_context_methods) < 0 ||
@@ -75,7 +76,7 @@ PyMODINIT_FUNC PyInit_hwrt(void)
     }
     PyObject *features = PyDict_New();
     if (!features || hwpy_comm_features(features) < 0 || hwpy_device_features(features) < 0 ||
-        hwpy_offload_features(features) < 0 ||
+        hwpy_offload_features(features) < 0 || hwpy_graph_features(features) < 0 ||
         PyModule_AddObject(m, "_features", features) < 0) {
         Py_XDECREF(features);
         Py_DECREF(m);

@@ -23,13 +23,13 @@ static PyTypeObject event_type, ctx_type;
 
 /* ---- the thread's current stream ---- */
 
-static PyObject *current_obj(void)     /* borrowed; NULL when none was set */
+PyObject *hwpy_current_stream_obj(void)     /* borrowed; NULL when none was set */
 {
     PyObject *d = PyThreadState_GetDict();
     return d ? PyDict_GetItemString(d, CUR_KEY) : NULL;
 }
 
-static int set_current(PyObject *stream)   /* NULL clears */
+int hwpy_set_current_stream(PyObject *stream)   /* NULL clears */
 {
     PyObject *d = PyThreadState_GetDict();
     if (!d) {
@@ -45,7 +45,7 @@ static int set_current(PyObject *stream)   /* NULL clears */
 
 hwrt_stream hwpy_current_stream(void)
 {
-    PyObject *o = current_obj();
+    PyObject *o = hwpy_current_stream_obj();
     return o ? ((hwpy_stream_obj *)o)->s : NULL;
 }
 
@@ -349,15 +349,15 @@ static void ctx_dealloc(PyObject *self)
 static PyObject *ctx_enter(PyObject *self, PyObject *unused)
 {
     ctx_obj *o = (ctx_obj *)self;
-    Py_XSETREF(o->prev, Py_XNewRef(current_obj()));
-    if (set_current(o->stream == Py_None ? NULL : o->stream) < 0) return NULL;
+    Py_XSETREF(o->prev, Py_XNewRef(hwpy_current_stream_obj()));
+    if (hwpy_set_current_stream(o->stream == Py_None ? NULL : o->stream) < 0) return NULL;
     return Py_NewRef(o->stream);
 }
 
 static PyObject *ctx_exit(PyObject *self, PyObject *args)
 {
     ctx_obj *o = (ctx_obj *)self;
-    int rc = set_current(o->prev);
+    int rc = hwpy_set_current_stream(o->prev);
     Py_CLEAR(o->prev);
     if (rc < 0) return NULL;
     Py_RETURN_FALSE;
@@ -392,7 +392,7 @@ static PyObject *default_stream(PyObject *m, PyObject *unused)
 
 static PyObject *current_stream(PyObject *m, PyObject *unused)
 {
-    PyObject *o = current_obj();
+    PyObject *o = hwpy_current_stream_obj();
     return o ? Py_NewRef(o) : default_stream(m, NULL);
 }
 
@@ -400,7 +400,7 @@ static PyObject *set_cur_stream(PyObject *m, PyObject *s)
 {
     if (s != Py_None && !PyObject_TypeCheck(s, &hwpy_stream_type))
         return PyErr_Format(PyExc_TypeError, "set_cur_stream takes an hwrt.runtime.Stream");
-    if (set_current(s == Py_None ? NULL : s) < 0) return NULL;
+    if (hwpy_set_current_stream(s == Py_None ? NULL : s) < 0) return NULL;
     Py_RETURN_NONE;
 }
 

@@ -296,5 +296,5 @@ def test_profiler_start_stop(tmp_path):
 
 
 def test_features_reported():
-    assert set(hwrt._features) == {"dist", "profiler", "caching_pool", "offload"}
+    assert set(hwrt._features) == {"dist", "profiler", "caching_pool", "offload", "graph"}
     assert all(isinstance(v, bool) for v in hwrt._features.values())

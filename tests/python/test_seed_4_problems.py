@@ -50,3 +50,32 @@ def test_problem_6_device_view_vs_runtime_view():
     assert m["reserved"] >= m["allocated"] >= t.nbytes
     assert m["overhead"] > 0
     del t
+
+
+def test_problem_5_host_read_inside_graph_capture_is_refused():
+    """GRAPH mode: inside a captured region asnumpy() (a host read) is refused with a
+    sentence saying to move it out; outside, after replay, it reads the result."""
+    if not hwrt._features["graph"]:
+        pytest.skip("this hwrt has no graph capture (hwrt_graph.h)")
+    hwrt.set_device("sim", 0)
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((32, 48)).astype(np.float32)
+    w = rng.standard_normal((48, 16)).astype(np.float32)
+    x, tw = hwrt.Tensor(a), hwrt.Tensor(w)
+    s = hwrt.runtime.Stream()
+    g = hwrt.runtime.Graph()
+    with g.capture(s):
+        assert hwrt.runtime.current_stream() == s
+        y = hwrt.relu(x @ tw)
+        with pytest.raises(hwrt.NotPermittedError) as e:
+            y.asnumpy()
+        with pytest.raises(hwrt.NotPermittedError):
+            hwrt.runtime.synchronize_stream()
+    assert "copy_to_host" in str(e.value) or "capture" in str(e.value)
+    assert hwrt.runtime.current_stream() == hwrt.runtime.default_stream()
+    assert g.node_count >= 2
+    g.replay(s)
+    assert np.allclose(y.asnumpy(), np.maximum(a @ w, 0), rtol=1e-5, atol=1e-5)
+    x.copy_from_host(a * 2)                       # replay again on new input
+    g.replay(s)
+    assert np.allclose(y.asnumpy(), np.maximum((a * 2) @ w, 0), rtol=1e-5, atol=1e-5)
