@@ -298,3 +298,31 @@ def test_profiler_start_stop(tmp_path):
 def test_features_reported():
     assert set(hwrt._features) == {"dist", "profiler", "caching_pool", "offload", "graph"}
     assert all(isinstance(v, bool) for v in hwrt._features.values())
+
+
+def test_threads_have_their_own_current_stream():
+    import threading
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            hwrt.set_device("sim", 0)           # the current device is per thread too
+            s = rt.Stream()
+            x = hwrt.Tensor(np.full((128, 128), float(k), np.float32))
+            with rt.StreamCtx(s):
+                for _ in range(20):
+                    assert rt.current_stream() == s
+                    y = hwrt.matmul(x, hwrt.ones((128, 128))) * (1.0 / 128)
+                results[k] = y.asnumpy()
+        except Exception as e:                   # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(1, 5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for k in range(1, 5):
+        assert np.allclose(results[k], float(k))
+    assert rt.current_stream() == rt.default_stream()
