@@ -47,8 +47,15 @@ static PyObject *config_text(const char *key, PyObject *v)
 
 typedef struct { char key[64]; char old[512]; } saved;
 
-/* Set every (key, value) of items (a list of 2-tuples) or none. */
-static int apply_all(PyObject *items)
+static void roll_back(saved *undo, Py_ssize_t n)
+{
+    for (Py_ssize_t i = n - 1; i >= 0; i--)
+        hwrt_set_config(undo[i].key, undo[i].old);   /* values hwrt itself printed */
+}
+
+/* Set every (key, value) of items (a list of 2-tuples) or none. On success *keep (when
+ * given) receives the old values (free() it; roll_back with n = len(items)). */
+static int apply_all(PyObject *items, saved **keep)
 {
     Py_ssize_t n = PyList_GET_SIZE(items);
     saved *undo = calloc((size_t)n + 1, sizeof *undo);
@@ -68,9 +75,11 @@ static int apply_all(PyObject *items)
         if (st != HWRT_SUCCESS) { hwpy_raise(st); rc = -1; break; }
     }
     if (rc < 0)
-        for (Py_ssize_t i = done - 1; i >= 0; i--)
-            hwrt_set_config(undo[i].key, undo[i].old);   /* values hwrt itself printed */
-    free(undo);
+        roll_back(undo, done);
+    if (rc == 0 && keep)
+        *keep = undo;
+    else
+        free(undo);
     return rc;
 }
 
@@ -116,10 +125,10 @@ static PyObject *set_context(PyObject *m, PyObject *args, PyObject *kw)
     }
     int id = 0;
     if (dev && hwpy_device_arg(dev, &id) < 0) goto fail;
-    if (apply_all(items) < 0) goto fail;
-    Py_DECREF(items);
+    saved *undo = NULL;
+    if (apply_all(items, &undo) < 0) goto fail;
     if (target || dev) {
-        /* the device comes last: a bad target leaves the configuration as it was set */
+        /* the device comes last; if it fails, the keys just set get their old values */
         PyObject *sd = PyObject_GetAttrString(m, "set_device");
         PyObject *r = NULL;
         if (sd) {
@@ -128,9 +137,16 @@ static PyObject *set_context(PyObject *m, PyObject *args, PyObject *kw)
                        : PyObject_CallFunction(sd, "si", *backend ? backend : "auto", id);
         }
         Py_XDECREF(sd);
-        if (!r) return NULL;
+        if (!r) {
+            roll_back(undo, PyList_GET_SIZE(items));
+            free(undo);
+            Py_DECREF(items);
+            return NULL;
+        }
         Py_DECREF(r);
     }
+    free(undo);
+    Py_DECREF(items);
     Py_RETURN_NONE;
 fail:
     Py_DECREF(items);
@@ -203,7 +219,7 @@ static PyObject *set_offload_context(PyObject *m, PyObject *args, PyObject *kw)
         if (!kv || PyList_Append(items, kv) < 0) { Py_XDECREF(kv); Py_DECREF(items); return NULL; }
         Py_DECREF(kv);
     }
-    int rc = apply_all(items);
+    int rc = apply_all(items, NULL);
     Py_DECREF(items);
     if (rc < 0) return NULL;
     Py_RETURN_NONE;

@@ -88,3 +88,11 @@ def test_2_5_offload_runs_a_model_larger_than_the_device_budget():
     assert st["bytes_from_host"] >= 3 * budget             # most weights came back
     assert st["device_bytes"] <= budget
     hwrt.set_context(memory_offload="OFF", max_device_memory=0)
+
+
+def test_2_5_bad_device_target_rolls_the_keys_back():
+    seed.run(seed.S2_5_OFFLOAD)
+    with pytest.raises(hwrt.HwrtError):
+        hwrt.set_context(memory_offload="OFF", max_device_memory="1GB", device_target="nope")
+    assert hwrt.get_context("memory_offload") == "ON"
+    assert hwrt.get_context("max_device_memory") == 24 * GB
