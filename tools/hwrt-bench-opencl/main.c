@@ -1,12 +1,12 @@
 /* hwrt-bench-opencl: copy and launch figures of hwrt on the sim backend and on the
  * opencl backend side by side, with PoCL driven directly (clEnqueueWriteBuffer /
  * clEnqueueNDRangeKernel + clFinish) as the baseline measured in the same run, and
- * memcpy as the host's own copy speed. Medians of 7 trials; ratios against raw PoCL.
+ * memcpy as the host's own copy speed. Medians of 11 trials; ratios against raw PoCL.
  *
- *   hwrt-bench-opencl            run everything (about half a minute on 2 cores)
+ *   hwrt-bench-opencl            run everything (10-20 s on 2 cores)
  *
  * One process uses one hwrt backend at a time: sim runs first, then hwrt_shutdown(),
- * then opencl, then the raw baseline. */
+ * then opencl, whose trials alternate with the raw baseline's in the same process. */
 #include "bench.h"
 
 #include <hwrt.h>
@@ -31,10 +31,12 @@ static int cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-double bench_median(double *v, int n)
+double bench_median(const double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    double c[64];
+    memcpy(c, v, (size_t)n * sizeof *c);
+    qsort(c, (size_t)n, sizeof *c, cmp);
+    return n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
 }
 
 /* About 64 MiB moved per trial, at least 4 copies. */
@@ -49,135 +51,135 @@ int bench_reps(size_t bytes)
         hwrt_status st_ = (call);                                                         \
         if (st_ != HWRT_SUCCESS) {                                                        \
             fprintf(stderr, "hwrt-bench-opencl: %s: %s\n", #call, hwrt_last_error());      \
-            return 0;                                                                     \
+            exit(1);                                                                      \
         }                                                                                 \
     } while (0)
 
-static int hwrt_copies(bench_figs *f, hwrt_stream s)
-{
-    for (int i = 0; i < BENCH_NSIZES; i++) {
-        size_t bytes = bench_sizes[i];
-        void *host, *dev;
-        CHECK(hwrt_host_alloc(&host, bytes, HWRT_HOST_PINNED));
-        CHECK(hwrt_malloc(&dev, bytes));
-        memset(host, 1, bytes);
-        double h2d[BENCH_TRIALS], d2h[BENCH_TRIALS];
-        int reps = bench_reps(bytes);
-        for (int t = 0; t < BENCH_TRIALS; t++) {
-            double t0 = bench_now();
-            for (int r = 0; r < reps; r++) {
-                CHECK(hwrt_memcpy_async(dev, host, bytes, HWRT_MEMCPY_HOST_TO_DEVICE, s));
-                CHECK(hwrt_stream_synchronize(s));
-            }
-            double t1 = bench_now();
-            for (int r = 0; r < reps; r++) {
-                CHECK(hwrt_memcpy_async(host, dev, bytes, HWRT_MEMCPY_DEVICE_TO_HOST, s));
-                CHECK(hwrt_stream_synchronize(s));
-            }
-            double t2 = bench_now();
-            h2d[t] = (double)bytes * reps / (t1 - t0) / 1e9;
-            d2h[t] = (double)bytes * reps / (t2 - t1) / 1e9;
-        }
-        f->h2d_gbps[i] = bench_median(h2d, BENCH_TRIALS);
-        f->d2h_gbps[i] = bench_median(d2h, BENCH_TRIALS);
-        CHECK(hwrt_free(dev));
-        CHECK(hwrt_host_free(host));
-    }
-    return 1;
-}
+/* hwrt's side: one stream, pinned host and device buffers per size, three tensors. */
+static hwrt_stream hs;
+static void *hhost[BENCH_NSIZES], *hdev[BENCH_NSIZES];
+static hwrt_tensor to, ta, tb;
 
-static int hwrt_launches(bench_figs *f, hwrt_stream s)
+static double hwrt_trial(int fig)
 {
-    int64_t shape[1] = {BENCH_LAUNCH_N};
-    hwrt_tensor o, a, b;
-    CHECK(hwrt_tensor_empty(&o, HWRT_FLOAT32, 1, shape));
-    CHECK(hwrt_tensor_empty(&a, HWRT_FLOAT32, 1, shape));
-    CHECK(hwrt_tensor_empty(&b, HWRT_FLOAT32, 1, shape));
-    CHECK(hwrt_op_fill(a, 1.0, s));
-    CHECK(hwrt_op_fill(b, 2.0, s));
-    double rt[BENCH_TRIALS], thr[BENCH_TRIALS];
-    for (int t = -1; t < BENCH_TRIALS; t++) {           /* trial -1 warms up (compiles) */
-        double t0 = bench_now();
+    double t0 = bench_now();
+    if (fig == B_ROUNDTRIP) {
         for (int r = 0; r < BENCH_ROUNDTRIPS; r++) {
-            CHECK(hwrt_op_add(o, a, b, s));
-            CHECK(hwrt_stream_synchronize(s));
+            CHECK(hwrt_op_add(to, ta, tb, hs));
+            CHECK(hwrt_stream_synchronize(hs));
         }
-        double t1 = bench_now();
-        for (int r = 0; r < BENCH_BURST; r++) CHECK(hwrt_op_add(o, a, b, s));
-        CHECK(hwrt_stream_synchronize(s));
-        double t2 = bench_now();
-        if (t < 0) continue;
-        rt[t] = (t1 - t0) / BENCH_ROUNDTRIPS * 1e6;
-        thr[t] = (t2 - t1) / BENCH_BURST * 1e6;
+        return (bench_now() - t0) / BENCH_ROUNDTRIPS * 1e6;
     }
-    f->roundtrip_us = bench_median(rt, BENCH_TRIALS);
-    f->burst_us = bench_median(thr, BENCH_TRIALS);
-    CHECK(hwrt_tensor_release(o));
-    CHECK(hwrt_tensor_release(a));
-    CHECK(hwrt_tensor_release(b));
-    return 1;
+    if (fig == B_BURST) {
+        for (int r = 0; r < BENCH_BURST; r++) CHECK(hwrt_op_add(to, ta, tb, hs));
+        CHECK(hwrt_stream_synchronize(hs));
+        return (bench_now() - t0) / BENCH_BURST * 1e6;
+    }
+    int s = fig / 2, d2h = fig % 2;
+    size_t bytes = bench_sizes[s];
+    int reps = bench_reps(bytes);
+    for (int r = 0; r < reps; r++) {
+        if (d2h) CHECK(hwrt_memcpy_async(hhost[s], hdev[s], bytes, HWRT_MEMCPY_DEVICE_TO_HOST, hs));
+        else CHECK(hwrt_memcpy_async(hdev[s], hhost[s], bytes, HWRT_MEMCPY_HOST_TO_DEVICE, hs));
+        CHECK(hwrt_stream_synchronize(hs));
+    }
+    return (double)bytes * reps / (bench_now() - t0) / 1e9;
 }
 
-static int run_backend(const char *name, bench_figs *f)
+static void hwrt_open(const char *backend)
 {
-    CHECK(hwrt_set_device(name, 0));
-    hwrt_stream s;
-    CHECK(hwrt_stream_create(&s, 0));
-    int ok = hwrt_copies(f, s) && hwrt_launches(f, s);
-    CHECK(hwrt_stream_destroy(s));
+    CHECK(hwrt_set_device(backend, 0));
+    CHECK(hwrt_stream_create(&hs, 0));
+    for (int s = 0; s < BENCH_NSIZES; s++) {
+        CHECK(hwrt_host_alloc(&hhost[s], bench_sizes[s], HWRT_HOST_PINNED));
+        CHECK(hwrt_malloc(&hdev[s], bench_sizes[s]));
+        memset(hhost[s], 1, bench_sizes[s]);
+    }
+    int64_t shape[1] = {BENCH_LAUNCH_N};
+    CHECK(hwrt_tensor_empty(&to, HWRT_FLOAT32, 1, shape));
+    CHECK(hwrt_tensor_empty(&ta, HWRT_FLOAT32, 1, shape));
+    CHECK(hwrt_tensor_empty(&tb, HWRT_FLOAT32, 1, shape));
+    CHECK(hwrt_op_fill(ta, 1.0, hs));
+    CHECK(hwrt_op_fill(tb, 2.0, hs));
+    hwrt_trial(B_ROUNDTRIP);                /* warm up: kernels compile at first launch */
+}
+
+static void hwrt_close(void)
+{
+    CHECK(hwrt_tensor_release(to));
+    CHECK(hwrt_tensor_release(ta));
+    CHECK(hwrt_tensor_release(tb));
+    for (int s = 0; s < BENCH_NSIZES; s++) {
+        CHECK(hwrt_free(hdev[s]));
+        CHECK(hwrt_host_free(hhost[s]));
+    }
+    CHECK(hwrt_stream_destroy(hs));
     CHECK(hwrt_shutdown());
-    return ok;
 }
 
-static void memcpy_figs(double *gbps)
+static double memcpy_trial(int s)
 {
-    for (int i = 0; i < BENCH_NSIZES; i++) {
-        size_t bytes = bench_sizes[i];
-        char *a = malloc(bytes), *b = malloc(bytes);
-        memset(a, 1, bytes);
-        memset(b, 2, bytes);
-        double v[BENCH_TRIALS];
-        int reps = bench_reps(bytes);
-        for (int t = 0; t < BENCH_TRIALS; t++) {
-            double t0 = bench_now();
-            for (int r = 0; r < reps; r++) {
-                memcpy(b, a, bytes);
-                __asm__ volatile("" ::"r"(b) : "memory");
-            }
-            v[t] = (double)bytes * reps / (bench_now() - t0) / 1e9;
-        }
-        gbps[i] = bench_median(v, BENCH_TRIALS);
-        free(a);
-        free(b);
+    size_t bytes = bench_sizes[s];
+    char *a = malloc(bytes), *b = malloc(bytes);
+    memset(a, 1, bytes);
+    memset(b, 2, bytes);
+    int reps = bench_reps(bytes);
+    double t0 = bench_now();
+    for (int r = 0; r < reps; r++) {
+        memcpy(b, a, bytes);
+        __asm__ volatile("" ::"r"(b) : "memory");
     }
+    double v = (double)bytes * reps / (bench_now() - t0) / 1e9;
+    free(a);
+    free(b);
+    return v;
 }
 
-static void print_figs(const bench_figs *sim, const bench_figs *ocl, const bench_figs *raw,
-                       const double *mc)
+static double sim_v[BENCH_TRIALS][B_NFIGS], ocl_v[BENCH_TRIALS][B_NFIGS];
+static double raw_v[BENCH_TRIALS][B_NFIGS], mc_v[BENCH_TRIALS][BENCH_NSIZES];
+
+static double med(double v[][B_NFIGS], int fig)
 {
-    printf("copies, pinned host memory, enqueue + synchronize (GB/s, median of %d trials)\n",
+    double col[BENCH_TRIALS];
+    for (int t = 0; t < BENCH_TRIALS; t++) col[t] = v[t][fig];
+    return bench_median(col, BENCH_TRIALS);
+}
+
+static double ratio(int fig)        /* median of per-trial opencl / raw */
+{
+    double col[BENCH_TRIALS];
+    for (int t = 0; t < BENCH_TRIALS; t++) col[t] = ocl_v[t][fig] / raw_v[t][fig];
+    return bench_median(col, BENCH_TRIALS);
+}
+
+static void print_figs(void)
+{
+    printf("copies from/to pinned host memory, enqueue + synchronize: GB/s, median of %d "
+           "trials\n(ratio: median of per-trial hwrt-opencl / raw-PoCL, higher is better)\n",
            BENCH_TRIALS);
-    printf("%-14s %10s %10s %12s %10s %14s\n", "", "memcpy", "hwrt sim", "hwrt opencl",
+    printf("%-14s %9s %9s %12s %9s %12s\n", "", "memcpy", "hwrt sim", "hwrt opencl",
            "raw PoCL", "opencl/raw");
-    for (int i = 0; i < BENCH_NSIZES; i++) {
-        char label[32];
-        for (int dir = 0; dir < 2; dir++) {
-            const char *d = dir ? "D2H" : "H2D";
-            double s = dir ? sim->d2h_gbps[i] : sim->h2d_gbps[i];
-            double o = dir ? ocl->d2h_gbps[i] : ocl->h2d_gbps[i];
-            double r = dir ? raw->d2h_gbps[i] : raw->h2d_gbps[i];
-            snprintf(label, sizeof label, "%s %zu KiB", d, bench_sizes[i] >> 10);
-            printf("%-14s %10.2f %10.2f %12.2f %10.2f %14.2f\n", label, mc[i], s, o, r, o / r);
+    for (int s = 0; s < BENCH_NSIZES; s++)
+        for (int d = 0; d < 2; d++) {
+            double col[BENCH_TRIALS];
+            for (int t = 0; t < BENCH_TRIALS; t++) col[t] = mc_v[t][s];
+            char label[32];
+            snprintf(label, sizeof label, "%s %zu KiB", d ? "D2H" : "H2D", bench_sizes[s] >> 10);
+            int f = 2 * s + d;
+            printf("%-14s %9.2f %9.2f %12.2f %9.2f %12.2f\n", label,
+                   bench_median(col, BENCH_TRIALS), med(sim_v, f), med(ocl_v, f), med(raw_v, f),
+                   ratio(f));
         }
-    }
-    printf("\nlaunches: add of %d float32 (us per launch, median of %d trials)\n",
+    printf("\nlaunches of an add of %d float32: us per launch, median of %d trials\n"
+           "(ratio: median of per-trial hwrt-opencl / raw-PoCL, lower is better)\n",
            BENCH_LAUNCH_N, BENCH_TRIALS);
-    printf("%-26s %10s %12s %10s %14s\n", "", "hwrt sim", "hwrt opencl", "raw PoCL",
-           "opencl/raw");
-    printf("%-26s %10.2f %12.2f %10.2f %14.2f\n", "launch + synchronize", sim->roundtrip_us,
-           ocl->roundtrip_us, raw->roundtrip_us, ocl->roundtrip_us / raw->roundtrip_us);
-    printf("%-26s %10.2f %12.2f %10.2f %14.2f\n", "burst of 200, then sync", sim->burst_us,
-           ocl->burst_us, raw->burst_us, ocl->burst_us / raw->burst_us);
+    printf("%-26s %9s %12s %9s %12s\n", "", "hwrt sim", "hwrt opencl", "raw PoCL", "opencl/raw");
+    const char *names[2] = {"launch + synchronize", "burst of 200, then sync"};
+    for (int i = 0; i < 2; i++) {
+        int f = B_ROUNDTRIP + i;
+        printf("%-26s %9.2f %12.2f %9.2f %12.2f\n", names[i], med(sim_v, f), med(ocl_v, f),
+               med(raw_v, f), ratio(f));
+    }
     printf("\n(sim figures are simulated: its link model is off unless HWRT_SIM_LINK_GBPS is "
            "set; PoCL runs on this machine's CPU)\n");
 }
@@ -186,23 +188,33 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         printf("usage: hwrt-bench-opencl\n  copy and launch figures: hwrt on sim, hwrt on "
-               "opencl, raw PoCL (baseline), memcpy\n");
+               "opencl, raw PoCL (baseline, same run), memcpy\n");
         return 0;
     }
-    bench_figs sim = {0}, ocl = {0}, raw = {0};
-    double mc[BENCH_NSIZES];
     hwrt_backend_desc info;
     if (hwrt_backend_info("opencl", &info) != HWRT_SUCCESS || !info.available ||
         info.device_count == 0) {
         fprintf(stderr, "hwrt-bench-opencl: the opencl backend is unavailable: %s\n", info.reason);
         return 1;
     }
-    memcpy_figs(mc);
-    if (!run_backend("sim", &sim) || !run_backend("opencl", &ocl)) return 1;
-    if (!bench_raw_cl(&raw)) {
+    hwrt_open("sim");
+    for (int t = 0; t < BENCH_TRIALS; t++) {
+        for (int f = 0; f < B_NFIGS; f++) sim_v[t][f] = hwrt_trial(f);
+        for (int s = 0; s < BENCH_NSIZES; s++) mc_v[t][s] = memcpy_trial(s);
+    }
+    hwrt_close();
+    hwrt_open("opencl");
+    if (!bench_raw_open()) {
         fprintf(stderr, "hwrt-bench-opencl: could not drive OpenCL directly\n");
         return 1;
     }
-    print_figs(&sim, &ocl, &raw, mc);
+    for (int t = 0; t < BENCH_TRIALS; t++)
+        for (int f = 0; f < B_NFIGS; f++) {     /* alternate: both see the same load */
+            ocl_v[t][f] = hwrt_trial(f);
+            raw_v[t][f] = bench_raw_trial(f);
+        }
+    bench_raw_close();
+    hwrt_close();
+    print_figs();
     return 0;
 }

@@ -1,5 +1,7 @@
-/* The baseline: PoCL driven directly, without hwrt. The same ICD loader hwrt uses is
- * opened with dlopen (hwrt's own table is internal to libhwrt). */
+/* The baseline: PoCL driven directly, without hwrt: non-blocking clEnqueueWriteBuffer /
+ * clEnqueueReadBuffer from CL_MEM_ALLOC_HOST_PTR memory (what hwrt's pinned copies turn
+ * into) and clSetKernelArg + clEnqueueNDRangeKernel, each followed by clFinish. The
+ * ICD loader is opened with dlopen, like hwrt does (hwrt's table is internal). */
 #include "bench.h"
 
 #define CL_TARGET_OPENCL_VERSION 120
@@ -7,8 +9,6 @@
 #include <CL/cl.h>
 
 #include <dlfcn.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define RAW_FUNCS(X)                                                                      \
@@ -30,13 +30,15 @@ static const char *kernel_src =
     "  o[i] = a[i] + b[i];\n"
     "}\n";
 
-typedef struct {
-    cl_context ctx;
-    cl_command_queue q;
-    cl_device_id dev;
-} raw_env;
+static cl_context ctx;
+static cl_command_queue q;
+static cl_device_id dev;
+static cl_mem dbuf[BENCH_NSIZES], pbuf[BENCH_NSIZES], kbuf[3];
+static void *host[BENCH_NSIZES];
+static cl_program prog;
+static cl_kernel kern;
 
-static int raw_open(raw_env *env)
+int bench_raw_open(void)
 {
     void *h = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h) return 0;
@@ -46,103 +48,80 @@ static int raw_open(raw_env *env)
     cl_platform_id plat;
     cl_uint np = 0;
     if (cl.GetPlatformIDs(1, &plat, &np) != CL_SUCCESS || np == 0) return 0;
-    if (cl.GetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &env->dev, NULL) != CL_SUCCESS) return 0;
+    if (cl.GetDeviceIDs(plat, CL_DEVICE_TYPE_ALL, 1, &dev, NULL) != CL_SUCCESS) return 0;
     cl_int e;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)plat, 0};
-    env->ctx = cl.CreateContext(props, 1, &env->dev, NULL, NULL, &e);
+    ctx = cl.CreateContext(props, 1, &dev, NULL, NULL, &e);
     if (e != CL_SUCCESS) return 0;
-    env->q = cl.CreateCommandQueue(env->ctx, env->dev, CL_QUEUE_PROFILING_ENABLE, &e);
-    return e == CL_SUCCESS;
+    q = cl.CreateCommandQueue(ctx, dev, CL_QUEUE_PROFILING_ENABLE, &e);
+    if (e != CL_SUCCESS) return 0;
+    for (int s = 0; s < BENCH_NSIZES; s++) {
+        dbuf[s] = cl.CreateBuffer(ctx, CL_MEM_READ_WRITE, bench_sizes[s], NULL, &e);
+        if (e != CL_SUCCESS) return 0;
+        pbuf[s] = cl.CreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bench_sizes[s],
+                                  NULL, &e);
+        if (e != CL_SUCCESS) return 0;
+        host[s] = cl.EnqueueMapBuffer(q, pbuf[s], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                      bench_sizes[s], 0, NULL, NULL, &e);
+        if (e != CL_SUCCESS) return 0;
+        memset(host[s], 1, bench_sizes[s]);
+    }
+    prog = cl.CreateProgramWithSource(ctx, 1, &kernel_src, NULL, &e);
+    if (e != CL_SUCCESS || cl.BuildProgram(prog, 1, &dev, "", NULL, NULL) != CL_SUCCESS) return 0;
+    kern = cl.CreateKernel(prog, "add", &e);
+    if (e != CL_SUCCESS) return 0;
+    for (int i = 0; i < 3; i++) {
+        kbuf[i] = cl.CreateBuffer(ctx, CL_MEM_READ_WRITE, BENCH_LAUNCH_N * sizeof(float), NULL, &e);
+        if (e != CL_SUCCESS) return 0;
+    }
+    bench_raw_trial(B_ROUNDTRIP);           /* warm up: PoCL compiles at first launch */
+    return 1;
 }
 
-/* Copy figures: non-blocking write/read from CL_MEM_ALLOC_HOST_PTR memory + clFinish,
- * exactly what hwrt's pinned copies turn into. */
-static void raw_copies(raw_env *env, bench_figs *f)
+static void launch(void)
+{
+    size_t n = BENCH_LAUNCH_N;
+    for (cl_uint i = 0; i < 3; i++) cl.SetKernelArg(kern, i, sizeof(cl_mem), &kbuf[i]);
+    cl.EnqueueNDRangeKernel(q, kern, 1, NULL, &n, NULL, 0, NULL, NULL);
+}
+
+double bench_raw_trial(int fig)
+{
+    double t0 = bench_now();
+    if (fig == B_ROUNDTRIP) {
+        for (int r = 0; r < BENCH_ROUNDTRIPS; r++) {
+            launch();
+            cl.Finish(q);
+        }
+        return (bench_now() - t0) / BENCH_ROUNDTRIPS * 1e6;
+    }
+    if (fig == B_BURST) {
+        for (int r = 0; r < BENCH_BURST; r++) launch();
+        cl.Finish(q);
+        return (bench_now() - t0) / BENCH_BURST * 1e6;
+    }
+    int s = fig / 2, d2h = fig % 2;
+    size_t bytes = bench_sizes[s];
+    int reps = bench_reps(bytes);
+    for (int r = 0; r < reps; r++) {
+        if (d2h) cl.EnqueueReadBuffer(q, dbuf[s], CL_FALSE, 0, bytes, host[s], 0, NULL, NULL);
+        else cl.EnqueueWriteBuffer(q, dbuf[s], CL_FALSE, 0, bytes, host[s], 0, NULL, NULL);
+        cl.Finish(q);
+    }
+    return (double)bytes * reps / (bench_now() - t0) / 1e9;
+}
+
+void bench_raw_close(void)
 {
     for (int s = 0; s < BENCH_NSIZES; s++) {
-        size_t bytes = bench_sizes[s];
-        cl_int e;
-        cl_mem dev = cl.CreateBuffer(env->ctx, CL_MEM_READ_WRITE, bytes, NULL, &e);
-        cl_mem pin = cl.CreateBuffer(env->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes,
-                                     NULL, &e);
-        void *host = cl.EnqueueMapBuffer(env->q, pin, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes,
-                                         0, NULL, NULL, &e);
-        memset(host, 1, bytes);
-        double h2d[BENCH_TRIALS], d2h[BENCH_TRIALS];
-        int reps = bench_reps(bytes);
-        for (int t = 0; t < BENCH_TRIALS; t++) {
-            double t0 = bench_now();
-            for (int r = 0; r < reps; r++) {
-                cl.EnqueueWriteBuffer(env->q, dev, CL_FALSE, 0, bytes, host, 0, NULL, NULL);
-                cl.Finish(env->q);
-            }
-            double t1 = bench_now();
-            for (int r = 0; r < reps; r++) {
-                cl.EnqueueReadBuffer(env->q, dev, CL_FALSE, 0, bytes, host, 0, NULL, NULL);
-                cl.Finish(env->q);
-            }
-            double t2 = bench_now();
-            h2d[t] = (double)bytes * reps / (t1 - t0) / 1e9;
-            d2h[t] = (double)bytes * reps / (t2 - t1) / 1e9;
-        }
-        f->h2d_gbps[s] = bench_median(h2d, BENCH_TRIALS);
-        f->d2h_gbps[s] = bench_median(d2h, BENCH_TRIALS);
-        cl.EnqueueUnmapMemObject(env->q, pin, host, 0, NULL, NULL);
-        cl.Finish(env->q);
-        cl.ReleaseMemObject(pin);
-        cl.ReleaseMemObject(dev);
+        cl.EnqueueUnmapMemObject(q, pbuf[s], host[s], 0, NULL, NULL);
+        cl.Finish(q);
+        cl.ReleaseMemObject(pbuf[s]);
+        cl.ReleaseMemObject(dbuf[s]);
     }
-}
-
-static void raw_launches(raw_env *env, bench_figs *f)
-{
-    cl_int e;
-    cl_program p = cl.CreateProgramWithSource(env->ctx, 1, &kernel_src, NULL, &e);
-    cl.BuildProgram(p, 1, &env->dev, "", NULL, NULL);
-    cl_kernel k = cl.CreateKernel(p, "add", &e);
-    size_t n = BENCH_LAUNCH_N, bytes = n * sizeof(float);
-    cl_mem o = cl.CreateBuffer(env->ctx, CL_MEM_READ_WRITE, bytes, NULL, &e);
-    cl_mem a = cl.CreateBuffer(env->ctx, CL_MEM_READ_WRITE, bytes, NULL, &e);
-    cl_mem b = cl.CreateBuffer(env->ctx, CL_MEM_READ_WRITE, bytes, NULL, &e);
-    double rt[BENCH_TRIALS], thr[BENCH_TRIALS];
-    for (int t = -1; t < BENCH_TRIALS; t++) {           /* trial -1 warms up (compiles) */
-        double t0 = bench_now();
-        for (int r = 0; r < BENCH_ROUNDTRIPS; r++) {
-            cl.SetKernelArg(k, 0, sizeof o, &o);
-            cl.SetKernelArg(k, 1, sizeof a, &a);
-            cl.SetKernelArg(k, 2, sizeof b, &b);
-            cl.EnqueueNDRangeKernel(env->q, k, 1, NULL, &n, NULL, 0, NULL, NULL);
-            cl.Finish(env->q);
-        }
-        double t1 = bench_now();
-        for (int r = 0; r < BENCH_BURST; r++) {
-            cl.SetKernelArg(k, 0, sizeof o, &o);
-            cl.SetKernelArg(k, 1, sizeof a, &a);
-            cl.SetKernelArg(k, 2, sizeof b, &b);
-            cl.EnqueueNDRangeKernel(env->q, k, 1, NULL, &n, NULL, 0, NULL, NULL);
-        }
-        cl.Finish(env->q);
-        double t2 = bench_now();
-        if (t < 0) continue;
-        rt[t] = (t1 - t0) / BENCH_ROUNDTRIPS * 1e6;
-        thr[t] = (t2 - t1) / BENCH_BURST * 1e6;
-    }
-    f->roundtrip_us = bench_median(rt, BENCH_TRIALS);
-    f->burst_us = bench_median(thr, BENCH_TRIALS);
-    cl.ReleaseMemObject(o);
-    cl.ReleaseMemObject(a);
-    cl.ReleaseMemObject(b);
-    cl.ReleaseKernel(k);
-    cl.ReleaseProgram(p);
-}
-
-int bench_raw_cl(bench_figs *f)
-{
-    raw_env env;
-    if (!raw_open(&env)) return 0;
-    raw_copies(&env, f);
-    raw_launches(&env, f);
-    cl.ReleaseCommandQueue(env.q);
-    cl.ReleaseContext(env.ctx);
-    return 1;
+    for (int i = 0; i < 3; i++) cl.ReleaseMemObject(kbuf[i]);
+    cl.ReleaseKernel(kern);
+    cl.ReleaseProgram(prog);
+    cl.ReleaseCommandQueue(q);
+    cl.ReleaseContext(ctx);
 }
