@@ -217,6 +217,41 @@ static void asynchrony(void)
     OK(hwrt_tensor_release(t));
 }
 
+/* With two devices (POCL_DEVICES="pthread pthread"): a stream of device 1 waits on an
+ * event of device 0, whose context it cannot wait on directly. */
+static void cross_device(void)
+{
+    int n = 0;
+    OK(hwrt_device_count("opencl", &n));
+    if (n < 2) return;                  /* the opencl_two_devices test runs this part */
+    TEST_CASE("cross-device event wait");
+    atomic_store(&gate_open, 0);
+    atomic_store(&gate_entered, 0);
+    OK(hwrt_set_device("opencl", 0));
+    hwrt_stream s0;
+    hwrt_event e0;
+    OK(hwrt_stream_create(&s0, 0));
+    OK(hwrt_event_create(&e0, HWRT_EVENT_DEFAULT));
+    OK(hwrt_launch_host_func(s0, gate, NULL));
+    OK(hwrt_event_record(e0, s0));
+    OK(hwrt_set_device("opencl", 1));
+    hwrt_stream s1;
+    OK(hwrt_stream_create(&s1, 0));
+    OK(hwrt_stream_wait_event(s1, e0));
+    OK(hwrt_launch_host_func(s1, note, (void *)(intptr_t)7));
+    while (!atomic_load(&gate_entered)) usleep(50);
+    usleep(5000);
+    EXPECT(hwrt_stream_query(s1) == HWRT_ERROR_NOT_READY);
+    int before = atomic_load(&norder);
+    atomic_store(&gate_open, 1);
+    OK(hwrt_stream_synchronize(s1));
+    EXPECT(atomic_load(&norder) == before + 1 && order[before] == 7);
+    OK(hwrt_stream_destroy(s1));
+    OK(hwrt_set_device("opencl", 0));
+    OK(hwrt_stream_destroy(s0));
+    OK(hwrt_event_destroy(e0));
+}
+
 int main(void)
 {
     hwrt_backend_desc info;
@@ -230,6 +265,7 @@ int main(void)
     copies();
     host_funcs_and_events();
     asynchrony();
+    cross_device();
     OK(hwrt_shutdown());
     return test_report();
 }
