@@ -116,7 +116,10 @@ hwrt_status ocl_resolve(ocl_dev *d, const void *p, size_t bytes, cl_mem *mem, si
 typedef struct hwrt_bstream {
     ocl_dev *dev;
     cl_command_queue q;
-    pthread_mutex_t mu;
+    pthread_mutex_t enq_mu;  /* held across an enqueue and its tracking, so that `last`
+                                is the newest command and multi-command sequences (host
+                                functions) stay contiguous when threads share a stream */
+    pthread_mutex_t mu;      /* guards `last` only: queries never wait for an enqueue */
     cl_event last;           /* last command enqueued (NULL: none yet) */
     int priority;
 } ocl_stream;

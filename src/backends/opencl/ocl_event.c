@@ -29,17 +29,21 @@ void ocl_event_destroy(hwrt_bevent *e)
 hwrt_status ocl_event_record(hwrt_bevent *e, hwrt_bstream *s)
 {
     cl_event m;
+    pthread_mutex_lock(&s->enq_mu);
     cl_int err = ocl.EnqueueMarkerWithWaitList(s->q, 0, NULL, &m);
-    if (err != CL_SUCCESS)
+    if (err != CL_SUCCESS) {
+        pthread_mutex_unlock(&s->enq_mu);
         return ocl_err(err, "opencl device %d: recording an event (clEnqueueMarkerWithWaitList)",
                        s->dev->ordinal);
+    }
     ocl.RetainEvent(m);                     /* one reference for the stream, one for e */
     pthread_mutex_lock(&e->mu);
     cl_event old = e->ev;
     e->ev = m;
     pthread_mutex_unlock(&e->mu);
-    if (old) ocl.ReleaseEvent(old);
     ocl_stream_track(s, m);
+    pthread_mutex_unlock(&s->enq_mu);
+    if (old) ocl.ReleaseEvent(old);
     return HWRT_SUCCESS;
 }
 

@@ -50,11 +50,13 @@ static hwrt_status fill(ocl_stream *s, const hwrt_kernel *k)
                        "address is not aligned to the element size %zu", s->dev->ordinal,
                        hwrt_dtype_name(k->dtype), k->out, es);
     cl_event ev;
+    pthread_mutex_lock(&s->enq_mu);
     cl_int e = ocl.EnqueueFillBuffer(s->q, m, pat, es, off, bytes, 0, NULL, &ev);
+    if (e == CL_SUCCESS) ocl_stream_track(s, ev);
+    pthread_mutex_unlock(&s->enq_mu);
     if (e != CL_SUCCESS)
         return ocl_err(e, "opencl device %d: Fill (clEnqueueFillBuffer of %zu bytes)",
                        s->dev->ordinal, bytes);
-    ocl_stream_track(s, ev);
     return HWRT_SUCCESS;
 }
 
@@ -180,12 +182,14 @@ static hwrt_status enqueue(ocl_stream *s, const hwrt_kernel *k, int kid, const o
     for (int j = 0; j < nextra && e == CL_SUCCESS; j++)
         e = ocl.SetKernelArg(kern, i++, extra[j].size, extra[j].val);
     cl_event ev = NULL;
+    pthread_mutex_lock(&s->enq_mu);
     if (e == CL_SUCCESS)
         e = ocl.EnqueueNDRangeKernel(s->q, kern, dims, NULL, gws, NULL, 0, NULL, &ev);
+    if (e == CL_SUCCESS) ocl_stream_track(s, ev);
+    pthread_mutex_unlock(&s->enq_mu);
     if (e != CL_SUCCESS)
         return ocl_err(e, "opencl device %d: launching %s on %s", d->ordinal, op_names[k->op],
                        hwrt_dtype_name(k->dtype));
-    ocl_stream_track(s, ev);
     return HWRT_SUCCESS;
 }
 

@@ -53,6 +53,7 @@ hwrt_status ocl_stream_create(hwrt_bdev *d, int priority, hwrt_bstream **out)
     s->dev = d;
     s->priority = priority;      /* OpenCL 1.2 queues have no priorities: recorded only */
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->enq_mu, NULL);
     *out = s;
     return HWRT_SUCCESS;
 }
@@ -63,6 +64,7 @@ void ocl_stream_destroy(hwrt_bstream *s)
     if (s->last) ocl.ReleaseEvent(s->last);
     ocl.ReleaseCommandQueue(s->q);
     pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->enq_mu);
     free(s);
 }
 
@@ -130,7 +132,7 @@ static hwrt_status hold_until(ocl_stream *s, cl_event after, hwrt_host_fn fn, vo
     return st;
 }
 
-hwrt_status ocl_host_func(hwrt_bstream *s, hwrt_host_fn fn, void *arg)
+static hwrt_status host_func_locked(ocl_stream *s, hwrt_host_fn fn, void *arg)
 {
     cl_event marker;
     cl_int e = ocl.EnqueueMarkerWithWaitList(s->q, 0, NULL, &marker);
@@ -141,7 +143,15 @@ hwrt_status ocl_host_func(hwrt_bstream *s, hwrt_host_fn fn, void *arg)
     return st;
 }
 
-hwrt_status ocl_stream_wait_event(hwrt_bstream *s, hwrt_bevent *ev)
+hwrt_status ocl_host_func(hwrt_bstream *s, hwrt_host_fn fn, void *arg)
+{
+    pthread_mutex_lock(&s->enq_mu);
+    hwrt_status st = host_func_locked(s, fn, arg);
+    pthread_mutex_unlock(&s->enq_mu);
+    return st;
+}
+
+static hwrt_status wait_event_locked(ocl_stream *s, hwrt_bevent *ev)
 {
     pthread_mutex_lock(&ev->mu);
     cl_event m = ev->ev;
@@ -161,6 +171,14 @@ hwrt_status ocl_stream_wait_event(hwrt_bstream *s, hwrt_bevent *ev)
      * this context stands in and is completed when the foreign marker completes */
     hwrt_status st = hold_until(s, m, NULL, NULL);
     if (st != HWRT_SUCCESS) ocl.ReleaseEvent(m);
+    return st;
+}
+
+hwrt_status ocl_stream_wait_event(hwrt_bstream *s, hwrt_bevent *ev)
+{
+    pthread_mutex_lock(&s->enq_mu);
+    hwrt_status st = wait_event_locked(s, ev);
+    pthread_mutex_unlock(&s->enq_mu);
     return st;
 }
 
@@ -205,28 +223,25 @@ static hwrt_status copy_d2d(ocl_stream *s, void *dst, const void *src, size_t by
     return HWRT_SUCCESS;
 }
 
-hwrt_status ocl_memcpy_async(hwrt_bstream *s, void *dst, const void *src, size_t bytes,
-                             hwrt_memcpy_kind kind, int host_pinned)
+static hwrt_status memcpy_locked(ocl_stream *s, void *dst, const void *src, size_t bytes,
+                                 hwrt_memcpy_kind kind, cl_event *out)
 {
     ocl_dev *d = s->dev;
     cl_mem m;
     size_t off;
     cl_event ev;
     cl_int e;
-    /* pageable host memory: a blocking call, so it returns once the host side has been
-     * consumed (H2D) or filled (D2H), as CUDA and ACL do */
-    cl_bool blocking = host_pinned ? CL_FALSE : CL_TRUE;
     switch (kind) {
     case HWRT_MEMCPY_HOST_TO_DEVICE:
         HWI_TRY(ocl_resolve(d, dst, bytes, &m, &off));
-        e = ocl.EnqueueWriteBuffer(s->q, m, blocking, off, bytes, src, 0, NULL, &ev);
+        e = ocl.EnqueueWriteBuffer(s->q, m, CL_FALSE, off, bytes, src, 0, NULL, &ev);
         if (e != CL_SUCCESS)
             return ocl_err(e, "opencl device %d: clEnqueueWriteBuffer of %zu bytes", d->ordinal,
                            bytes);
         break;
     case HWRT_MEMCPY_DEVICE_TO_HOST:
         HWI_TRY(ocl_resolve(d, src, bytes, &m, &off));
-        e = ocl.EnqueueReadBuffer(s->q, m, blocking, off, bytes, dst, 0, NULL, &ev);
+        e = ocl.EnqueueReadBuffer(s->q, m, CL_FALSE, off, bytes, dst, 0, NULL, &ev);
         if (e != CL_SUCCESS)
             return ocl_err(e, "opencl device %d: clEnqueueReadBuffer of %zu bytes", d->ordinal,
                            bytes);
@@ -238,13 +253,33 @@ hwrt_status ocl_memcpy_async(hwrt_bstream *s, void *dst, const void *src, size_t
         if (!a)
             return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_memcpy_async: host out of memory");
         *a = (h2h_arg){dst, src, bytes};
-        hwrt_status st = ocl_host_func(s, h2h_run, a);
+        hwrt_status st = host_func_locked(s, h2h_run, a);
         if (st != HWRT_SUCCESS) free(a);
         return st;
     }
     }
-    hwrt_status st = blocking ? ocl_event_status(ev, "hwrt_memcpy_async") : HWRT_SUCCESS;
+    ocl.RetainEvent(ev);
+    *out = ev;
     ocl_stream_track(s, ev);
+    return HWRT_SUCCESS;
+}
+
+hwrt_status ocl_memcpy_async(hwrt_bstream *s, void *dst, const void *src, size_t bytes,
+                             hwrt_memcpy_kind kind, int host_pinned)
+{
+    cl_event ev = NULL;
+    pthread_mutex_lock(&s->enq_mu);
+    hwrt_status st = memcpy_locked(s, dst, src, bytes, kind, &ev);
+    pthread_mutex_unlock(&s->enq_mu);
+    if (!ev) return st;
+    /* pageable host memory: return once the host side has been consumed (H2D) or filled
+     * (D2H), as CUDA and ACL do; waited for outside the lock, so that other threads can
+     * still queue work and query the stream meanwhile */
+    if (!host_pinned) {
+        ocl.WaitForEvents(1, &ev);
+        st = ocl_event_status(ev, "hwrt_memcpy_async");
+    }
+    ocl.ReleaseEvent(ev);
     return st;
 }
 
@@ -255,10 +290,12 @@ hwrt_status ocl_memset_async(hwrt_bstream *s, void *dptr, int value, size_t byte
     HWI_TRY(ocl_resolve(s->dev, dptr, bytes, &m, &off));
     cl_uchar pat = (cl_uchar)value;
     cl_event ev;
+    pthread_mutex_lock(&s->enq_mu);
     cl_int e = ocl.EnqueueFillBuffer(s->q, m, &pat, 1, off, bytes, 0, NULL, &ev);
+    if (e == CL_SUCCESS) ocl_stream_track(s, ev);
+    pthread_mutex_unlock(&s->enq_mu);
     if (e != CL_SUCCESS)
         return ocl_err(e, "opencl device %d: clEnqueueFillBuffer of %zu bytes", s->dev->ordinal,
                        bytes);
-    ocl_stream_track(s, ev);
     return HWRT_SUCCESS;
 }
