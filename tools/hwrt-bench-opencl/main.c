@@ -3,7 +3,7 @@
  * clEnqueueNDRangeKernel + clFinish) as the baseline measured in the same run, and
  * memcpy as the host's own copy speed. Medians of 11 trials; ratios against raw PoCL.
  *
- *   hwrt-bench-opencl            run everything (10-20 s on 2 cores)
+ *   hwrt-bench-opencl [--json] [--quick]   (10-20 s on 2 cores; also `hwrt-bench opencl`)
  *
  * One process uses one hwrt backend at a time: sim runs first, then hwrt_shutdown(),
  * then opencl, whose trials alternate with the raw baseline's in the same process. */
@@ -135,44 +135,45 @@ static double memcpy_trial(int s)
     return v;
 }
 
+static int ntrials = BENCH_TRIALS;
 static double sim_v[BENCH_TRIALS][B_NFIGS], ocl_v[BENCH_TRIALS][B_NFIGS];
 static double raw_v[BENCH_TRIALS][B_NFIGS], mc_v[BENCH_TRIALS][BENCH_NSIZES];
 
 static double med(double v[][B_NFIGS], int fig)
 {
     double col[BENCH_TRIALS];
-    for (int t = 0; t < BENCH_TRIALS; t++) col[t] = v[t][fig];
-    return bench_median(col, BENCH_TRIALS);
+    for (int t = 0; t < ntrials; t++) col[t] = v[t][fig];
+    return bench_median(col, ntrials);
 }
 
 static double ratio(int fig)        /* median of per-trial opencl / raw */
 {
     double col[BENCH_TRIALS];
-    for (int t = 0; t < BENCH_TRIALS; t++) col[t] = ocl_v[t][fig] / raw_v[t][fig];
-    return bench_median(col, BENCH_TRIALS);
+    for (int t = 0; t < ntrials; t++) col[t] = ocl_v[t][fig] / raw_v[t][fig];
+    return bench_median(col, ntrials);
 }
 
 static void print_figs(void)
 {
     printf("copies from/to pinned host memory, enqueue + synchronize: GB/s, median of %d "
            "trials\n(ratio: median of per-trial hwrt-opencl / raw-PoCL, higher is better)\n",
-           BENCH_TRIALS);
+           ntrials);
     printf("%-14s %9s %9s %12s %9s %12s\n", "", "memcpy", "hwrt sim", "hwrt opencl",
            "raw PoCL", "opencl/raw");
     for (int s = 0; s < BENCH_NSIZES; s++)
         for (int d = 0; d < 2; d++) {
             double col[BENCH_TRIALS];
-            for (int t = 0; t < BENCH_TRIALS; t++) col[t] = mc_v[t][s];
+            for (int t = 0; t < ntrials; t++) col[t] = mc_v[t][s];
             char label[32];
             snprintf(label, sizeof label, "%s %zu KiB", d ? "D2H" : "H2D", bench_sizes[s] >> 10);
             int f = 2 * s + d;
             printf("%-14s %9.2f %9.2f %12.2f %9.2f %12.2f\n", label,
-                   bench_median(col, BENCH_TRIALS), med(sim_v, f), med(ocl_v, f), med(raw_v, f),
+                   bench_median(col, ntrials), med(sim_v, f), med(ocl_v, f), med(raw_v, f),
                    ratio(f));
         }
     printf("\nlaunches of an add of %d float32: us per launch, median of %d trials\n"
            "(ratio: median of per-trial hwrt-opencl / raw-PoCL, lower is better)\n",
-           BENCH_LAUNCH_N, BENCH_TRIALS);
+           BENCH_LAUNCH_N, ntrials);
     printf("%-26s %9s %12s %9s %12s\n", "", "hwrt sim", "hwrt opencl", "raw PoCL", "opencl/raw");
     const char *names[2] = {"launch + synchronize", "burst of 200, then sync"};
     for (int i = 0; i < 2; i++) {
@@ -184,12 +185,51 @@ static void print_figs(void)
            "set; PoCL runs on this machine's CPU)\n");
 }
 
+static double mc_med(int s)
+{
+    double col[BENCH_TRIALS];
+    for (int t = 0; t < ntrials; t++) col[t] = mc_v[t][s];
+    return bench_median(col, ntrials);
+}
+
+/* One JSON object (what `hwrt-bench all --json` embeds under "opencl"). */
+static void print_json(void)
+{
+    printf("{\"trials\":%d,\"sim_simulated\":true,\"copy\":[", ntrials);
+    for (int s = 0; s < BENCH_NSIZES; s++)
+        for (int d = 0; d < 2; d++) {
+            int f = 2 * s + d;
+            printf("%s{\"dir\":\"%s\",\"bytes\":%zu,\"memcpy_gbps\":%.4g,\"sim_gbps\":%.4g,"
+                   "\"opencl_gbps\":%.4g,\"raw_pocl_gbps\":%.4g,\"opencl_over_raw\":%.4g}",
+                   f ? "," : "", d ? "D2H" : "H2D", bench_sizes[s], mc_med(s), med(sim_v, f),
+                   med(ocl_v, f), med(raw_v, f), ratio(f));
+        }
+    printf("],\"launch\":{");
+    const char *names[2] = {"roundtrip_us", "burst_us"};
+    for (int i = 0; i < 2; i++) {
+        int f = B_ROUNDTRIP + i;
+        printf("%s\"%s\":{\"sim\":%.4g,\"opencl\":%.4g,\"raw_pocl\":%.4g,"
+               "\"opencl_over_raw\":%.4g}", i ? "," : "", names[i], med(sim_v, f),
+               med(ocl_v, f), med(raw_v, f), ratio(f));
+    }
+    printf("},\"launch_elements\":%d,\"burst\":%d}\n", BENCH_LAUNCH_N, BENCH_BURST);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        printf("usage: hwrt-bench-opencl\n  copy and launch figures: hwrt on sim, hwrt on "
-               "opencl, raw PoCL (baseline, same run), memcpy\n");
-        return 0;
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if (!strcmp(argv[i], "--quick")) ntrials = 5;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: hwrt-bench-opencl [--json] [--quick]\n  copy and launch figures: "
+                   "hwrt on sim, hwrt on opencl, raw PoCL (baseline, same run), memcpy\n"
+                   "  --quick: 5 trials instead of %d; --json: one JSON object\n", BENCH_TRIALS);
+            return 0;
+        } else {
+            fprintf(stderr, "hwrt-bench-opencl: unknown option '%s' (see --help)\n", argv[i]);
+            return 2;
+        }
     }
     hwrt_backend_desc info;
     if (hwrt_backend_info("opencl", &info) != HWRT_SUCCESS || !info.available ||
@@ -198,7 +238,7 @@ int main(int argc, char **argv)
         return 1;
     }
     hwrt_open("sim");
-    for (int t = 0; t < BENCH_TRIALS; t++) {
+    for (int t = 0; t < ntrials; t++) {
         for (int f = 0; f < B_NFIGS; f++) sim_v[t][f] = hwrt_trial(f);
         for (int s = 0; s < BENCH_NSIZES; s++) mc_v[t][s] = memcpy_trial(s);
     }
@@ -208,13 +248,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "hwrt-bench-opencl: could not drive OpenCL directly\n");
         return 1;
     }
-    for (int t = 0; t < BENCH_TRIALS; t++)
+    for (int t = 0; t < ntrials; t++)
         for (int f = 0; f < B_NFIGS; f++) {     /* alternate: both see the same load */
             ocl_v[t][f] = hwrt_trial(f);
             raw_v[t][f] = bench_raw_trial(f);
         }
     bench_raw_close();
     hwrt_close();
-    print_figs();
+    if (json) print_json();
+    else print_figs();
     return 0;
 }
