@@ -97,7 +97,7 @@ typedef struct hwrt_bdev {
     pthread_mutex_t prog_mu; /* builds the program once; serializes set-arg + enqueue */
     cl_program prog;
     cl_kernel kernels[OCL_K_COUNT];
-    cl_int build_status;     /* 1: not built yet */
+    int build_status;        /* -1: not built yet, else the hwrt_status of the build */
     char build_msg[512];
 
     /* host thread: runs host functions and completes user events */

@@ -108,7 +108,7 @@ hwrt_status ocl_device_open(int ordinal, hwrt_bdev **out)
     d->ordinal = ordinal;
     d->plat = plat;
     d->dev = dev;
-    d->build_status = 1;
+    d->build_status = -1;
     pthread_mutex_init(&d->mem_mu, NULL);
     pthread_mutex_init(&d->prog_mu, NULL);
     pthread_mutex_init(&d->host_mu, NULL);

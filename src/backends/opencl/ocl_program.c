@@ -232,9 +232,9 @@ static hwrt_status build_locked(ocl_dev *d)
  * reported again, with its sentence, rather than retried at every launch. */
 hwrt_status ocl_program_get(ocl_dev *d)
 {
-    if (d->build_status == 1) {
+    if (d->build_status < 0) {
         hwrt_status st = build_locked(d);
-        d->build_status = (cl_int)st;
+        d->build_status = (int)st;
         if (st != HWRT_SUCCESS)
             snprintf(d->build_msg, sizeof d->build_msg, "%s", hwrt_last_error());
     }
