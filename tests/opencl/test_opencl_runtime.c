@@ -217,6 +217,65 @@ static void asynchrony(void)
     OK(hwrt_tensor_release(t));
 }
 
+/* Threads share the device and one stream: each thread's work on the shared stream must
+ * stay in its own order (host functions interleave with its kernels), results exact. */
+enum { NTHREADS = 4, ITERS = 25 };
+static hwrt_stream shared;
+static atomic_int seen[NTHREADS];
+static atomic_int order_errors;
+
+typedef struct { int id; int step; } step_arg;
+static step_arg steps[NTHREADS][ITERS];
+
+static void step_fn(void *arg)
+{
+    step_arg *a = arg;
+    if (atomic_fetch_add(&seen[a->id], 1) != a->step) atomic_fetch_add(&order_errors, 1);
+}
+
+static void *worker(void *arg)
+{
+    int id = (int)(intptr_t)arg, bad = 0;
+    if (hwrt_set_device("opencl", 0) != HWRT_SUCCESS) return (void *)1;
+    int64_t shape[1] = {333};
+    hwrt_tensor a = NULL, b = NULL;
+    float out[333];
+    hwrt_tensor_empty(&a, HWRT_FLOAT32, 1, shape);
+    hwrt_tensor_empty(&b, HWRT_FLOAT32, 1, shape);
+    for (int i = 0; i < ITERS; i++) {
+        steps[id][i] = (step_arg){id, i};
+        bad |= hwrt_op_fill(a, (double)(id * 100 + i), shared) != HWRT_SUCCESS;
+        bad |= hwrt_launch_host_func(shared, step_fn, &steps[id][i]) != HWRT_SUCCESS;
+        bad |= hwrt_op_scale(b, a, 2.0, shared) != HWRT_SUCCESS;
+        bad |= hwrt_op_add(b, b, a, shared) != HWRT_SUCCESS;
+        bad |= hwrt_tensor_copy_to_host(b, out, sizeof out) != HWRT_SUCCESS;
+        bad |= out[0] != 3.0f * (float)(id * 100 + i) || out[332] != out[0];
+    }
+    hwrt_tensor_release(a);
+    hwrt_tensor_release(b);
+    return (void *)(intptr_t)bad;
+}
+
+static void threads(void)
+{
+    TEST_CASE("threads sharing a stream");
+    OK(hwrt_stream_create(&shared, 0));
+    pthread_t th[NTHREADS];
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i);
+    int bad = 0;
+    for (int i = 0; i < NTHREADS; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        bad |= r != NULL;
+    }
+    OK(hwrt_stream_synchronize(shared));
+    EXPECT(!bad);
+    EXPECT(atomic_load(&order_errors) == 0);
+    for (int i = 0; i < NTHREADS; i++) EXPECT(atomic_load(&seen[i]) == ITERS);
+    OK(hwrt_stream_destroy(shared));
+}
+
 /* With two devices (POCL_DEVICES="pthread pthread"): a stream of device 1 waits on an
  * event of device 0, whose context it cannot wait on directly. */
 static void cross_device(void)
@@ -265,6 +324,7 @@ int main(void)
     copies();
     host_funcs_and_events();
     asynchrony();
+    threads();
     cross_device();
     OK(hwrt_shutdown());
     return test_report();
