@@ -246,8 +246,12 @@ static void matmul_cases(void)
 {
     const hwrt_dtype fdt[] = {HWRT_FLOAT32, HWRT_FLOAT16, HWRT_BFLOAT16, HWRT_FLOAT64};
     const double tol[] = {1e-5, 2e-3, 1.6e-2, 1e-12};
-    const int64_t M = 7, K = 13, NN = 5;
+    /* 7x13x5: edge blocks only; 9x17x21: full 4x8 blocks of the float32 kernel plus
+     * right and bottom edges */
+    const int64_t shapes[2][3] = {{7, 13, 5}, {9, 17, 21}};
+    for (int sh = 0; sh < 2; sh++)
     for (int d = 0; d < 4; d++) {
+        const int64_t M = shapes[sh][0], K = shapes[sh][1], NN = shapes[sh][2];
         int64_t sa[2] = {M, K}, sb[2] = {K, NN}, so[2] = {M, NN};
         /* small integers-and-halves keep products exact in every float type */
         void *ha = calloc((size_t)(M * K), 8), *hb = calloc((size_t)(K * NN), 8);
@@ -259,7 +263,8 @@ static void matmul_cases(void)
         OK(hwrt_tensor_empty(&o, fdt[d], 2, so));
         OK(hwrt_op_matmul(o, a, b, NULL));
         char name[64];
-        snprintf(name, sizeof name, "matmul %s", hwrt_dtype_name(fdt[d]));
+        snprintf(name, sizeof name, "matmul %s %lldx%lldx%lld", hwrt_dtype_name(fdt[d]),
+                 (long long)M, (long long)K, (long long)NN);
         unsigned char *got = keep(name, o, fdt[d], tol[d]);
         int ok = got != NULL;
         for (int64_t i = 0; got && i < M; i++)

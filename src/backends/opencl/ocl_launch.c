@@ -104,7 +104,7 @@ static const char *const op_names[HWRT_K_COUNT] = {
 
 /* Pick the kernel and its arguments (after the three operand pairs); work size too. */
 static int choose(const hwrt_kernel *k, int *dt, int *odt, int *op, cl_int *K, cl_int *N,
-                  cl_float *s32, arg *extra, int *nextra, size_t gws[2], cl_uint *dims)
+                  cl_int *M, cl_float *s32, arg *extra, int *nextra, size_t gws[2], cl_uint *dims)
 {
     *dims = 1;
     gws[0] = (size_t)k->n;
@@ -116,13 +116,19 @@ static int choose(const hwrt_kernel *k, int *dt, int *odt, int *op, cl_int *K, c
     case HWRT_K_MATMUL:
         *K = (cl_int)k->k;
         *N = (cl_int)k->nn;
+        *M = (cl_int)k->m;
         *dims = 2;
         gws[0] = (size_t)k->nn;
         gws[1] = (size_t)k->m;
         extra[0] = (arg){sizeof *K, K};
         extra[1] = (arg){sizeof *N, N};
         *nextra = 2;
-        if (k->dtype == HWRT_FLOAT32) return OCL_K_MATMUL_F32;
+        if (k->dtype == HWRT_FLOAT32) {           /* 4x8 blocks per work item */
+            gws[0] = (size_t)(k->nn + 7) / 8;
+            gws[1] = (size_t)(k->m + 3) / 4;
+            extra[(*nextra)++] = (arg){sizeof *M, M};
+            return OCL_K_MATMUL_F32;
+        }
         if (k->dtype == HWRT_FLOAT64) return OCL_K_MATMUL_F64;
         extra[(*nextra)++] = (arg){sizeof *dt, dt};
         return OCL_K_MATMUL_HALF;
@@ -201,12 +207,12 @@ hwrt_status ocl_kernel_launch(hwrt_bstream *s, const hwrt_kernel *k)
     operands x;
     HWI_TRY(resolve_all(d, k, &x));
     int dt, odt, op, nextra;
-    cl_int K, N;
+    cl_int K, N, M;
     cl_float s32;
     arg extra[4];
     size_t gws[2];
     cl_uint dims;
-    int kid = choose(k, &dt, &odt, &op, &K, &N, &s32, extra, &nextra, gws, &dims);
+    int kid = choose(k, &dt, &odt, &op, &K, &N, &M, &s32, extra, &nextra, gws, &dims);
     cl_ulong KK = (cl_ulong)k->k, NN = (cl_ulong)k->nn;
     if (kid == OCL_K_SUM) {
         extra[0] = (arg){sizeof dt, &dt};
