@@ -123,13 +123,12 @@ static int choose(const hwrt_kernel *k, int *dt, int *odt, int *op, cl_int *K, c
         extra[0] = (arg){sizeof *K, K};
         extra[1] = (arg){sizeof *N, N};
         *nextra = 2;
-        if (k->dtype == HWRT_FLOAT32) {           /* 4x8 blocks per work item */
+        if (k->dtype == HWRT_FLOAT32 || k->dtype == HWRT_FLOAT64) {   /* 4x8 blocks */
             gws[0] = (size_t)(k->nn + 7) / 8;
             gws[1] = (size_t)(k->m + 3) / 4;
             extra[(*nextra)++] = (arg){sizeof *M, M};
-            return OCL_K_MATMUL_F32;
+            return k->dtype == HWRT_FLOAT32 ? OCL_K_MATMUL_F32 : OCL_K_MATMUL_F64;
         }
-        if (k->dtype == HWRT_FLOAT64) return OCL_K_MATMUL_F64;
         extra[(*nextra)++] = (arg){sizeof *dt, dt};
         return OCL_K_MATMUL_HALF;
     case HWRT_K_SUM:

@@ -73,10 +73,10 @@ static const char *const src =
 "  float x = CPTR(float, a, ao)[i];\n"
 "  PTR(float, o, oo)[i] = x > 0.0f ? x : 0.0f;\n"
 "}\n"
-/* matmul_f32: each work item computes a 4x8 block of out with float8 arithmetic (CPU
- * OpenCL vectorizes loops over work items only when the body has no inner loop, so the
- * SIMD is explicit); blocks at the right or bottom edge fall back to scalar code. Every
- * element still sums its K products in order, in float32. */
+/* matmul_f32 (and matmul_f64 below): each work item computes a 4x8 block of out with
+ * float8 (double8) arithmetic. CPU OpenCL vectorizes across work items only when the
+ * body has no inner loop, so the SIMD is explicit; blocks at the right or bottom edge
+ * fall back to scalar code. Every element still sums its K products in order. */
 "kernel void matmul_f32(global uchar *o, ulong oo, const global uchar *a, ulong ao,\n"
 "                       const global uchar *b, ulong bo, int K, int N, int M) {\n"
 "  size_t j0 = get_global_id(0) * 8, i0 = get_global_id(1) * 4;\n"
@@ -204,12 +204,31 @@ static const char *const src =
 "  st(O, odt, oi, acc);\n"
 "}\n"
 "kernel void matmul_f64(global uchar *o, ulong oo, const global uchar *a, ulong ao,\n"
-"                       const global uchar *b, ulong bo, int K, int N) {\n"
-"  size_t j = get_global_id(0), i = get_global_id(1);\n"
-"  const global double *A = CPTR(double, a, ao) + i * (size_t)K, *B = CPTR(double, b, bo) + j;\n"
-"  double acc = 0.0;\n"
-"  for (int p = 0; p < K; p++) acc += A[p] * B[(size_t)p * N];\n"
-"  PTR(double, o, oo)[i * (size_t)N + j] = acc;\n"
+"                       const global uchar *b, ulong bo, int K, int N, int M) {\n"
+"  size_t j0 = get_global_id(0) * 8, i0 = get_global_id(1) * 4;\n"
+"  const global double *A = CPTR(double, a, ao), *B = CPTR(double, b, bo);\n"
+"  global double *O = PTR(double, o, oo);\n"
+"  if (j0 + 8 <= (size_t)N && i0 + 4 <= (size_t)M) {\n"
+"    double8 c0 = 0.0, c1 = 0.0, c2 = 0.0, c3 = 0.0;\n"
+"    for (int p = 0; p < K; p++) {\n"
+"      double8 r = vload8(0, B + (size_t)p * N + j0);\n"
+"      c0 += A[i0 * K + p] * r;\n"
+"      c1 += A[(i0 + 1) * K + p] * r;\n"
+"      c2 += A[(i0 + 2) * K + p] * r;\n"
+"      c3 += A[(i0 + 3) * K + p] * r;\n"
+"    }\n"
+"    vstore8(c0, 0, O + i0 * N + j0);\n"
+"    vstore8(c1, 0, O + (i0 + 1) * N + j0);\n"
+"    vstore8(c2, 0, O + (i0 + 2) * N + j0);\n"
+"    vstore8(c3, 0, O + (i0 + 3) * N + j0);\n"
+"    return;\n"
+"  }\n"
+"  for (size_t i = i0; i < i0 + 4 && i < (size_t)M; i++)\n"
+"    for (size_t j = j0; j < j0 + 8 && j < (size_t)N; j++) {\n"
+"      double acc = 0.0;\n"
+"      for (int p = 0; p < K; p++) acc += A[i * K + p] * B[(size_t)p * N + j];\n"
+"      O[i * N + j] = acc;\n"
+"    }\n"
 "}\n"
 "#endif\n";
 
