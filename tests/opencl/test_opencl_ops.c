@@ -284,6 +284,35 @@ static void matmul_cases(void)
     }
 }
 
+/* Identity x B must give B back exactly: checks the float16/bfloat16 -> float32 loads of
+ * the blocked kernel on subnormal, tiny, huge and ordinary values (one full 4x8 block). */
+static void matmul_identity_cases(void)
+{
+    const uint16_t h16[8] = {0x0001, 0x03ff, 0x8001, 0x0400, 0x7bff, 0xfbff, 0x3c01, 0xb555};
+    const uint16_t b16[8] = {0x0001, 0x007f, 0x8001, 0x0080, 0x7f7f, 0xff7f, 0x3f81, 0xc0a5};
+    const hwrt_dtype dts[2] = {HWRT_FLOAT16, HWRT_BFLOAT16};
+    for (int d = 0; d < 2; d++) {
+        uint16_t a[4 * 8] = {0}, b[8 * 8], one = d ? 0x3f80 : 0x3c00, got[4 * 8];
+        for (int i = 0; i < 4; i++) a[i * 8 + i] = one;
+        for (int i = 0; i < 64; i++) b[i] = (d ? b16 : h16)[(i * 3 + i / 8) % 8];
+        int64_t sa[2] = {4, 8}, sb[2] = {8, 8}, so[2] = {4, 8};
+        hwrt_tensor ta, tb, to;
+        OK(hwrt_tensor_from_host(&ta, dts[d], 2, sa, a));
+        OK(hwrt_tensor_from_host(&tb, dts[d], 2, sb, b));
+        OK(hwrt_tensor_empty(&to, dts[d], 2, so));
+        OK(hwrt_op_matmul(to, ta, tb, NULL));
+        OK(hwrt_tensor_copy_to_host(to, got, sizeof got));
+        char name[64];
+        snprintf(name, sizeof name, "matmul identity %s", hwrt_dtype_name(dts[d]));
+        TEST_CASE(name);
+        EXPECT(memcmp(got, b, sizeof got) == 0);
+        keep(name, to, dts[d], 0);
+        hwrt_tensor_release(ta);
+        hwrt_tensor_release(tb);
+        hwrt_tensor_release(to);
+    }
+}
+
 static void sum_cases(void)
 {
     const int64_t shape[3] = {3, 5, 4};
@@ -344,6 +373,7 @@ static void run_pass(const char *backend)
     fill_cases();
     cast_cases();
     matmul_cases();
+    matmul_identity_cases();
     sum_cases();
     OK(hwrt_shutdown());
 }

@@ -118,18 +118,17 @@ static int choose(const hwrt_kernel *k, int *dt, int *odt, int *op, cl_int *K, c
         *N = (cl_int)k->nn;
         *M = (cl_int)k->m;
         *dims = 2;
-        gws[0] = (size_t)k->nn;
-        gws[1] = (size_t)k->m;
         extra[0] = (arg){sizeof *K, K};
         extra[1] = (arg){sizeof *N, N};
         *nextra = 2;
-        if (k->dtype == HWRT_FLOAT32 || k->dtype == HWRT_FLOAT64) {   /* 4x8 blocks */
-            gws[0] = (size_t)(k->nn + 7) / 8;
-            gws[1] = (size_t)(k->m + 3) / 4;
+        gws[0] = (size_t)(k->nn + 7) / 8;           /* a 4x8 block per work item */
+        gws[1] = (size_t)(k->m + 3) / 4;
+        if (k->dtype == HWRT_FLOAT32 || k->dtype == HWRT_FLOAT64) {
             extra[(*nextra)++] = (arg){sizeof *M, M};
             return k->dtype == HWRT_FLOAT32 ? OCL_K_MATMUL_F32 : OCL_K_MATMUL_F64;
         }
         extra[(*nextra)++] = (arg){sizeof *dt, dt};
+        extra[(*nextra)++] = (arg){sizeof *M, M};
         return OCL_K_MATMUL_HALF;
     case HWRT_K_SUM:
         *dims = 2;
@@ -208,7 +207,7 @@ hwrt_status ocl_kernel_launch(hwrt_bstream *s, const hwrt_kernel *k)
     int dt, odt, op, nextra;
     cl_int K, N, M;
     cl_float s32;
-    arg extra[4];
+    arg extra[5];
     size_t gws[2];
     cl_uint dims;
     int kid = choose(k, &dt, &odt, &op, &K, &N, &M, &s32, extra, &nextra, gws, &dims);
