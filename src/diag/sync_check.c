@@ -332,6 +332,15 @@ void hwi_sync_check_last(char *buf, size_t len)
     pthread_mutex_unlock(&mu);
 }
 
+void hwi_sync_check_forget(const void *base)
+{
+    if (!enabled()) return;
+    pthread_mutex_lock(&mu);
+    for (size_t i = 0; i < nblocks; i++)
+        if (blocks[i].base == base) blocks[i] = blocks[--nblocks];
+    pthread_mutex_unlock(&mu);
+}
+
 void hwi_sync_check_reset(void)
 {
     pthread_mutex_lock(&mu);

@@ -2,6 +2,7 @@
 #include "tensor.h"
 #include "../core/handle.h"
 #include "../exec/capture.h"
+#include "../diag/sync_check.h"
 #include "../core/status.h"
 #include "../mem/pool.h"
 
@@ -265,6 +266,7 @@ hwrt_status hwrt_tensor_release(hwrt_tensor h)
             if (s) hwi_pool_record_stream(t->data, s->bs);
         }
         if (t->overflow) st = hwi_streams_sync_device(t->device, "hwrt_tensor_release");
+        hwi_sync_check_forget(t->data);
         hwrt_status st2 = hwi_pool_free(t->data, "hwrt_tensor_release");
         if (st == HWRT_SUCCESS) st = st2;
     }
