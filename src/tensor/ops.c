@@ -3,6 +3,7 @@
  * read each tensor so host reads are ordered after them. */
 #include "tensor.h"
 #include "../core/status.h"
+#include "../offload/offload.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -59,7 +60,9 @@ static hwrt_status begin(op_ctx *c, const char *api, hwrt_tensor out, hwrt_tenso
                            "on device %d; move the tensor or use a stream of device %d", api,
                            i == 0 ? "the output" : i == 1 ? "input a" : "input b", all[i]->device,
                            c->s->device, all[i]->device);
-    return HWRT_SUCCESS;
+    /* offloaded operands come back first, stream-ordered */
+    int writes[3] = {1, 0, 0};
+    return hwi_offload_ensure(all, writes, 3, c->s);
 }
 
 static hwrt_status launch(op_ctx *c, hwrt_kernel *k)
