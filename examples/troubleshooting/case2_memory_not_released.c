@@ -9,7 +9,7 @@
 #include "ts_common.h"
 
 enum { NT = 4 };
-#define MIB64 ((int64_t)16 * 1024 * 1024)     /* float32 elements: 64 MiB per tensor */
+#define ELEMS ((int64_t)4 * 1024 * 1024)      /* float32 elements: 16 MiB per tensor */
 
 typedef struct { size_t allocated, reserved, used, smi_used; } figures;
 
@@ -34,13 +34,13 @@ int main(void)
     printf("hwrt: memory figures of device 0 (simulated)\n");
     figures f0 = measure("start");
     hwrt_tensor t[NT];
-    int64_t shape[1] = {MIB64};
+    int64_t shape[1] = {ELEMS};
     for (int i = 0; i < NT; i++) {
         CHECK(hwrt_tensor_empty(&t[i], HWRT_FLOAT32, 1, shape));
         CHECK(hwrt_op_fill(t[i], 1.0, NULL));
     }
     CHECK(hwrt_device_synchronize());
-    figures f1 = measure("4 tensors of 64 MiB");
+    figures f1 = measure("4 tensors of 16 MiB");
     for (int i = 0; i < NT; i++) CHECK(hwrt_tensor_release(t[i]));   /* "del tensor" */
     figures f2 = measure("after hwrt_tensor_release");
     size_t cached = f2.reserved - f2.allocated;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define CHECK(call)                                                                  \
@@ -28,12 +29,22 @@
 static inline double ts_mib(size_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
 /* A private sim registry, so that other processes on this machine do not show up in
- * the device-wide figures of the repro (call before the first hwrt call). */
+ * the device-wide figures of the repro (call before the first hwrt call; a registry
+ * already chosen by the environment, e.g. by CTest, is kept). ts_registry_cleanup
+ * removes the private one at exit. */
+static char ts_registry[64];
+
+static inline void ts_registry_cleanup(void)
+{
+    if (ts_registry[0]) shm_unlink(ts_registry);
+}
+
 static inline void ts_private_registry(void)
 {
-    char name[64];
-    snprintf(name, sizeof name, "/hwrt-ts-%d", (int)getpid());
-    setenv("HWRT_SIM_REGISTRY", name, 0);
+    if (getenv("HWRT_SIM_REGISTRY")) return;
+    snprintf(ts_registry, sizeof ts_registry, "/hwrt-ts-%d", (int)getpid());
+    setenv("HWRT_SIM_REGISTRY", ts_registry, 1);
+    atexit(ts_registry_cleanup);
 }
 
 #endif
