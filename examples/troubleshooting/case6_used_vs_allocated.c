@@ -40,7 +40,7 @@ int main(void)
     printf("diagnosis: used - reserved = %.1f MiB = context overhead %.1f MiB%s%.1f MiB: the "
            "driver context (and communication buffers) are device memory the monitor counts, "
            "but not tensors; reserved - allocated = %.1f MiB is the pool's cache\n", ts_mib(gap),
-           ts_mib(m.overhead), " + other processes ", ts_mib(others),
+           ts_mib(m.overhead), " + other processes and driver rounding ", ts_mib(others),
            ts_mib(m.reserved - m.allocated));
     printf("fix: nothing is leaking. For OOM headroom read used/free (free = %.1f MiB); for "
            "this program's tensors read allocated; hwrt-smi --explain prints this breakdown\n",
