@@ -128,10 +128,11 @@ static hwrt_status cap_pre(void *ctx, hwi_work *w)
         g->events[g->n] = ev ? w->u.event.ev->handle : NULL;
         g->n++;
         note_ptrs(g, w);
+    } else {
+        g->oom = 1;
     }
     pthread_mutex_unlock(&mu);
     if (!ok) {
-        g->oom = 1;
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "recording %s into a graph on device %d: "
                        "host out of memory; the capture will be dropped at "
                        "hwrt_stream_end_capture", w->name, g->device);
@@ -168,16 +169,19 @@ static const hwi_hook capture_hook = {.pre = cap_pre, .host_sync = cap_host_sync
 
 void hwi_capture_keep(hwi_stream *s, void *obj, int write, const hwi_keep_ops *ops)
 {
+    pthread_mutex_lock(&mu);          /* several threads may queue on one capturing stream */
     hwi_graph *g = stream_capture(s);
-    if (!g) return;
-    for (size_t i = 0; i < g->nkeep; i++)
-        if (g->keeps[i].obj == obj) { g->keeps[i].write |= write; return; }
-    if (!grow((void **)&g->keeps, &g->cap_keep, g->nkeep + 1, sizeof *g->keeps)) {
+    size_t i = 0;
+    while (g && i < g->nkeep && g->keeps[i].obj != obj) i++;
+    if (g && i < g->nkeep) {
+        g->keeps[i].write |= write;
+    } else if (g && !grow((void **)&g->keeps, &g->cap_keep, g->nkeep + 1, sizeof *g->keeps)) {
         g->oom = 1;
-        return;
+    } else if (g) {
+        ops->retain(obj);
+        g->keeps[g->nkeep++] = (hwi_keep){obj, write, ops};
     }
-    ops->retain(obj);
-    g->keeps[g->nkeep++] = (hwi_keep){obj, write, ops};
+    pthread_mutex_unlock(&mu);
 }
 
 hwrt_status hwrt_stream_begin_capture(hwrt_stream h)
