@@ -114,6 +114,10 @@ static hwrt_status cap_pre(void *ctx, hwi_work *w)
                        "time; use pinned memory (hwrt_host_alloc with HWRT_HOST_PINNED), or move "
                        "the copy outside the captured region", w->name, g->device);
     pthread_mutex_lock(&mu);       /* vs. check_eager_wait reading the node list */
+    if (stream_capture(w->stream) != g) {   /* the capture ended meanwhile: run it eagerly */
+        pthread_mutex_unlock(&mu);
+        return HWRT_SUCCESS;
+    }
     int ok = grow((void **)&g->nodes, &g->cap, g->n + 1, sizeof *g->nodes);
     if (ok) {
         size_t cap = g->cap;
