@@ -165,6 +165,7 @@ static void test_forbidden_in_capture(hwrt_stream s)
            ? HWRT_SUCCESS : HWRT_ERROR_INTERNAL);        /* pageable destination: refused */
     OK(hwrt_stream_end_capture(s, &g));
     OK(hwrt_graph_launch(g, s));
+    OK(hwrt_stream_synchronize(s));          /* hwrt_memcpy runs on the default stream */
     OK(hwrt_memcpy(got, dbuf, sizeof got, HWRT_MEMCPY_DEVICE_TO_HOST));
     EXPECT(memcmp(got, pin, sizeof got) == 0);
     OK(hwrt_free(dbuf));

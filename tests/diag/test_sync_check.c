@@ -2,8 +2,31 @@
  * after read across streams; a host read of data another stream is still producing;
  * a graph replay read without ordering), naming both operations, and stays silent on
  * correct code: same-stream order, event-ordered cross-stream use, stream/device/event
- * synchronization, hwrt_tensor_copy_to_host, destroyed streams, reused blocks. */
+ * synchronization, hwrt_tensor_copy_to_host, destroyed streams, reused blocks.
+ * Planted hazards are made harmless on the device: the first stream is held behind a
+ * host-function gate until the second one has finished, an order the checker cannot see
+ * (so it reports) but the hardware, and TSan, do. */
 #include "harness.h"
+
+#include <stdatomic.h>
+#include <unistd.h>
+
+static atomic_int gate_open;
+static void gate(void *arg) { (void)arg; while (!atomic_load(&gate_open)) usleep(100); }
+
+static void hold(hwrt_stream s)
+{
+    atomic_store(&gate_open, 0);
+    OK(hwrt_launch_host_func(s, gate, NULL));
+}
+
+/* let the held stream go once `other` is done */
+static void release(hwrt_stream other)
+{
+    OK(hwrt_stream_synchronize(other));
+    atomic_store(&gate_open, 1);
+    OK(hwrt_device_synchronize());
+}
 
 enum { N = 1024 };
 
@@ -78,28 +101,33 @@ int main(void)
     expect_reports(&seen, 0, "", "");
 
     TEST_CASE("planted: read after write across streams");
+    hold(a);
     OK(hwrt_op_fill(t, 8.0, a));
     OK(hwrt_op_add(out, t, u, b));                       /* no event: hazard */
     expect_reports(&seen, 1, "cross-stream hazard (read after write): Add", "that Fill");
-    OK(hwrt_device_synchronize());
+    release(b);
 
     TEST_CASE("planted: write after write, write after read");
+    hold(a);
     OK(hwrt_op_fill(t, 9.0, a));
     OK(hwrt_op_fill(t, 10.0, b));
     expect_reports(&seen, 1, "(write after write): Fill", "that Fill");
-    OK(hwrt_device_synchronize());
+    release(b);
+    hold(b);
     OK(hwrt_op_relu(out, u, a));                         /* a reads u */
     OK(hwrt_op_fill(u, 1.0, b));                         /* b overwrites it unordered */
     expect_reports(&seen, 1, "(write after read): Fill", "that Relu");
-    OK(hwrt_device_synchronize());
+    release(a);
 
     TEST_CASE("planted: host read of data still being produced");
+    hold(a);
     OK(hwrt_op_fill(t, 11.0, a));
     OK(hwrt_memcpy(host, tdata, sizeof host, HWRT_MEMCPY_DEVICE_TO_HOST));
     expect_reports(&seen, 1, "host read of unsynchronized device data: hwrt_memcpy (MemcpyDtoH",
                    "that Fill");
     EXPECT(strstr(last, "hwrt_tensor_copy_to_host orders itself") != NULL);
-    OK(hwrt_device_synchronize());
+    EXPECT(host[0] != 11.0f);                            /* and it really was stale */
+    release(b);
 
     TEST_CASE("graph replay is checked node by node");
     hwrt_graph g;
@@ -113,10 +141,11 @@ int main(void)
     OK(hwrt_op_relu(out, t, b));
     expect_reports(&seen, 0, "", "");
     OK(hwrt_stream_synchronize(b));                      /* the replay may write t again */
+    hold(a);
     OK(hwrt_graph_launch(g, a));
     OK(hwrt_op_relu(out, t, b));
     expect_reports(&seen, 1, "(read after write): Relu", "that Scale");
-    OK(hwrt_device_synchronize());
+    release(b);
     OK(hwrt_graph_destroy(g));
 
     TEST_CASE("correct: destroyed stream, reused blocks");
@@ -134,10 +163,11 @@ int main(void)
 
     TEST_CASE("off: nothing is tracked");
     OK(hwrt_set_check_sync(0));
+    hold(a);
     OK(hwrt_op_fill(t, 13.0, a));
     OK(hwrt_op_relu(out, t, b));
     expect_reports(&seen, 0, "", "");
-    OK(hwrt_device_synchronize());
+    release(b);
     FAILS(hwrt_diag_last_hazard(NULL, 4), HWRT_ERROR_INVALID_ARGUMENT, "buf is NULL");
     OK(hwrt_diag_reset());
     EXPECT(hwrt_diag_hazard_count() == 0);
