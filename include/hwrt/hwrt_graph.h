@@ -39,9 +39,11 @@ typedef struct hwrt_graph_s *hwrt_graph;
 HWRT_API hwrt_status hwrt_stream_begin_capture(hwrt_stream s);
 
 /* Stop recording on s and return the recorded work as a graph in *g (an empty capture
- * gives a valid graph of 0 nodes). The stream is eager again whatever the outcome.
- * Non-blocking. Errors: NOT_PERMITTED if s is not capturing; HOST_OUT_OF_MEMORY if
- * recording ran out of host memory (the capture is then dropped, *g = NULL). */
+ * gives a valid graph of 0 nodes). Once s was capturing, it is eager again after this
+ * call whatever the outcome. Non-blocking. Errors: NOT_PERMITTED if s is not capturing;
+ * INVALID_ARGUMENT for a NULL g (nothing changes: the capture goes on);
+ * HOST_OUT_OF_MEMORY if recording ran out of host memory (the capture is dropped,
+ * *g = NULL). */
 HWRT_API hwrt_status hwrt_stream_end_capture(hwrt_stream s, hwrt_graph *g);
 
 /* Enqueue every node of g on s, in capture order (s may differ from the capture stream
@@ -55,8 +57,9 @@ HWRT_API hwrt_status hwrt_graph_launch(hwrt_graph g, hwrt_stream s);
 /* Number of nodes (recorded work items) of g. */
 HWRT_API hwrt_status hwrt_graph_node_count(hwrt_graph g, size_t *count);
 
-/* Release g and the tensor references it holds. Launches already queued still run.
- * Errors: INVALID_HANDLE. */
+/* Release g and the tensor references it holds. Launches already queued still run (the
+ * tensors' memory is reused only after them). Not to be called while another thread is
+ * inside hwrt_graph_launch(g, ...). Errors: INVALID_HANDLE. */
 HWRT_API hwrt_status hwrt_graph_destroy(hwrt_graph g);
 
 #ifdef __cplusplus

@@ -102,6 +102,8 @@ static hwrt_status check_inputs(hwi_graph *g)
                            "node %zu (%s) was destroyed after capture; keep it until "
                            "hwrt_graph_destroy", g->events[i], i, g->nodes[i].name);
         g->nodes[i].u.event.ev = e;
+        if (g->nodes[i].kind == HWI_WORK_EVENT_RECORD)
+            e->recorded = 1;             /* hwrt_event_elapsed_ms may use it after the launch */
     }
     return HWRT_SUCCESS;
 }

@@ -224,6 +224,23 @@ static void test_misuse(hwrt_stream s)
     OK(hwrt_tensor_copy_to_host(out, got, sizeof got));
     EXPECT(got[0] == 4.0f && got[N - 1] == 4.0f);
     OK(hwrt_graph_destroy(g));
+    /* events recorded only inside a capture time the replay */
+    hwrt_event e1, e2;
+    OK(hwrt_event_create(&e1, 0));
+    OK(hwrt_event_create(&e2, 0));
+    OK(hwrt_stream_begin_capture(s));
+    OK(hwrt_event_record(e1, s));
+    OK(hwrt_op_fill(out, 6.0, s));
+    OK(hwrt_event_record(e2, s));
+    OK(hwrt_stream_end_capture(s, &g));
+    OK(hwrt_graph_launch(g, s));
+    OK(hwrt_event_synchronize(e2));
+    float ms = -1;
+    OK(hwrt_event_elapsed_ms(&ms, e1, e2));
+    EXPECT(ms >= 0);
+    OK(hwrt_graph_destroy(g));
+    OK(hwrt_event_destroy(e1));
+    OK(hwrt_event_destroy(e2));
     /* a graph left undestroyed and a capture left open are cleaned up by shutdown */
     OK(hwrt_stream_begin_capture(s));
     OK(hwrt_op_fill(out, 5.0, s));
