@@ -80,6 +80,7 @@ static void test_replay_equals_eager(hwrt_stream s)
     hwrt_stream s2;
     OK(hwrt_stream_create(&s2, 0));
     OK(hwrt_op_fill(out, -1.0, s));
+    OK(hwrt_stream_synchronize(s));          /* the replay on s2 overwrites it */
     OK(hwrt_launch_host_func(s2, gate, NULL));
     OK(hwrt_graph_launch(g, s2));
     pthread_t th;
