@@ -6,8 +6,8 @@
 
 int main(int argc, char **argv)
 {
-    mlp_shape m = {.layers = 16, .hidden = 1024, .batch = 128, .steps = 4, .link_gbps = 8,
-                   .device_mb = 16};
+    mlp_shape m = {.layers = 32, .hidden = 512, .batch = 256, .steps = 4, .link_gbps = 4,
+                   .device_mb = 8};
     if (argc > 1) m.steps = atoi(argv[1]) > 1 ? atoi(argv[1]) : 2;
     size_t total = (size_t)m.layers * m.hidden * m.hidden * 4;
     printf("MLP: %d layers of %dx%d float32 = %zu MB of weights; simulated device %zu MB "

@@ -45,7 +45,9 @@ typedef struct hwrt_offload_stats {
     uint64_t prefetch_hits;      /* a prefetched tensor was already on the device */
     uint64_t prefetch_late;      /* prefetched but still in flight when needed */
     uint64_t prefetch_misses;    /* needed, not prefetched: fetched on demand */
-    double stall_ms;             /* host time ops waited for on-demand fetches */
+    double stall_ms;             /* time work waited for fetches: device time a stream
+                                    waited on a fetch, plus host time blocked in
+                                    pageable fetches */
     size_t device_bytes, host_bytes, disk_bytes;      /* current use of each tier */
     size_t device_budget;
 } hwrt_offload_stats;

@@ -58,11 +58,11 @@ static void track_stall(hwi_resident *r, hwi_stream *s)
 
 int hwi_offload_enabled(void) { return (int)hwi_cfg_int(HWI_CFG_MEMORY_OFFLOAD); }
 
-hwrt_status hwi_offload_make_room(int device, size_t bytes, hwi_tensor *const *keep, int nkeep)
+hwrt_status hwi_offload_alloc(hwi_device *d, size_t bytes, void **out)
 {
-    if (!hwi_offload_enabled()) return HWRT_SUCCESS;
+    if (!hwi_offload_enabled()) return hwi_pool_alloc(d, bytes, NULL, out);
     pthread_mutex_lock(&MGR.mu);
-    hwrt_status st = hwi_res_make_room(device, bytes, keep, nkeep, "allocating a tensor");
+    hwrt_status st = hwi_res_alloc(d, bytes, NULL, 0, "allocating a tensor", out);
     pthread_mutex_unlock(&MGR.mu);
     return st;
 }
@@ -106,6 +106,27 @@ hwrt_status hwi_offload_ensure(hwi_tensor *const *ts, const int *writes, int n, 
     return st;
 }
 
+void hwi_offload_after_use(hwi_tensor *const *ts, int n, hwi_stream *s)
+{
+    int any = 0;
+    for (int i = 0; i < n; i++) any |= ts[i] && ts[i]->offload;
+    if (!any) return;
+    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    pthread_mutex_lock(&MGR.mu);
+    for (int i = 0; i < n; i++) {
+        hwi_resident *r = ts[i] ? ts[i]->offload : NULL;
+        if (!r) continue;
+        hwi_device *d = NULL;
+        if (!r->used && (hwi_device_get(r->t->device, &d) != HWRT_SUCCESS ||
+                         ops->event_create(d->bdev, HWRT_EVENT_DISABLE_TIMING, &r->used) != HWRT_SUCCESS)) {
+            r->used = NULL;
+            continue;
+        }
+        ops->event_record(r->used, s->bs);
+    }
+    pthread_mutex_unlock(&MGR.mu);
+}
+
 static void remove_from_list(hwi_resident *r)
 {
     for (int i = 0; i < MGR.n; i++)
@@ -117,6 +138,9 @@ void hwi_offload_forget(hwi_tensor *t)
     hwi_resident *r = t->offload;
     if (!r) return;
     pthread_mutex_lock(&MGR.mu);
+    /* a fetch may still be reading the host copy or writing the device block */
+    if (r->ready) hwi_ops_if_selected()->event_synchronize(r->ready);
+    if (r->used) hwi_ops_if_selected()->event_destroy(r->used);
     remove_from_list(r);
     hwi_plan_forget(r);
     if (r->has_host) { hwrt_host_free(r->host); MGR.host_used -= t->nbytes; }

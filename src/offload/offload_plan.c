@@ -75,7 +75,9 @@ void hwi_plan_prefetch_ahead(hwi_resident *r)
         if (hwrt_get_memory_info(next->t->device, &m) != HWRT_SUCCESS)
             return;
         if (m.allocated + next->t->nbytes > budget) {
-            hwi_resident *v = hwi_plan_pick_victim(next->t->device, &r->t, 1, 0);
+            /* the victim may still be in use by earlier queued ops: waiting for them is
+             * the pipeline's natural pace (the device is behind the host) */
+            hwi_resident *v = hwi_plan_pick_victim(next->t->device, &r->t, 1, 1);
             if (!v || distance(v) <= distance(next))
                 return;
         }

@@ -35,20 +35,22 @@ static hwrt_status engine_streams(int device)
     return HWRT_SUCCESS;
 }
 
-/* Idle: every stream that used the tensor has finished its queued work. */
+/* Idle: the last op that used the tensor and any fetch into it have completed (later
+ * work on the same streams does not matter). */
 int hwi_res_idle(const hwi_resident *r)
 {
-    hwi_tensor *t = r->t;
-    if (r->ready && hwi_ops_if_selected()->event_query(r->ready) != HWRT_SUCCESS)
-        return 0;
-    pthread_mutex_lock(&t->mu);
-    int idle = !t->overflow;
-    for (int i = 0; idle && i < t->nusers; i++) {
-        hwi_stream *s = hwi_handle_get(t->users[i], HWI_H_STREAM);
-        if (s && hwi_ops_if_selected()->stream_query(s->bs) == HWRT_ERROR_NOT_READY) idle = 0;
-    }
-    pthread_mutex_unlock(&t->mu);
-    return idle;
+    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    if (r->ready && ops->event_query(r->ready) == HWRT_ERROR_NOT_READY) return 0;
+    if (r->used && ops->event_query(r->used) == HWRT_ERROR_NOT_READY) return 0;
+    return 1;
+}
+
+hwrt_status hwi_res_wait_idle(hwi_resident *r)
+{
+    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    if (r->ready) HWI_TRY(ops->event_synchronize(r->ready));
+    if (r->used) HWI_TRY(ops->event_synchronize(r->used));
+    return HWRT_SUCCESS;
 }
 
 size_t hwi_res_budget(int device)
@@ -196,9 +198,26 @@ hwrt_status hwi_res_make_room(int device, size_t bytes, hwi_tensor *const *keep,
             v = hwi_plan_pick_victim(device, keep, nkeep, 1);
             if (!v)
                 return hwi_res_tier_oom(device, bytes, api);
-            HWI_TRY(hwi_tensor_wait(v->t, 0, api));
-            if (v->ready) HWI_TRY(hwi_ops_if_selected()->event_synchronize(v->ready));
+            HWI_TRY(hwi_res_wait_idle(v));
         }
+        HWI_TRY(hwi_res_evict(v, api));
+    }
+}
+
+hwrt_status hwi_res_alloc(hwi_device *d, size_t bytes, hwi_tensor *const *keep, int nkeep,
+                          const char *api, void **out)
+{
+    for (;;) {
+        HWI_TRY(hwi_res_make_room(d->ordinal, bytes, keep, nkeep, api));
+        hwrt_status st = hwi_pool_alloc(d, bytes, NULL, out);
+        if (st != HWRT_ERROR_OUT_OF_MEMORY)
+            return st;
+        /* within the budget but the device itself is full (page rounding, other
+         * processes): free one more tensor's memory and try again */
+        hwi_resident *v = hwi_plan_pick_victim(d->ordinal, keep, nkeep, 1);
+        if (!v)
+            return hwi_res_tier_oom(d->ordinal, bytes, api);
+        HWI_TRY(hwi_res_wait_idle(v));
         HWI_TRY(hwi_res_evict(v, api));
     }
 }
@@ -212,18 +231,18 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_stream *wait_on, hwi_tensor *cons
     const hwrt_backend_ops *ops = hwi_ops_if_selected();
     HWI_TRY(engine_streams(t->device));
     hwi_tensor *self[1] = {t};
-    HWI_TRY(hwi_res_make_room(t->device, t->nbytes, keep ? keep : self, keep ? nkeep : 1, api));
     hwi_device *d = NULL;
     HWI_TRY(hwi_device_get(t->device, &d));
     uint64_t t0 = hwi_res_now_ns();
     void *p;
-    hwrt_status st = hwi_pool_alloc(d, t->nbytes, NULL, &p);
-    if (st == HWRT_ERROR_OUT_OF_MEMORY)
-        return hwi_res_tier_oom(t->device, t->nbytes, api);
-    HWI_TRY(st);
+    HWI_TRY(hwi_res_alloc(d, t->nbytes, keep ? keep : self, keep ? nkeep : 1, api, &p));
+    hwrt_status st;
     hwi_stream *fs = hwi_offload.fetch_stream[t->device];
     if (r->has_host) {
+        uint64_t h0 = hwi_res_now_ns();
         st = hwrt_memcpy_async(p, r->host, t->nbytes, HWRT_MEMCPY_HOST_TO_DEVICE, fs->handle);
+        if (!r->host_pinned)          /* pageable: the host itself waited for the copy */
+            hwi_offload.stats.stall_ms += hwi_res_ms_since(h0);
         hwi_offload.stats.fetches_from_host++;
         hwi_offload.stats.bytes_from_host += t->nbytes;
     } else {

@@ -19,6 +19,7 @@ typedef struct hwi_resident {
     uint64_t last_use;           /* LRU tick */
     int order_pos;               /* position in the learned order, -1 unknown */
     hwrt_bevent *ready;          /* pending fetch (prefetch) completion, or NULL */
+    hwrt_bevent *used;           /* recorded after the last op that used the tensor */
     int prefetched;
 } hwi_resident;
 
@@ -46,10 +47,15 @@ hwrt_status hwi_res_evict(hwi_resident *r, const char *api);
 hwrt_status hwi_res_fetch(hwi_resident *r, hwi_stream *wait_on, hwi_tensor *const *keep,
                           int nkeep, const char *api);
 int hwi_res_idle(const hwi_resident *r);
+/* Block until r's last use and pending fetch are done (so it can be evicted). */
+hwrt_status hwi_res_wait_idle(hwi_resident *r);
 size_t hwi_res_budget(int device);
 hwrt_status hwi_res_tier_oom(int device, size_t bytes, const char *api);
 hwrt_status hwi_res_make_room(int device, size_t bytes, hwi_tensor *const *keep, int nkeep,
                               const char *api);
+/* Device memory for a tensor: make room, allocate, and on a device-level OOM evict more. */
+hwrt_status hwi_res_alloc(hwi_device *d, size_t bytes, hwi_tensor *const *keep, int nkeep,
+                          const char *api, void **out);
 double hwi_res_ms_since(uint64_t t0_ns);
 uint64_t hwi_res_now_ns(void);
 

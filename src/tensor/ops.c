@@ -72,6 +72,8 @@ static hwrt_status launch(op_ctx *c, hwrt_kernel *k)
     hwi_work w = {.kind = HWI_WORK_KERNEL, .stream = c->s, .name = op_names[k->op]};
     w.u.kernel = *k;
     HWI_TRY(hwi_dispatch(&w));
+    hwi_tensor *all[3] = {c->out, c->a, c->b};
+    hwi_offload_after_use(all, 3, c->s);
     if (c->a) hwi_tensor_note_use(c->a, c->s, 0);
     if (c->b) hwi_tensor_note_use(c->b, c->s, 0);
     hwi_tensor_note_use(c->out, c->s, 1);

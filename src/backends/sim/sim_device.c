@@ -107,7 +107,7 @@ void sim_device_close(hwrt_bdev *d)
 
 hwrt_status sim_mem_info(hwrt_bdev *d, size_t *free_b, size_t *total, size_t *overhead)
 {
-    size_t others = sim_registry_others_used(d->ordinal);   /* the device is shared */
+    size_t others = sim_registry_others_used(d);   /* the device is shared */
     pthread_mutex_lock(&d->mem_mu);
     size_t used = d->committed + d->overhead + others;
     pthread_mutex_unlock(&d->mem_mu);
@@ -192,7 +192,7 @@ static int fits(sim_dev *d, size_t len, size_t others)
 hwrt_status sim_segment_alloc(hwrt_bdev *d, size_t bytes, void **dptr)
 {
     size_t len = round_up(bytes ? bytes : 1);
-    size_t off, others = sim_registry_others_used(d->ordinal);
+    size_t off, others = sim_registry_others_used(d);
     pthread_mutex_lock(&d->mem_mu);
     if (!fits(d, len, others) || !range_take(d, len, &off)) {
         hwrt_status st = oom(d, bytes, others, "segment allocation");
@@ -259,7 +259,7 @@ hwrt_status sim_va_map(hwrt_bdev *d, void *addr, size_t bytes)
 {
     size_t len = round_up(bytes);
     HWI_TRY(check_range(d, addr, len, "map"));
-    size_t others = sim_registry_others_used(d->ordinal);
+    size_t others = sim_registry_others_used(d);
     pthread_mutex_lock(&d->mem_mu);
     if (!fits(d, len, others)) {
         hwrt_status st = oom(d, len, others, "mapping memory");

@@ -31,6 +31,8 @@ typedef struct {
     uint64_t start_ticks;          /* /proc/<pid>/stat field 22: detects pid reuse */
     char name[32];
     uint64_t used, overhead, comm, reserved, allocated, busy_ns;
+    uint64_t capacity;             /* processes with another HWRT_SIM_MEMORY simulate
+                                      another machine: they do not share this device */
     int32_t exclusive, fault;
     uint64_t check;
 } reg_slot;
@@ -179,7 +181,8 @@ hwrt_status sim_registry_attach(sim_dev *d)
         reg_slot s;
         int corrupt = 0;
         if (read_slot(&r->slot[i], &s, &corrupt) && s.device == d->ordinal &&
-            atomic_load(&s.pid) != getpid() && (exclusive || s.exclusive)) {
+            s.capacity == d->capacity && atomic_load(&s.pid) != getpid() &&
+            (exclusive || s.exclusive)) {
             int holder = atomic_load(&s.pid);
             pthread_mutex_unlock(&mu);
             return hwi_err(HWRT_ERROR_DEVICE_BUSY, "sim device %d is held %sby process %d (%s); "
@@ -202,6 +205,7 @@ hwrt_status sim_registry_attach(sim_dev *d)
             s->used = s->overhead = d->overhead;
             s->comm = s->reserved = s->allocated = s->busy_ns = 0;
             s->exclusive = exclusive;
+            s->capacity = d->capacity;
             s->fault = 0;
             s->check = slot_check(s);
             atomic_fetch_add(&s->seq, 1);
@@ -249,7 +253,7 @@ void sim_registry_detach(sim_dev *d)
     d->reg_slot = -1;
 }
 
-size_t sim_registry_others_used(int ordinal)
+size_t sim_registry_others_used(const sim_dev *d)
 {
     if (!reg) return 0;
     size_t sum = 0;
@@ -257,8 +261,8 @@ size_t sim_registry_others_used(int ordinal)
         reg_slot s;
         int corrupt = 0;
         reap(&reg->slot[i]);
-        if (read_slot(&reg->slot[i], &s, &corrupt) && s.device == ordinal &&
-            atomic_load(&s.pid) != getpid())
+        if (read_slot(&reg->slot[i], &s, &corrupt) && s.device == d->ordinal &&
+            s.capacity == d->capacity && atomic_load(&s.pid) != getpid())
             sum += s.used;
     }
     return sum;

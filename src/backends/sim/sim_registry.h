@@ -15,8 +15,9 @@ void sim_registry_detach(sim_dev *d);
 /* Publish this process's figures for d (called on every change; cheap). */
 void sim_registry_publish(sim_dev *d);
 void sim_registry_report_pool(hwrt_bdev *d, size_t reserved, size_t allocated);
-/* Bytes other live processes use on device `ordinal`. */
-size_t sim_registry_others_used(int ordinal);
+/* Bytes other live processes use on the same simulated device (same ordinal and
+ * capacity: a process configured with another HWRT_SIM_MEMORY simulates another card). */
+size_t sim_registry_others_used(const sim_dev *d);
 hwrt_status sim_registry_monitor(hwrt_smi_snapshot *out);
 
 #endif
