@@ -38,7 +38,9 @@ static inline void cpu_relax(void)
 
 /* ---- op freelist (see struct hwrt_bstream) ---- */
 
-#define SIM_SPARE_OPS (1 << 20)           /* kept per stream; beyond that ops go back to malloc */
+/* Ops kept per stream for reuse (120 bytes each: at most 15 MiB, reached only by a stream
+ * that once had this many queued); beyond that retired ops go back to malloc. */
+#define SIM_SPARE_OPS (1 << 17)
 
 sim_op *sim_op_new(sim_stream *s, sim_op_type type, int engine)
 {
