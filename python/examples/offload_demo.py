@@ -1,20 +1,24 @@
 """The seed's offload_demo.py (section 2.5): a model whose weights are 4x the device
 budget runs with memory_offload ON, and matches numpy.
 
-    PYTHONPATH=build/python /usr/bin/python3 python/examples/offload_demo.py
+    PYTHONPATH=build/python /usr/bin/python3 python/examples/offload_demo.py [layers] [steps]
 """
+import sys
 import time
 
 import numpy as np
 
 import hwrt as ms
 
+layers = int(sys.argv[1]) if len(sys.argv) > 1 else 16
+steps = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+hidden, batch = 1024, 64
+budget_mb = layers * hidden * hidden * 4 // 4 >> 20           # a quarter of the weights
 ms.set_context(mode=ms.GRAPH_MODE, device_target="sim", memory_offload="ON",
-               max_device_memory="16MB")
+               max_device_memory=f"{budget_mb}MB")
 ms.set_offload_context(offload_config={"auto_offload": True, "offload_cpu_size": "256MB",
                                        "enable_pinned_mem": True})
 
-layers, hidden, batch = 16, 1024, 64
 rng = np.random.default_rng(0)
 ws = [(rng.standard_normal((hidden, hidden)) * np.sqrt(2 / hidden)).astype(np.float32)
       for _ in range(layers)]
@@ -26,7 +30,7 @@ print(f"{layers} layers x {hidden}x{hidden} float32 = {layers * hidden * hidden 
 ref = x
 for w in ws:
     ref = np.maximum(ref @ w, 0)
-for step in range(3):
+for step in range(steps):
     t0 = time.perf_counter()
     h = ms.Tensor(x)
     for w in weights:

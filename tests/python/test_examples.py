@@ -23,8 +23,8 @@ def test_hardware_op_demo():
 
 
 def test_offload_demo():
-    out = run("offload_demo.py")
-    assert "64 MB of weights, device budget 16 MB" in out
+    out = run("offload_demo.py", "8", "3")
+    assert "32 MB of weights, device budget 8 MB" in out
     assert out.count("max |err|") == 3
     assert "weights now on:" in out and "host" in out.split("weights now on:")[1]
 
