@@ -245,7 +245,7 @@ void prof_verdict_make(const prof_figures *f, prof_verdict *v)
              "100 us, longest %.2f ms) waiting for the host to submit work; queue more work "
              "per step and launch ahead of syncs", idle_share, (unsigned long long)f->gaps,
              (unsigned long long)f->long_gaps, (double)f->longest_gap_ns / 1e6);
-    if (f->syncs >= 10 && (sync_share >= 20 || f->syncs * 10 >= f->launches))
+    if (f->syncs >= 10 && sync_share >= 10 && (sync_share >= 20 || f->syncs * 10 >= f->launches))
         LINE("fewer syncs: %llu host syncs for %llu launches blocked the host %.1f ms "
              "(%.1f%% of host time); synchronize only before reading results",
              (unsigned long long)f->syncs, (unsigned long long)f->launches,

@@ -77,7 +77,7 @@ static int op_summary(const prof_data *d, const char *dir, char *err, size_t err
         if (copy || !strcmp(o->kind, "memset"))
             fprintf(f, "%llu,%.3f,%s\n", (unsigned long long)o->bytes,
                     dur ? (double)o->bytes / (double)dur : 0.0,
-                    !copy ? "device" : o->pinned ? "pinned" : "pageable");
+                    !copy || o->sub == 3 ? "device" : o->pinned ? "pinned" : "pageable");
         else
             fprintf(f, ",,\n");
     }
@@ -113,8 +113,9 @@ static int memcpy_summary(const prof_figures *pf, const char *dir, char *err, si
             "Avg Time(us),Min Time(us),Max Time(us),Avg Bandwidth(GB/s)\n");
     for (int i = 0; i < pf->ncopies; i++) {
         const copy_stat *c = &pf->copies[i];
+        int host = c->direction[0] == 'H' || c->direction[3] == 'H';
         fprintf(f, "%d,%s,%s,%llu,%llu,%.3f,%.3f,%.3f,%.3f,%.3f\n", c->device, c->direction,
-                c->pinned ? "pinned" : "pageable", (unsigned long long)c->count,
+                !host ? "device" : c->pinned ? "pinned" : "pageable", (unsigned long long)c->count,
                 (unsigned long long)c->bytes, (double)c->total_ns / 1e3,
                 (double)c->total_ns / 1e3 / (double)c->count, (double)c->min_ns / 1e3,
                 (double)c->max_ns / 1e3,

@@ -123,7 +123,8 @@ static void op_event(FILE *f, const prof_data *d, const pop *o)
         fprintf(f, ",\"bytes\":%llu,\"GB/s\":%.3f,\"memory\":\"%s\",\"direction\":\"%s\"",
                 (unsigned long long)o->bytes,
                 o->dend > o->dstart ? (double)o->bytes / (double)(o->dend - o->dstart) : 0.0,
-                o->pinned ? "pinned" : "pageable", copy_direction(o->sub));
+                o->sub == 3 ? "device" : o->pinned ? "pinned" : "pageable",
+                copy_direction(o->sub));
     else if (!strcmp(o->kind, "memset"))
         fprintf(f, ",\"bytes\":%llu", (unsigned long long)o->bytes);
     else if (!strcmp(o->kind, "kernel"))
