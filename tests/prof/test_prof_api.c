@@ -68,6 +68,9 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s/threads", out);
     snprintf(dir2, sizeof dir2, "%s/cap", out);
     hwrt_profiler_stats st;
+    char clean[1100];
+    snprintf(clean, sizeof clean, "rm -rf '%s'", out);   /* raw files of earlier runs */
+    if (system(clean) != 0) return 1;
 
     TEST_CASE("errors");
     FAILS(hwrt_profiler_start(NULL), HWRT_ERROR_INVALID_ARGUMENT, "output_dir is NULL");
