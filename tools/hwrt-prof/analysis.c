@@ -184,6 +184,15 @@ void prof_figures_free(prof_figures *f)
     memset(f, 0, sizeof *f);
 }
 
+/* "12.0 KB", "3.5 MB", "1.20 GB" */
+static const char *size_str(char *buf, size_t len, uint64_t b)
+{
+    if (b < 1048576) snprintf(buf, len, "%.1f KB", (double)b / 1024.0);
+    else if (b < 1073741824ull) snprintf(buf, len, "%.1f MB", (double)b / 1048576.0);
+    else snprintf(buf, len, "%.2f GB", (double)b / 1073741824.0);
+    return buf;
+}
+
 static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0.0; }
 static double gbps(uint64_t bytes, uint64_t ns) { return ns ? (double)bytes / (double)ns : 0.0; }
 
@@ -193,11 +202,12 @@ static void copy_advice(const prof_figures *f, prof_verdict *v, double memcpy_sh
                         double pageable_share)
 {
     uint64_t ncopies = 0;
+    char b1[32];
     for (int i = 0; i < f->ncopies; i++) ncopies += f->copies[i].count;
     if (memcpy_share >= 30)
-        LINE("fewer copies in the loop: %llu copies moved %.1f MB and took %.1f%% of device "
+        LINE("fewer copies in the loop: %llu copies moved %s and took %.1f%% of device "
              "time; keep tensors on the device and read results back once, not every step",
-             (unsigned long long)ncopies, (double)f->hd_bytes / 1048576.0, memcpy_share);
+             (unsigned long long)ncopies, size_str(b1, sizeof b1, f->hd_bytes), memcpy_share);
     if (memcpy_share >= 10 && pageable_share >= 30) {
         if (f->pinned_bytes)
             LINE("pin host memory (hwrt_host_alloc with HWRT_HOST_PINNED, or "
@@ -207,9 +217,9 @@ static void copy_advice(const prof_figures *f, prof_verdict *v, double memcpy_sh
                  gbps(f->pinned_bytes, f->pinned_ns));
         else
             LINE("pin host memory (hwrt_host_alloc with HWRT_HOST_PINNED, or "
-                 "enable_pinned_mem=True): all %.1f MB of host<->device copies came from "
+                 "enable_pinned_mem=True): all %s of host<->device copies came from "
                  "pageable memory (%.2f GB/s), and each such copy blocks the host",
-                 (double)f->pageable_bytes / 1048576.0, gbps(f->pageable_bytes, f->pageable_ns));
+                 size_str(b1, sizeof b1, f->pageable_bytes), gbps(f->pageable_bytes, f->pageable_ns));
     }
 }
 
@@ -222,6 +232,7 @@ void prof_verdict_make(const prof_figures *f, prof_verdict *v)
     double idle_share = pct(f->idle_ns, f->span_ns);
     double stall_share = pct(f->offload_stall_ns + f->offload_fetch_ns, f->host_span_ns);
     double sync_share = pct(f->sync_ns, f->host_span_ns);
+    char b1[32], b2[32];
     const char *kind;
     if (f->device_ns == 0 && f->offload_events == 0) kind = "no device work recorded";
     else if (stall_share >= 10) kind = "offload-bound";
@@ -237,9 +248,9 @@ void prof_verdict_make(const prof_figures *f, prof_verdict *v)
     if (stall_share >= 5 || (f->offload_fetch_bytes && stall_share >= 1))
         LINE("raise offload_cpu_size and prefetch (prefetch_depth, or hwrt offload prefetch "
              "before use): offload fetches and stalls blocked the host %.1f ms (%.1f%% of "
-             "host time), %.1f MB fetched, %.1f MB evicted", (double)(f->offload_stall_ns +
-             f->offload_fetch_ns) / 1e6, stall_share, (double)f->offload_fetch_bytes / 1048576.0,
-             (double)f->offload_evict_bytes / 1048576.0);
+             "host time), %s fetched, %s evicted", (double)(f->offload_stall_ns +
+             f->offload_fetch_ns) / 1e6, stall_share, size_str(b1, sizeof b1,
+             f->offload_fetch_bytes), size_str(b2, sizeof b2, f->offload_evict_bytes));
     if (idle_share >= 30)
         LINE("keep the device fed: it sat idle %.1f%% of its span in %llu gaps (%llu over "
              "100 us, longest %.2f ms) waiting for the host to submit work; queue more work "
