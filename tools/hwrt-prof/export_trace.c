@@ -60,10 +60,29 @@ static int stream_is_default(const pfile *pf, uint32_t id)
     return 0;
 }
 
+static void ext_tracks(FILE *f, const prof_data *d, int *first)
+{
+    long seen[256];
+    int ns = 0;
+    char name[160];
+    for (size_t i = 0; i < d->nexts; i++) {
+        const pext *x = &d->exts[i];
+        long pid = d->files[x->file].pid, tid = 900000L + (long)x->thread * 100 + x->device + 1;
+        int dup = 0;
+        for (int j = 0; j < ns && !dup; j++) dup = seen[j] == pid * 1000003L + tid;
+        if (dup || ns == 256) continue;
+        seen[ns++] = pid * 1000003L + tid;
+        snprintf(name, sizeof name, "offload/collectives: thread %u, device %d", x->thread,
+                 x->device);
+        meta(f, first, "thread_name", pid, tid, name, 100000 + ns);
+    }
+}
+
 /* Name every process and track that has events. */
 static void metadata(FILE *f, const prof_data *d, int *first)
 {
     char name[160];
+    ext_tracks(f, d, first);
     for (int fi = 0; fi < d->nfiles; fi++) {
         const pfile *pf = &d->files[fi];
         snprintf(name, sizeof name, "Host pid %ld", pf->pid);
@@ -166,7 +185,8 @@ static void host_events(FILE *f, const prof_data *d)
         fprintf(f, ",\"name\":");
         json_str(f, x->name);
         fprintf(f, ",\"pid\":%ld,\"tid\":%ld,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"device\":%d,"
-                "\"bytes\":%llu}}", pf->pid, 900000L + x->device + 1, rel_us(d, x->t0),
+                "\"bytes\":%llu}}", pf->pid, 900000L + (long)x->thread * 100 + x->device + 1,
+                rel_us(d, x->t0),
                 (double)(x->t1 - x->t0) / 1000.0, x->device, (unsigned long long)x->bytes);
     }
 }
