@@ -31,10 +31,10 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static double cpu_s(void)
+static double cpu_s(clockid_t clk)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    clock_gettime(clk, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -51,17 +51,20 @@ static double median(double *v, int n)
 }
 
 /* The workload: ops launches, a sync every 1000 and at the end. Returns wall seconds;
- * *cpu gets the process CPU seconds (host and engine threads) it used. */
+ * cpu[0] gets the process CPU seconds (host and engine threads) it used, cpu[1] the
+ * launching thread's alone (the host-side cost, least disturbed by other processes). */
 static double workload(hwrt_tensor t, long ops, double *cpu)
 {
-    double c0 = cpu_s(), t0 = now_s();
+    double c0 = cpu_s(CLOCK_PROCESS_CPUTIME_ID), h0 = cpu_s(CLOCK_THREAD_CPUTIME_ID);
+    double t0 = now_s();
     for (long i = 0; i < ops; i++) {
         CHECK(hwrt_op_scale(t, t, 1.0, NULL));
         if ((i + 1) % 1000 == 0) CHECK(hwrt_stream_synchronize(NULL));
     }
     CHECK(hwrt_stream_synchronize(NULL));
     double wall = now_s() - t0;
-    *cpu = cpu_s() - c0;
+    cpu[0] = cpu_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    cpu[1] = cpu_s(CLOCK_THREAD_CPUTIME_ID) - h0;
     return wall;
 }
 
@@ -71,26 +74,36 @@ static void bench(long ops, int rounds, long elems, const char *out)
     int64_t shape[1] = {elems};
     CHECK(hwrt_tensor_empty(&t, HWRT_FLOAT32, 1, shape));
     CHECK(hwrt_op_fill(t, 1.0, NULL));
-    double dummy;
-    workload(t, ops / 10, &dummy);              /* warm up engines, caches, pages */
+    double dummy[2];
+    workload(t, ops / 10, dummy);              /* warm up engines, caches, pages */
     double *base = calloc((size_t)rounds, sizeof *base);
     double *prof = calloc((size_t)rounds, sizeof *prof);
     double *stop = calloc((size_t)rounds, sizeof *stop);
     double *start = calloc((size_t)rounds, sizeof *start);
     double *cbase = calloc((size_t)rounds, sizeof *cbase);
     double *cprof = calloc((size_t)rounds, sizeof *cprof);
+    double *hbase = calloc((size_t)rounds, sizeof *hbase);
+    double *hprof = calloc((size_t)rounds, sizeof *hprof);
+    double cpu[2];
     uint64_t events_min = UINT64_MAX, dropped = 0, missing = 0;
     long syncs = ops / 1000 + 1;
     for (int r = 0; r < rounds; r++) {
         for (int k = 0; k < 2; k++) {
             int profiled = (k == 0) == (r % 2 == 1);     /* A B, B A, A B, ... */
-            if (!profiled) { base[r] = workload(t, ops, &cbase[r]); continue; }
+            if (!profiled) {
+                base[r] = workload(t, ops, cpu);
+                cbase[r] = cpu[0];
+                hbase[r] = cpu[1];
+                continue;
+            }
             char dir[1024];
             snprintf(dir, sizeof dir, "%s/e%ld_r%d", out, elems, r);
             double s0 = now_s();
             CHECK(hwrt_profiler_start(dir));
             start[r] = now_s() - s0;
-            prof[r] = workload(t, ops, &cprof[r]);
+            prof[r] = workload(t, ops, cpu);
+            cprof[r] = cpu[0];
+            hprof[r] = cpu[1];
             s0 = now_s();
             CHECK(hwrt_profiler_stop());
             stop[r] = now_s() - s0;
@@ -104,16 +117,25 @@ static void bench(long ops, int rounds, long elems, const char *out)
     printf("  rounds wall s (unprofiled, profiled):");
     for (int r = 0; r < rounds; r++) printf(" (%.4f, %.4f)", base[r], prof[r]);
     printf("\n");
+    double *pair = calloc((size_t)rounds, sizeof *pair);    /* ratio within each A/B pair */
+    for (int r = 0; r < rounds; r++) pair[r] = prof[r] / base[r];
+    double mpair = median(pair, rounds);
+    free(pair);
     double mb = median(base, rounds), mp = median(prof, rounds), ms = median(stop, rounds);
     double mcb = median(cbase, rounds), mcp = median(cprof, rounds), mst = median(start, rounds);
+    double mhb = median(hbase, rounds), mhp = median(hprof, rounds);
     printf("Scale float32[%ld] x %ld launches, %ld syncs, %d rounds each (simulated NPU):\n",
            elems, ops, syncs, rounds);
     printf("  unprofiled median %.4f s (%.3f us/launch)\n", mb, mb / (double)ops * 1e6);
     printf("  profiled   median %.4f s (%.3f us/launch)\n", mp, mp / (double)ops * 1e6);
-    printf("  ratio profiled/unprofiled %.4f (%+.2f%%), %+.1f ns per launch\n", mp / mb,
-           (mp / mb - 1) * 100, (mp - mb) / (double)ops * 1e9);
+    printf("  ratio of medians profiled/unprofiled %.4f (%+.2f%%), %+.1f ns per launch\n",
+           mp / mb, (mp / mb - 1) * 100, (mp - mb) / (double)ops * 1e9);
+    printf("  median of the per-pair ratios %.4f (%+.2f%%; each pair ran back to back)\n",
+           mpair, (mpair - 1) * 100);
     printf("  process CPU time median: unprofiled %.4f s, profiled %.4f s, ratio %.4f "
            "(%+.1f ns CPU per launch)\n", mcb, mcp, mcp / mcb, (mcp - mcb) / (double)ops * 1e9);
+    printf("  launching thread CPU time median: unprofiled %.4f s, profiled %.4f s, ratio %.4f "
+           "(%+.1f ns per launch)\n", mhb, mhp, mhp / mhb, (mhp - mhb) / (double)ops * 1e9);
     printf("  hwrt_profiler_start median %.4f s (first one fills the buffer pool); "
            "hwrt_profiler_stop (resolve + write %ld records) median %.4f s\n", mst,
            ops + syncs, ms);
@@ -124,6 +146,8 @@ static void bench(long ops, int rounds, long elems, const char *out)
     free(start);
     free(cbase);
     free(cprof);
+    free(hbase);
+    free(hprof);
     free(prof);
     free(stop);
     CHECK(hwrt_tensor_release(t));
