@@ -76,6 +76,11 @@ def check_trace(d):
                    "GB/s of %r" % e)
         # a device span never ends before its launch began
         expect(e["ts"] + e["dur"] >= e["args"]["host_launch_us"] - 1e-3, "end before launch %r" % e)
+    starts = [e for e in ev if e.get("ph") == "s"]
+    ends = [e for e in ev if e.get("ph") == "f"]
+    expect(len(starts) == len(dev) and sorted(e["id"] for e in starts) ==
+           sorted(e["id"] for e in ends), "flows %d/%d for %d device ops" %
+           (len(starts), len(ends), len(dev)))
     counters = [e for e in ev if e.get("ph") == "C"]
     expect(len(counters) == 2 * len(ALLOCS), "memory counters: %d" % len(counters))
     meta = [e for e in ev if e.get("ph") == "M" and e["name"] == "thread_name"]

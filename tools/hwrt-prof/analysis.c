@@ -80,15 +80,18 @@ static void add_op(prof_figures *f, const pop *o)
     }
 }
 
-typedef struct ival { uint64_t s, e; } ival;
+typedef struct ival { int file, device; uint64_t s, e; } ival;
 
 static int ival_cmp(const void *a, const void *b)
 {
     const ival *x = a, *y = b;
+    if (x->file != y->file) return x->file - y->file;
+    if (x->device != y->device) return x->device - y->device;
     return x->s < y->s ? -1 : x->s > y->s;
 }
 
-/* Busy time = union of device activity (all engines); gaps inside are idle time. */
+/* Busy time = union of one device's activity over all its engines; gaps inside its
+ * first-to-last span are idle time. Summed over devices (and processes). */
 static void busy_and_gaps(const prof_data *d, prof_figures *f)
 {
     ival *v = malloc((d->nops ? d->nops : 1) * sizeof *v);
@@ -96,11 +99,17 @@ static void busy_and_gaps(const prof_data *d, prof_figures *f)
     size_t n = 0;
     for (size_t i = 0; i < d->nops; i++)
         if (d->ops[i].on_device && d->ops[i].engine != ENG_WAIT)
-            v[n++] = (ival){d->ops[i].dstart, d->ops[i].dend};
+            v[n++] = (ival){d->ops[i].file, d->ops[i].device, d->ops[i].dstart, d->ops[i].dend};
     qsort(v, n, sizeof *v, ival_cmp);
-    uint64_t cs = 0, ce = 0;
+    uint64_t cs = 0, ce = 0, first = 0;
     for (size_t i = 0; i < n; i++) {
-        if (i == 0) { cs = v[i].s; ce = v[i].e; continue; }
+        int fresh = i == 0 || v[i].file != v[i - 1].file || v[i].device != v[i - 1].device;
+        if (fresh) {
+            if (i) { f->busy_ns += ce - cs; f->span_ns += ce - first; }
+            cs = first = v[i].s;
+            ce = v[i].e;
+            continue;
+        }
         if (v[i].s > ce) {
             uint64_t gap = v[i].s - ce;
             f->busy_ns += ce - cs;
@@ -116,7 +125,7 @@ static void busy_and_gaps(const prof_data *d, prof_figures *f)
     }
     if (n) {
         f->busy_ns += ce - cs;
-        f->span_ns = ce - v[0].s;
+        f->span_ns += ce - first;
     }
     free(v);
 }

@@ -191,6 +191,25 @@ static void host_events(FILE *f, const prof_data *d)
     }
 }
 
+/* Flow arrows from each launch slice to the device slice it caused (Perfetto draws them
+ * when a slice is selected). Skipped above 500000 launches to bound the file. */
+static void flows(FILE *f, const prof_data *d)
+{
+    if (d->nops > 500000) return;
+    for (size_t i = 0; i < d->nops; i++) {
+        const pop *o = &d->ops[i];
+        if (!o->on_device) continue;
+        const pfile *pf = &d->files[o->file];
+        fprintf(f, ",\n{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"launch\",\"id\":%zu,"
+                "\"pid\":%ld,\"tid\":%ld,\"ts\":%.3f}", i + 1, pf->pid,
+                host_tid(pf, o->thread), rel_us(d, o->t0));
+        fprintf(f, ",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"launch\","
+                "\"id\":%zu,\"pid\":%ld,\"tid\":%ld,\"ts\":%.3f}", i + 1,
+                dev_pid(o->file, o->device), lane_tid(o->engine, o->stream),
+                rel_us(d, o->dstart));
+    }
+}
+
 static void memory_counters(FILE *f, const prof_data *d)
 {
     for (size_t i = 0; i < d->nmems; i++) {
@@ -221,6 +240,7 @@ int export_trace_json(const prof_data *d, const char *path, char *err, size_t er
     for (size_t i = 0; i < d->nops; i++)
         if (d->ops[i].on_device) op_event(f, d, &d->ops[i]);
     host_events(f, d);
+    flows(f, d);
     memory_counters(f, d);
     fprintf(f, "\n]}\n");
     int bad = ferror(f);
