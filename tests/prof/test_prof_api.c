@@ -125,6 +125,34 @@ int main(int argc, char **argv)
     EXPECT(system(hdr) == 0);
     unsetenv("HWRT_PROFILE_MAX_EVENTS");
 
+    TEST_CASE("graph replays are profiled node by node");
+    snprintf(dir2, sizeof dir2, "%s/graph", out);
+    {
+        hwrt_stream gs;
+        hwrt_tensor gt;
+        hwrt_graph g;
+        int64_t shape[1] = {1024};
+        OK(hwrt_set_device("sim", 0));
+        OK(hwrt_stream_create(&gs, 0));
+        OK(hwrt_tensor_empty(&gt, HWRT_FLOAT32, 1, shape));
+        OK(hwrt_profiler_start(dir2));
+        OK(hwrt_stream_begin_capture(gs));
+        OK(hwrt_op_fill(gt, 1.0, gs));
+        OK(hwrt_op_scale(gt, gt, 2.0, gs));
+        OK(hwrt_op_relu(gt, gt, gs));
+        OK(hwrt_stream_end_capture(gs, &g));
+        OK(hwrt_graph_launch(g, gs));
+        OK(hwrt_graph_launch(g, gs));
+        OK(hwrt_stream_synchronize(gs));
+        OK(hwrt_profiler_stop());
+        count_raw(dir2, &w, &s, &m, &x, &no_dev);
+        EXPECT(w == 6 && no_dev == 0);    /* 2 replays x 3 nodes; the capture launches none */
+        if (w != 6) fprintf(stderr, "graph: %ld launches recorded\n", w);
+        OK(hwrt_graph_destroy(g));
+        OK(hwrt_tensor_release(gt));
+        OK(hwrt_stream_destroy(gs));
+    }
+
     TEST_CASE("shutdown with a session running");
     snprintf(dir2, sizeof dir2, "%s/shutdown", out);
     OK(hwrt_profiler_start(dir2));
