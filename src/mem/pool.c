@@ -254,6 +254,7 @@ static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsi
     pblock *b = pbin_search(sp, rsize, msz);
     if (b) pbin_remove(sp, b);
     else HWI_TRY(grow(dp, sp, rsize, cap, no_gc, &b));
+    b->state = B_ALLOC;                        /* taken: the split rest must not merge back */
     if (should_split(b, rsize, msz)) pblock_split(b, rsize);
     if (b->seg->expandable) {
         hwrt_status st = map_block(dp, b, cap, no_gc, no_trim);
