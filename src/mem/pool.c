@@ -207,7 +207,7 @@ static int use_expandable(void)
 static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc, pblock **out)
 {
     pseg *seg = NULL;
-    if (sp->kind == PK_LARGE && use_expandable()) {
+    if (use_expandable()) {
         size_t g = pseg_granule(dp), total = device_total(dp);
         size_t va = round_to(rsize, g), chunk = round_to(total / 8, g);
         if (va < chunk) va = chunk;
@@ -221,18 +221,27 @@ static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_g
     if (cap && (size_t)dp->st.reserved_bytes.current + need > cap)
         return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "the max_device_memory cap is reached");
     HWI_TRY(pseg_new(dp, sp, need, 0, &seg));
+    if ((size_t)dp->st.reserved_bytes.current > dp->hw_reserved)
+        dp->hw_reserved = (size_t)dp->st.reserved_bytes.current;
     *out = seg->first;
     return HWRT_SUCCESS;
 }
 
-/* Map what an expandable block needs; WANT_* asks the caller to sync and clean first. */
+/* Map what an expandable block needs; WANT_* asks the caller to sync and clean first.
+ * Free mapped granules are unmapped (which needs a device sync) only when mapping more
+ * would raise reserved above its high-water mark: below it, cached pages are reused
+ * freely; at it, holes are given back first so the peak does not grow. */
 static hwrt_status map_block(dpool *dp, pblock *b, size_t cap, int no_gc, int no_trim)
 {
     size_t need = pseg_unmapped_in(b->seg, b->base, b->size);
     if (!need) return HWRT_SUCCESS;
-    if (!no_trim && trimmable(dp)) return WANT_TRIM;
+    size_t resv = (size_t)dp->st.reserved_bytes.current;
+    if (!no_trim && resv + need > dp->hw_reserved && trimmable(dp)) return WANT_TRIM;
     if (!no_gc && gc_wanted(dp, need, cap)) return WANT_GC;
-    return pseg_map_range(b->seg, b->base, b->size, cap);
+    HWI_TRY(pseg_map_range(b->seg, b->base, b->size, cap));
+    resv = (size_t)dp->st.reserved_bytes.current;
+    if (resv > dp->hw_reserved) dp->hw_reserved = resv;
+    return HWRT_SUCCESS;
 }
 
 static int should_split(const pblock *b, size_t size, size_t msz)
@@ -378,7 +387,7 @@ static void record_events(dpool *dp, pblock *b)
 hwrt_status hwi_pool_free(void *p, const char *api)
 {
     pthread_mutex_lock(&hwi_pool_mu);
-    pblock *b = pmap_get(p);
+    pblock *b = pmap_take(p);
     if (!b) {
         int inside = live_containing(p) != NULL;
         pthread_mutex_unlock(&hwi_pool_mu);
@@ -387,7 +396,6 @@ hwrt_status hwi_pool_free(void *p, const char *api)
                        inside ? "the pointer is inside a block, not its start"
                               : "hwrt did not allocate this pointer (a host pointer, or already freed)");
     }
-    pmap_del(p);
     dpool *dp = b->seg->dp;
     pool_stat_sub(&dp->st.allocation, 1);
     pool_stat_sub(&dp->st.allocated_bytes, (int64_t)b->size);

@@ -26,22 +26,24 @@ void pool_stat_sub(hwrt_stat *s, int64_t n)
     s->freed += n;
 }
 
+/* Fields not set here (uses, evs, site) are set by whoever needs them. */
 pblock *pblock_new(void)
 {
     pblock *b = spare;
-    if (b) {
-        spare = b->fnext;
-        hwrt_bstream **u = b->uses;
-        hwrt_bevent **e = b->evs;
-        int cap = b->cap_uses;
-        memset(b, 0, sizeof *b);
-        b->uses = u;
-        b->evs = e;
-        b->cap_uses = cap;
-    } else {
+    if (!b) {
         b = calloc(1, sizeof *b);
+        if (b) b->bin = -1;
+        return b;
     }
-    if (b) b->bin = -1;
+    spare = b->fnext;
+    b->prev = b->next = b->fprev = b->fnext = NULL;
+    b->seg = NULL;
+    b->state = B_FREE;
+    b->bin = -1;
+    b->counted = 0;
+    b->freed_at = 0;
+    b->nuses = b->nevs = b->nsite = 0;
+    b->requested = 0;
     return b;
 }
 
@@ -65,22 +67,31 @@ static int bin_of(size_t size)
 
 static void mark(spool *sp, int bin, int on)
 {
+    int w = bin >> 6;
     uint64_t bit = 1ull << (bin & 63);
-    if (on) sp->bitmap[bin >> 6] |= bit;
-    else sp->bitmap[bin >> 6] &= ~bit;
+    if (on) sp->bitmap[w] |= bit;
+    else sp->bitmap[w] &= ~bit;
+    if (sp->bitmap[w]) sp->summary[w >> 6] |= 1ull << (w & 63);
+    else sp->summary[w >> 6] &= ~(1ull << (w & 63));
 }
 
-/* First non-empty bin >= from, or -1. */
+/* First non-empty bin >= from, or -1: the word of `from`, then the summary. */
 static int next_bin(const spool *sp, int from)
 {
     if (from >= POOL_NBINS) return -1;
     int w = from >> 6;
     uint64_t m = sp->bitmap[w] & (~0ull << (from & 63));
-    while (!m) {
-        if (++w >= NWORDS) return -1;
-        m = sp->bitmap[w];
+    if (m) return w * 64 + __builtin_ctzll(m);
+    int nw = w + 1;
+    for (int sw = nw >> 6; sw < 2; sw++) {
+        uint64_t sm = sp->summary[sw];
+        if (sw == nw >> 6) sm &= ~0ull << (nw & 63);
+        if (sm) {
+            int x = sw * 64 + __builtin_ctzll(sm);
+            return x * 64 + __builtin_ctzll(sp->bitmap[x]);
+        }
     }
-    return w * 64 + __builtin_ctzll(m);
+    return -1;
 }
 
 /* Counted in inactive_split: a free piece of a split plain segment (expandable ranges

@@ -68,6 +68,7 @@ struct spool {
     spool *next;
     pblock *bins[POOL_NBINS];
     uint64_t bitmap[(POOL_NBINS + 63) / 64];
+    uint64_t summary[2];         /* bit w: bitmap[w] is non-zero */
 };
 
 struct dpool {
@@ -81,6 +82,7 @@ struct dpool {
     int nev, cap_ev;
     hwrt_mem_stats st;
     uint64_t alloc_seq;
+    size_t hw_reserved;          /* highest reserved ever (not reset by reset_peaks) */
 };
 
 extern pthread_mutex_t hwi_pool_mu;
@@ -88,7 +90,7 @@ extern dpool *hwi_pool_devs[HWI_MAX_DEVICES];
 
 /* pool_map.c: live blocks by base address, segments by range. */
 int pmap_put(pblock *b);
-void pmap_del(const void *base);
+pblock *pmap_take(const void *base);
 pblock *pmap_get(const void *base);
 int pseg_index_add(pseg *s);
 void pseg_index_del(pseg *s);

@@ -58,13 +58,15 @@ pblock *pmap_get(const void *base)
     return NULL;
 }
 
-/* Backward-shift deletion keeps probe chains intact without tombstones. */
-void pmap_del(const void *base)
+/* Remove and return the block at base (NULL if none). Backward-shift deletion keeps
+ * probe chains intact without tombstones. */
+pblock *pmap_take(const void *base)
 {
-    if (!nslots) return;
+    if (!nslots) return NULL;
     size_t mask = nslots - 1, j = hash_ptr(base) & mask;
     while (slots[j] && slots[j]->base != base) j = (j + 1) & mask;
-    if (!slots[j]) return;
+    pblock *found = slots[j];
+    if (!found) return NULL;
     slots[j] = NULL;
     nused--;
     for (size_t k = (j + 1) & mask; slots[k]; k = (k + 1) & mask) {
@@ -77,6 +79,7 @@ void pmap_del(const void *base)
             j = k;
         }
     }
+    return found;
 }
 
 void pmap_clear(void)
