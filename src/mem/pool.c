@@ -39,6 +39,12 @@ hwrt_status hwi_pool_oom(dpool *dp, size_t req, size_t rsize, const char *cause)
 
 void hwi_pool_set_sync(hwi_pool_sync_fn fn) { atomic_store(&sync_fn, fn); }
 
+hwrt_status hwi_pool_sync_device(int device, const char *api)
+{
+    hwi_pool_sync_fn fn = atomic_load(&sync_fn);
+    return fn ? fn(device, api) : HWRT_SUCCESS;
+}
+
 static size_t round_size(size_t n) { return n < POOL_ROUND ? POOL_ROUND : (n + POOL_ROUND - 1) & ~(POOL_ROUND - 1); }
 static size_t round_to(size_t n, size_t g) { return (n + g - 1) / g * g; }
 
