@@ -14,7 +14,7 @@
  *   never blocks.
  * - Before growing past max_device_memory or failing on the device, the pool syncs the
  *   device, returns every cached segment and retries; then it fails with a breakdown. */
-#include "pool_internal.h"
+#include "pool_tcache.h"
 #include "../core/config.h"
 #include "../core/log.h"
 #include "../core/status.h"
@@ -27,7 +27,7 @@
 pthread_mutex_t hwi_pool_mu = PTHREAD_MUTEX_INITIALIZER;
 dpool *hwi_pool_devs[HWI_MAX_DEVICES];
 
-static uint64_t free_seq;                  /* bumped whenever a block becomes free */
+uint64_t hwi_pool_free_seq;                /* bumped whenever a block becomes free */
 static _Atomic(hwi_pool_sync_fn) sync_fn;
 
 /* internal try_alloc outcomes: sync the device, clean up, try again */
@@ -109,7 +109,7 @@ static void make_free(pblock *b)
     dpool *dp = b->seg->dp;
     pool_stat_sub(&dp->st.active, 1);
     pool_stat_sub(&dp->st.active_bytes, (int64_t)b->size);
-    b->freed_at = ++free_seq;
+    b->freed_at = ++hwi_pool_free_seq;
     pblock_coalesce_insert(b);
 }
 
@@ -299,7 +299,8 @@ static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsi
  * before the sync: blocks freed up to it are no longer touched by queued work. */
 static hwrt_status sync_unlocked(dpool *dp, const char *api, uint64_t *snap)
 {
-    *snap = free_seq;
+    tc_request_flush();                        /* parked blocks back first: they count */
+    *snap = hwi_pool_free_seq;
     hwi_pool_sync_fn fn = atomic_load(&sync_fn);
     pthread_mutex_unlock(&hwi_pool_mu);
     hwrt_status st = fn ? fn(dp->device, api) : HWRT_SUCCESS;
@@ -344,6 +345,8 @@ static hwrt_status alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pbloc
 
 hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void **out)
 {
+    /* the thread cache is off while record_alloc_sites is on, so sites are never lost */
+    if (tc_try_alloc(d, bs, bytes, out)) return HWRT_SUCCESS;
     void *site[POOL_SITE_DEPTH + 1];
     int nsite = 0;
     if (hwi_cfg_int(HWI_CFG_RECORD_ALLOC_SITES))
@@ -351,9 +354,11 @@ hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void *
     pthread_mutex_lock(&hwi_pool_mu);
     dpool *dp = dpool_get(d);
     pblock *b = NULL;
+    if (dp) tc_slow_enter(dp, bs);
     hwrt_status st = dp ? alloc_locked(dp, bs, bytes, &b)
                         : hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
     if (st == HWRT_SUCCESS) {
+        tc_note_alloc(dp, bs, b);
         b->nsite = nsite > 1 ? nsite - 1 : 0;   /* frame 0 is this function */
         if (b->nsite) memcpy(b->site, site + 1, (size_t)b->nsite * sizeof(void *));
         *out = b->base;
@@ -368,13 +373,13 @@ hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void *
 static pblock *live_containing(const void *p)
 {
     pblock *b = pmap_get(p);
-    if (b) return b;
+    if (b) return atomic_load_explicit(&b->in_tc, memory_order_relaxed) ? NULL : b;
     pseg *s = pseg_index_find(p);
     if (!s) return NULL;
     for (b = s->first; b; b = b->next)
         if ((const char *)p >= b->base && (const char *)p < b->base + b->size)
-            return b->state == B_ALLOC ? b : NULL;
-    return NULL;
+            break;
+    return b && b->state == B_ALLOC && !atomic_load_explicit(&b->in_tc, memory_order_relaxed) ? b : NULL;
 }
 
 static void record_events(dpool *dp, pblock *b)
@@ -392,9 +397,14 @@ static void record_events(dpool *dp, pblock *b)
 
 hwrt_status hwi_pool_free(void *p, const char *api)
 {
+    if (tc_try_free(p)) return HWRT_SUCCESS;
     pthread_mutex_lock(&hwi_pool_mu);
-    pblock *b = pmap_take(p);
-    if (!b) {
+    pblock *b = pmap_get(p);
+    if (b && atomic_load_explicit(&b->in_tc, memory_order_relaxed)) b = NULL;   /* parked */
+    if (b) {
+        pmap_take(p);
+        atomic_fetch_add(&b->tc_gen, 1);       /* no thread cache may take it back */
+    } else {
         int inside = live_containing(p) != NULL;
         pthread_mutex_unlock(&hwi_pool_mu);
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
@@ -490,6 +500,7 @@ hwrt_status hwi_pool_empty_cache(hwi_device *d)
 void hwi_pool_stream_destroyed(hwrt_bstream *bs)
 {
     pthread_mutex_lock(&hwi_pool_mu);
+    tc_request_flush();                        /* caches keyed by bs give their blocks back */
     for (int i = 0; i < HWI_MAX_DEVICES; i++) {
         dpool *dp = hwi_pool_devs[i];
         if (!dp) continue;

@@ -8,6 +8,7 @@
 #include "pool.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #define POOL_ROUND ((size_t)512)                 /* every block is a multiple of this */
@@ -45,6 +46,8 @@ typedef struct pblock {
     void *site[POOL_SITE_DEPTH];
     int nsite;
     uint64_t alloc_seq;          /* allocation order, for snapshots and leak reports */
+    _Atomic uint64_t tc_gen;     /* bumped when the block leaves a thread's hands (never reset) */
+    _Atomic int in_tc;           /* parked in a thread cache: freed for the caller, not in bins */
 } pblock;
 
 struct pseg {
@@ -87,6 +90,16 @@ struct dpool {
 
 extern pthread_mutex_t hwi_pool_mu;
 extern dpool *hwi_pool_devs[HWI_MAX_DEVICES];
+
+/* pool_tcache.c: per-thread cache of hot small blocks (see there). */
+void tc_slow_enter(dpool *dp, hwrt_bstream *bs);       /* under the lock */
+void tc_note_alloc(dpool *dp, hwrt_bstream *bs, pblock *b);
+void tc_flush_own(void);
+void tc_request_flush(void);
+void tc_view(const dpool *dp, hwrt_mem_stats *st);
+void tc_reset_all(void);
+pblock *pblock_coalesce_insert(pblock *b);
+extern uint64_t hwi_pool_free_seq;
 
 /* pool_map.c: live blocks by base address, segments by range. */
 int pmap_put(pblock *b);

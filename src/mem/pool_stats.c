@@ -20,10 +20,12 @@ void hwi_pool_fill_info(int device, hwrt_memory_info *info)
     pthread_mutex_lock(&hwi_pool_mu);
     dpool *dp = device >= 0 && device < HWI_MAX_DEVICES ? hwi_pool_devs[device] : NULL;
     if (dp) {
-        info->allocated = (size_t)dp->st.allocated_bytes.current;
-        info->reserved = (size_t)dp->st.reserved_bytes.current;
-        info->peak_allocated = (size_t)dp->st.allocated_bytes.peak;
-        info->peak_reserved = (size_t)dp->st.reserved_bytes.peak;
+        hwrt_mem_stats st = dp->st;
+        tc_view(dp, &st);                     /* threads' shares of the counters */
+        info->allocated = (size_t)st.allocated_bytes.current;
+        info->reserved = (size_t)st.reserved_bytes.current;
+        info->peak_allocated = (size_t)st.allocated_bytes.peak;
+        info->peak_reserved = (size_t)st.reserved_bytes.peak;
     } else {
         info->allocated = info->reserved = info->peak_allocated = info->peak_reserved = 0;
     }
@@ -34,8 +36,12 @@ void hwi_pool_stats(int device, hwrt_mem_stats *out)
 {
     pthread_mutex_lock(&hwi_pool_mu);
     dpool *dp = device >= 0 && device < HWI_MAX_DEVICES ? hwi_pool_devs[device] : NULL;
-    if (dp) *out = dp->st;
-    else memset(out, 0, sizeof *out);
+    if (dp) {
+        *out = dp->st;
+        tc_view(dp, out);
+    } else {
+        memset(out, 0, sizeof *out);
+    }
     pthread_mutex_unlock(&hwi_pool_mu);
     int64_t msz = hwi_cfg_int(HWI_CFG_MAX_SPLIT_SIZE);
     out->max_split_size = msz ? msz : -1;
@@ -46,6 +52,7 @@ void hwi_pool_reset_peaks(int device)
     pthread_mutex_lock(&hwi_pool_mu);
     dpool *dp = device >= 0 && device < HWI_MAX_DEVICES ? hwi_pool_devs[device] : NULL;
     if (dp) {
+        tc_flush_own();                       /* peaks restart from exact current values */
         hwrt_stat *all[] = {&dp->st.allocation, &dp->st.segment, &dp->st.active,
                             &dp->st.inactive_split, &dp->st.allocated_bytes,
                             &dp->st.reserved_bytes, &dp->st.active_bytes,
@@ -62,6 +69,7 @@ hwrt_status hwi_pool_set_tag(void *p, const char *tag)
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_set_alloc_tag: host out of memory");
     pthread_mutex_lock(&hwi_pool_mu);
     pblock *b = pmap_get(p);
+    if (b && atomic_load_explicit(&b->in_tc, memory_order_relaxed)) b = NULL;
     if (b) {
         free(b->tag);
         b->tag = copy;
@@ -106,23 +114,26 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static const char *state_name(int s)
+static const char *state_name(const pblock *b)
 {
-    return s == B_ALLOC ? "allocated" : s == B_PENDING ? "pending_stream_events" : "free";
+    if (b->state == B_ALLOC && atomic_load_explicit(&b->in_tc, memory_order_relaxed))
+        return "thread_cached";
+    return b->state == B_ALLOC ? "allocated" : b->state == B_PENDING ? "pending_stream_events" : "free";
 }
 
 static void snapshot_block(FILE *f, const pblock *b, int first)
 {
     fprintf(f, "%s\n        {\"address\": \"%p\", \"size\": %zu, \"state\": \"%s\"", first ? "" : ",",
-            (void *)b->base, b->size, state_name(b->state));
-    if (b->state == B_ALLOC)
+            (void *)b->base, b->size, state_name(b));
+    int live = b->state == B_ALLOC && !atomic_load_explicit(&b->in_tc, memory_order_relaxed);
+    if (live)
         fprintf(f, ", \"requested\": %zu, \"alloc_seq\": %llu", b->requested,
                 (unsigned long long)b->alloc_seq);
     if (b->tag) {
         fputs(", \"tag\": ", f);
         json_str(f, b->tag);
     }
-    if (b->state == B_ALLOC && b->nsite) {
+    if (live && b->nsite) {
         fputs(", \"site\": [", f);
         for (int i = 0; i < b->nsite; i++) {
             char t[256];
@@ -155,7 +166,11 @@ hwrt_status hwi_pool_snapshot(int device, void *file)
     const hwrt_backend_ops *ops = hwi_ops_if_selected();
     pthread_mutex_lock(&hwi_pool_mu);
     dpool *dp = device >= 0 && device < HWI_MAX_DEVICES ? hwi_pool_devs[device] : NULL;
-    hwrt_mem_stats z = {0}, *st = dp ? &dp->st : &z;
+    hwrt_mem_stats z = {0}, *st = &z;
+    if (dp) {
+        z = dp->st;
+        tc_view(dp, &z);
+    }
     fprintf(f, "{\n  \"device\": %d,\n  \"backend\": \"%s\",\n  \"record_alloc_sites\": %s,\n",
             device, ops ? ops->name : "none",
             hwi_cfg_int(HWI_CFG_RECORD_ALLOC_SITES) ? "true" : "false");
@@ -230,7 +245,7 @@ static void teardown_device(dpool *dp)
         for (int i = 0; i < b->nevs; i++) ops->event_destroy(b->evs[i]);
     for (pseg *s = dp->segs; s; s = s->next)
         for (pblock *b = s->first; b; b = b->next)
-            if (b->state == B_ALLOC) {
+            if (b->state == B_ALLOC && !atomic_load_explicit(&b->in_tc, memory_order_relaxed)) {
                 last_leaks++;
                 report_leak(dp, b);
             }
@@ -255,6 +270,7 @@ hwrt_status hwi_pool_teardown(void)
 {
     pthread_mutex_lock(&hwi_pool_mu);
     last_leaks = 0;
+    tc_reset_all();
     for (int i = 0; i < HWI_MAX_DEVICES; i++) {
         if (!hwi_pool_devs[i]) continue;
         teardown_device(hwi_pool_devs[i]);

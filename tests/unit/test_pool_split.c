@@ -1,7 +1,9 @@
 /* The caching pool splits segments and coalesces neighbours: two small blocks share one
  * 2 MiB segment side by side, a freed pair merges back into one whole-segment block, a
  * large segment is split for smaller requests and whole again after they are freed, best
- * fit picks the smallest hole, and bad frees are clear errors that change nothing. */
+ * fit picks the smallest hole, and bad frees are clear errors that change nothing.
+ * The per-thread cache is off here (it parks hot small blocks outside the bins); a last
+ * case turns it on and checks that parked blocks behave as freed. */
 #include "harness.h"
 
 static hwrt_mem_stats stats(void)
@@ -91,13 +93,39 @@ static void bad_frees(void)
     EXPECT(stats().allocation.current == before - 1);
 }
 
+static void thread_cache(void)
+{
+    TEST_CASE("thread cache");
+    OK(hwrt_set_config("thread_cache", "true"));
+    char *a, *b;
+    OK(hwrt_malloc((void **)&a, 4096));
+    OK(hwrt_free(a));                                /* parked in this thread's cache */
+    hwrt_mem_stats s = stats();
+    EXPECT(s.allocation.current == 0 && s.allocated_bytes.current == 0);
+    FAILS(hwrt_free(a), HWRT_ERROR_INVALID_ARGUMENT, "already freed");
+    FAILS(hwrt_set_alloc_tag(a, "x"), HWRT_ERROR_INVALID_ARGUMENT, "freed");
+    int dev;
+    EXPECT(hwrt_memcpy(&dev, a, 4, HWRT_MEMCPY_DEVICE_TO_HOST) != HWRT_SUCCESS);   /* not live */
+    OK(hwrt_malloc((void **)&b, 4000));              /* same rounded size: taken back */
+    EXPECT(b == a);
+    s = stats();
+    EXPECT(s.allocation.current == 1 && s.allocated_bytes.current == 4096 &&
+           s.requested_bytes.current == 4000 && s.allocated_bytes.peak >= 4096);
+    OK(hwrt_free(b));
+    OK(hwrt_empty_cache(0));                         /* flushes the cache, releases all */
+    s = stats();
+    EXPECT(s.reserved_bytes.current == 0 && s.allocation.current == 0);
+}
+
 int main(void)
 {
     OK(hwrt_set_device("sim", 0));
+    OK(hwrt_set_config("thread_cache", "false"));   /* exact best fit and coalescing */
     small_blocks();
     large_blocks();
     best_fit();
     bad_frees();
+    thread_cache();
     OK(hwrt_shutdown());
     return test_report();
 }

@@ -14,6 +14,7 @@ typedef struct bench_opts {
 int bench_latency(const bench_opts *o);
 int bench_trace(const bench_opts *o);
 double bench_now_ns(void);
+double bench_cpu_ns(void);
 double bench_median(double *v, int n);
 
 #endif
