@@ -281,8 +281,5 @@ hwrt_status hwrt_free_async(void *dptr, hwrt_stream h)
         return HWRT_SUCCESS;
     hwi_stream *s = NULL;
     HWI_TRY(hwi_stream_resolve(h, &s));
-    hwi_block_info b;
-    if (hwi_pool_find(dptr, 1, &b) && b.base == dptr && b.device == s->device)
-        HWI_TRY(hwi_pool_record_stream(dptr, s->bs));
-    return hwi_pool_free(dptr, "hwrt_free_async");
+    return hwi_pool_free_on(dptr, s->bs, s->device, "hwrt_free_async");
 }

@@ -432,6 +432,19 @@ hwrt_status hwi_pool_free(void *p, const char *api)
     return HWRT_SUCCESS;
 }
 
+hwrt_status hwi_pool_free_on(void *p, hwrt_bstream *bs, int device, const char *api)
+{
+    tcache *t = hwi_tc;
+    if (t && t->owner == bs && t->device == device && tc_try_free(p)) return HWRT_SUCCESS;
+    pthread_mutex_lock(&hwi_pool_mu);
+    pblock *b = live_containing(p);
+    int record = b && b->base == (char *)p && b->seg->dp->device == device && bs &&
+                 bs != b->seg->sp->owner;
+    pthread_mutex_unlock(&hwi_pool_mu);
+    if (record) HWI_TRY(hwi_pool_record_stream(p, bs));
+    return hwi_pool_free(p, api);
+}
+
 hwrt_status hwi_pool_record_stream(void *p, hwrt_bstream *bs)
 {
     pthread_mutex_lock(&hwi_pool_mu);

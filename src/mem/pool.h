@@ -23,6 +23,9 @@ hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void *
  * finished the work queued before this call (backend events), and at once by work
  * on the stream it was allocated for (stream order). */
 hwrt_status hwi_pool_free(void *p, const char *api);
+/* Stream-ordered free on bs (hwrt_free_async): bs is recorded as a user first when the
+ * block is on `device` and was allocated for another stream; non-blocking. */
+hwrt_status hwi_pool_free_on(void *p, hwrt_bstream *bs, int device, const char *api);
 /* Note that stream bs (of the block's device) uses the block. */
 hwrt_status hwi_pool_record_stream(void *p, hwrt_bstream *bs);
 /* The live block containing [p, p+bytes): 1 and *out filled, or 0. */
