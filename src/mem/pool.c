@@ -154,6 +154,7 @@ static int gc_wanted(dpool *dp, size_t need, size_t cap)
     if (thr <= 0) return 0;
     size_t limit = cap ? cap : device_total(dp);
     if ((double)((size_t)dp->st.reserved_bytes.current + need) <= thr * (double)limit) return 0;
+    dp->gc_need = need;
     for (pseg *s = dp->segs; s; s = s->next)
         if (s->first->state == B_FREE && (!s->first->next || s->expandable)) return 1;
     return 0;
@@ -330,7 +331,8 @@ static hwrt_status alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pbloc
                 double thr = hwi_cfg_double(HWI_CFG_GC_THRESHOLD);
                 size_t cap = (size_t)hwi_cfg_int(HWI_CFG_MAX_DEVICE_MEMORY);
                 size_t limit = cap ? cap : device_total(dp);
-                release_cached(dp, snap, (size_t)(thr * (double)limit), 0);
+                size_t target = (size_t)(thr * (double)limit);
+                release_cached(dp, snap, target > dp->gc_need ? target - dp->gc_need : 0, 0);
             }
         } else if (st == WANT_TRIM) {
             no_trim = 1;

@@ -86,6 +86,7 @@ struct dpool {
     hwrt_mem_stats st;
     uint64_t alloc_seq;
     size_t hw_reserved;          /* highest reserved ever (not reset by reset_peaks) */
+    size_t gc_need;              /* bytes the allocation asking for a collection needs */
 };
 
 extern pthread_mutex_t hwi_pool_mu;

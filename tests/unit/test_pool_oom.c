@@ -3,6 +3,7 @@
  *   the cached segment back and retries, and the allocation succeeds (one retry, no OOM).
  * - Two live 40 MiB blocks do not fit: OUT_OF_MEMORY with the breakdown and the fix.
  * - Without a cap, the device's own limit gives the same sentence, state intact.
+ * - garbage_collection_threshold gives cached segments back before growing past it.
  * - Bad values of the pool keys are rejected with the key and the accepted form. */
 #include "harness.h"
 
@@ -67,6 +68,27 @@ static void device_oom(void)
     OK(hwrt_free(b));
 }
 
+static void garbage_collection(void)
+{
+    TEST_CASE("garbage_collection_threshold");
+    OK(hwrt_empty_cache(0));
+    OK(hwrt_set_config("max_device_memory", "64MB"));
+    OK(hwrt_set_config("garbage_collection_threshold", "0.5"));   /* 32 MiB */
+    hwrt_mem_stats before = stats();
+    void *a, *b;
+    OK(hwrt_malloc(&a, 20 << 20));
+    OK(hwrt_free(a));                                      /* 20 MiB cached */
+    OK(hwrt_malloc(&b, 24 << 20));                         /* 44 MiB > 32: collect first */
+    hwrt_mem_stats s = stats();
+    EXPECT(s.reserved_bytes.current == 24 << 20);
+    EXPECT(s.num_device_free == before.num_device_free + 1);
+    EXPECT(s.num_alloc_retries == before.num_alloc_retries);   /* not a retry */
+    EXPECT(s.num_ooms == before.num_ooms);
+    OK(hwrt_free(b));
+    OK(hwrt_set_config("garbage_collection_threshold", "0"));
+    OK(hwrt_set_config("max_device_memory", "0"));
+}
+
 static void bad_config(void)
 {
     TEST_CASE("bad pool keys");
@@ -87,6 +109,7 @@ int main(void)
     retry_path();
     cap_oom();
     device_oom();
+    garbage_collection();
     bad_config();
     OK(hwrt_shutdown());
     return test_report();
