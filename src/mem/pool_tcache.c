@@ -6,10 +6,12 @@
  * that safe exactly as for the pool's own per-stream reuse. Parked blocks stay in the
  * pool's registry marked in_tc (so lookups treat them as freed) and count as freed in
  * every figure: the thread keeps its share of the counters in relaxed atomics that the
- * figure readers add up under the pool lock, and a fast operation may only lower or
- * restore what the pool has already counted (its deltas stay <= 0), so current values
- * are exact and peaks are exact for a single thread (with several threads a peak may
- * include other threads' parked blocks, at most TC_MAX_BYTES each).
+ * figure readers add up under the pool lock, so current values are exact. Peaks are
+ * raised only under the lock: a fast allocation may raise the total only up to the
+ * peaks recorded when the thread last took the lock (its headroom); past that it takes
+ * the slow path. For one thread peaks are exact; with several, another thread's slow
+ * path may use the same headroom meanwhile, so a peak may miss up to TC_MAX_BYTES per
+ * thread.
  *
  * Slow paths (empty_cache, the retry before OOM, trimming) flush the calling thread's
  * cache at once and ask the other threads to flush theirs at their next call; a
@@ -44,10 +46,29 @@ static void apply(const tcache *t, hwrt_mem_stats *st)
     }
 }
 
-static void fold(tcache *t)            /* the thread's share into the pool's counters */
+static int64_t room(const hwrt_stat *a, const hwrt_stat *b)
 {
+    int64_t x = a->peak - a->current, y = b->peak - b->current;
+    return x < y ? x : y;
+}
+
+/* share is 0 here (just folded) */
+static void set_headroom(tcache *t)
+{
+    const hwrt_mem_stats *st = &t->dp->st;
+    t->headroom[C_COUNT] = room(&st->allocation, &st->active);
+    t->headroom[C_BYTES] = room(&st->allocated_bytes, &st->active_bytes);
+    t->headroom[C_REQ] = room(&st->requested_bytes, &st->requested_bytes);
+}
+
+/* The thread's share into the pool's counters. Until the next fold, fast allocations
+ * may raise the total up to the recorded peaks (allocation and active move together). */
+static void fold(tcache *t)
+{
+    memset(t->headroom, 0, sizeof t->headroom);
     if (!t->dp) return;
     apply(t, &t->dp->st);
+    set_headroom(t);
     for (int i = 0; i < C_N; i++) {
         atomic_store_explicit(&t->alloc[i], 0, memory_order_relaxed);
         atomic_store_explicit(&t->freed[i], 0, memory_order_relaxed);
@@ -115,8 +136,9 @@ void tc_slow_enter(dpool *dp, hwrt_bstream *bs)
 void tc_note_alloc(dpool *dp, hwrt_bstream *bs, pblock *b)
 {
     tcache *t = hwi_tc;
+    if (t && t->dp == dp) set_headroom(t);     /* the slow allocation moved current */
     if (!t || !t->enabled || t->dp != dp || t->owner != bs || b->size > TC_MAX_SIZE) return;
-    t->ents[ent_of(b->base)] = (tc_ent){b->base, b, atomic_load(&b->tc_gen)};
+    t->ents[ent_of(b->base)] = (tc_ent){b, atomic_load(&b->tc_gen)};
 }
 
 void tc_flush_own(void)

@@ -18,7 +18,7 @@
  * fast path moves are never PENDING, so active and allocation move together. */
 enum { C_COUNT, C_BYTES, C_REQ, C_N };
 
-typedef struct { const void *p; pblock *b; uint64_t gen; } tc_ent;
+typedef struct { pblock *b; uint64_t gen; } tc_ent;
 typedef struct { int n; pblock *blk[TC_DEPTH]; } tc_bin;
 
 typedef struct tcache {
@@ -31,6 +31,7 @@ typedef struct tcache {
     uint64_t cfg_gen, flush_gen;
     size_t bytes;                   /* parked */
     _Atomic int64_t alloc[C_N], freed[C_N];             /* this thread's share */
+    int64_t headroom[C_N];          /* peak - current of the pool at the last fold */
     tc_ent ents[TC_NENT];           /* blocks this thread holds, by address */
     tc_bin bins[TC_NBINS];
 } tcache;
@@ -61,9 +62,10 @@ static inline int tc_try_alloc(hwi_device *d, hwrt_bstream *bs, size_t bytes, vo
     if (!bin->n || !t->enabled || t->owner != bs || t->device != d->ordinal || !t->dp ||
         t->flush_gen != atomic_load_explicit(&hwi_tc_flush_gen, memory_order_relaxed))
         return 0;
-    /* only restore what the pool already counted: every share stays <= 0 */
-    if (share(t, C_COUNT) + 1 > 0 || share(t, C_BYTES) + (int64_t)rsize > 0 ||
-        share(t, C_REQ) + (int64_t)bytes > 0 || t->cfg_gen != hwi_cfg_generation())
+    /* never past a recorded peak: the slow path raises peaks under the lock */
+    if (share(t, C_COUNT) + 1 > t->headroom[C_COUNT] ||
+        share(t, C_BYTES) + (int64_t)rsize > t->headroom[C_BYTES] ||
+        share(t, C_REQ) + (int64_t)bytes > t->headroom[C_REQ] || t->cfg_gen != hwi_cfg_generation())
         return 0;
     pblock *b = bin->blk[--bin->n];
     t->bytes -= b->size;
@@ -71,7 +73,7 @@ static inline int tc_try_alloc(hwi_device *d, hwrt_bstream *bs, size_t bytes, vo
     b->nuses = 0;
     atomic_store_explicit(&b->in_tc, 0, memory_order_relaxed);
     tc_ent *e = &t->ents[ent_of(b->base)];
-    *e = (tc_ent){b->base, b, atomic_load_explicit(&b->tc_gen, memory_order_relaxed)};
+    *e = (tc_ent){b, atomic_load_explicit(&b->tc_gen, memory_order_relaxed)};
     count(t->alloc, b->size, bytes);
     *out = b->base;
     return 1;
@@ -84,12 +86,11 @@ static inline int tc_try_free(void *p)
         return 0;
     tc_ent *e = &t->ents[ent_of(p)];
     pblock *b = e->b;
-    if (e->p != p || !b || atomic_load_explicit(&b->tc_gen, memory_order_relaxed) != e->gen ||
+    if (!b || b->base != (char *)p || atomic_load_explicit(&b->tc_gen, memory_order_relaxed) != e->gen ||
         b->nuses || b->size > TC_MAX_SIZE || t->bytes + b->size > TC_MAX_BYTES)
         return 0;
     tc_bin *bin = &t->bins[b->size / POOL_ROUND - 1];
     if (bin->n == TC_DEPTH) return 0;
-    e->p = NULL;
     e->b = NULL;
     if (b->tag) {
         free(b->tag);
