@@ -28,26 +28,28 @@ typedef struct spool spool;
 typedef struct dpool dpool;
 
 typedef struct pblock {
+    /* first cache line: what the thread cache's fast path touches */
     char *base;
     size_t size;                 /* rounded size (what allocated_bytes counts) */
     size_t requested;            /* the caller's size (requested_bytes) */
+    _Atomic uint64_t tc_gen;     /* bumped when the block leaves a thread's hands (never reset) */
+    _Atomic int in_tc;           /* parked in a thread cache: freed for the caller, not in bins */
+    int nuses, cap_uses;         /* streams recorded with hwi_pool_record_stream */
+    char *tag;
+    hwrt_bstream **uses;
+    /* the rest: pool bookkeeping under the lock */
     pseg *seg;
     struct pblock *prev, *next;  /* address neighbours inside the segment */
     struct pblock *fprev, *fnext;/* bin list (FREE) or pending list (PENDING) */
     int state;
     int bin;
     int counted;                 /* counted in inactive_split while in a bin */
-    uint64_t freed_at;           /* hwi free sequence when it last became free */
-    hwrt_bstream **uses;         /* streams recorded with hwi_pool_record_stream */
-    int nuses, cap_uses;
-    hwrt_bevent **evs;           /* PENDING: events recorded on those streams at free */
     int nevs;
-    char *tag;
+    uint64_t freed_at;           /* hwi free sequence when it last became free */
+    hwrt_bevent **evs;           /* PENDING: events recorded on those streams at free */
     void *site[POOL_SITE_DEPTH];
     int nsite;
     uint64_t alloc_seq;          /* allocation order, for snapshots and leak reports */
-    _Atomic uint64_t tc_gen;     /* bumped when the block leaves a thread's hands (never reset) */
-    _Atomic int in_tc;           /* parked in a thread cache: freed for the caller, not in bins */
 } pblock;
 
 struct pseg {
