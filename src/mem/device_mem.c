@@ -1,6 +1,7 @@
 /* Public device-memory calls that need no stream: hwrt_malloc, hwrt_free, tags and the
  * memory figures (info, stats, summary table, JSON snapshot). */
 #include "pool.h"
+#include "host_mem.h"
 #include "../core/status.h"
 
 #include <errno.h>
@@ -136,10 +137,11 @@ hwrt_status hwrt_memory_summary(int device_id, char *buf, size_t len)
     row_count(&o, "Segments", &s.segment);
     row_count(&o, "Non-releasable allocs", &s.inactive_split);
     put(&o, "%s", thin);
-    char t[32], f[32], u[32], ov[32], ms[32];
-    put(&o, "| Device total %s, free %s, used %s (context overhead %s)\n",
+    char t[32], f[32], u[32], ov[32], ms[32], hc[32];
+    put(&o, "| Device total %s, free %s, used %s (context overhead %s); pinned host cache %s\n",
         hwi_fmt_bytes(t, sizeof t, mi.total), hwi_fmt_bytes(f, sizeof f, mi.free),
-        hwi_fmt_bytes(u, sizeof u, mi.used), hwi_fmt_bytes(ov, sizeof ov, mi.overhead));
+        hwi_fmt_bytes(u, sizeof u, mi.used), hwi_fmt_bytes(ov, sizeof ov, mi.overhead),
+        hwi_fmt_bytes(hc, sizeof hc, hwi_host_cached_bytes()));
     put(&o, "| OOMs %lld, alloc retries %lld, device allocs %lld, device frees %lld, "
         "device syncs %lld, max_split_size %s\n%s",
         (long long)s.num_ooms, (long long)s.num_alloc_retries, (long long)s.num_device_alloc,

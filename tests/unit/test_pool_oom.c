@@ -104,8 +104,11 @@ int main(void)
 {
     setenv("HWRT_SIM_MEMORY", "1GB", 1);
     setenv("HWRT_SIM_DEVICES", "1", 1);
+    setenv("HWRT_ALLOC_CONF", "max_device_memory:64MB,expandable_segments:false", 1);
     OK(hwrt_set_device("sim", 0));
-    OK(hwrt_set_config("max_device_memory", "64MB"));
+    char v[64];
+    OK(hwrt_get_config("max_device_memory", v, sizeof v));   /* from HWRT_ALLOC_CONF */
+    EXPECT(!strcmp(v, "67108864"));
     retry_path();
     cap_oom();
     device_oom();

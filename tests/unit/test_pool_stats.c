@@ -124,6 +124,28 @@ static void summary_snapshot_tags(void)
     /* kv stays live: the leak report at shutdown lists it and frees it */
 }
 
+static void two_devices(void)
+{
+    TEST_CASE("per-device pools");
+    hwrt_mem_stats s0, s1;
+    OK(hwrt_memory_stats(0, &s0));
+    OK(hwrt_set_device("sim", 1));
+    void *p;
+    OK(hwrt_malloc(&p, 5 << 20));
+    OK(hwrt_memory_stats(1, &s1));
+    EXPECT(s1.allocation.current == 1 && s1.allocated_bytes.current == 5 << 20);
+    hwrt_mem_stats again;
+    OK(hwrt_memory_stats(0, &again));
+    EXPECT(again.allocation.current == s0.allocation.current &&
+           again.reserved_bytes.current == s0.reserved_bytes.current);
+    OK(hwrt_free(p));
+    OK(hwrt_empty_cache(1));
+    hwrt_memory_info mi;
+    OK(hwrt_get_memory_info(1, &mi));
+    EXPECT(mi.reserved == 0 && mi.used == mi.overhead);
+    OK(hwrt_set_device("sim", 0));
+}
+
 int main(void)
 {
     OK(hwrt_set_device("sim", 0));
@@ -137,6 +159,7 @@ int main(void)
     EXPECT(mi.reserved == 0 && mi.used == mi.overhead);
     OK(hwrt_set_config("expandable_segments", "false"));
     peaks();
+    two_devices();
     summary_snapshot_tags();
     TEST_CASE("leak report");
     const char *log = "/tmp/hwrt_test_pool_leaks.txt";
