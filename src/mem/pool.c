@@ -201,6 +201,36 @@ static void release_cached(dpool *dp, uint64_t snap, size_t target, int trim_onl
     }
 }
 
+/* ---- the backend's monitor (hwrt-smi) ---- */
+
+/* Under the lock: should the monitor hear about dp now? Every change of reserved, and
+ * of allocated once it moved by max(4 MiB, reserved/64) since the last report, so the
+ * hot path does not publish on every call. The thread caches' shares are not included:
+ * they are at most 2 MiB per thread. */
+static int report_due(dpool *dp, size_t *resv, size_t *alloc)
+{
+    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    if (!ops || !ops->report_usage) return 0;
+    *resv = (size_t)dp->st.reserved_bytes.current;
+    *alloc = (size_t)dp->st.allocated_bytes.current;
+    size_t moved = *alloc > dp->reported_alloc ? *alloc - dp->reported_alloc
+                                               : dp->reported_alloc - *alloc;
+    size_t step = *resv / 64 > ((size_t)4 << 20) ? *resv / 64 : (size_t)4 << 20;
+    if (*resv == dp->reported_resv && moved < step) return 0;
+    dp->reported_resv = *resv;
+    dp->reported_alloc = *alloc;
+    return 1;
+}
+
+void hwi_pool_report(hwi_device *d)
+{
+    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    if (!ops || !ops->report_usage) return;
+    hwrt_memory_info m;
+    hwi_pool_fill_info(d->ordinal, &m);
+    ops->report_usage(d->bdev, m.reserved, m.allocated);
+}
+
 /* ---- allocation ---- */
 
 static int use_expandable(void)
@@ -359,13 +389,17 @@ hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void *
     if (dp) tc_slow_enter(dp, bs);
     hwrt_status st = dp ? alloc_locked(dp, bs, bytes, &b)
                         : hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
+    size_t resv = 0, alloc = 0;
+    int report = 0;
     if (st == HWRT_SUCCESS) {
         tc_note_alloc(dp, bs, b);
         b->nsite = nsite > 1 ? nsite - 1 : 0;   /* frame 0 is this function */
         if (b->nsite) memcpy(b->site, site + 1, (size_t)b->nsite * sizeof(void *));
         *out = b->base;
+        report = report_due(dp, &resv, &alloc);
     }
     pthread_mutex_unlock(&hwi_pool_mu);
+    if (report) hwi_ops_if_selected()->report_usage(d->bdev, resv, alloc);
     return st;
 }
 
@@ -430,7 +464,10 @@ hwrt_status hwi_pool_free(void *p, const char *api)
     } else {
         make_free(b);
     }
+    size_t resv = 0, alloc = 0;
+    int report = report_due(dp, &resv, &alloc);
     pthread_mutex_unlock(&hwi_pool_mu);
+    if (report) hwi_ops_if_selected()->report_usage(dp->bdev, resv, alloc);
     return HWRT_SUCCESS;
 }
 
@@ -506,7 +543,10 @@ hwrt_status hwi_pool_empty_cache(hwi_device *d)
         st = sync_unlocked(dp, "hwrt_empty_cache", &snap);
         if (st == HWRT_SUCCESS) release_cached(dp, snap, SIZE_MAX, 0);
     }
+    size_t resv = 0, alloc = 0;
+    int report = dp && report_due(dp, &resv, &alloc);
     pthread_mutex_unlock(&hwi_pool_mu);
+    if (report) hwi_ops_if_selected()->report_usage(d->bdev, resv, alloc);
     return st;
 }
 

@@ -102,6 +102,7 @@ static void bad_config(void)
 
 int main(void)
 {
+    setenv("HWRT_SIM_REGISTRY", "off", 1);   /* device-wide figures of this process only */
     setenv("HWRT_SIM_MEMORY", "1GB", 1);
     setenv("HWRT_SIM_DEVICES", "1", 1);
     setenv("HWRT_ALLOC_CONF", "max_device_memory:64MB,expandable_segments:false", 1);

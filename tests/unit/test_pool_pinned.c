@@ -5,6 +5,8 @@
  * and the device must hold h's original bytes although the new owner overwrites them. */
 #include "harness.h"
 
+#include <stdlib.h>
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -30,6 +32,7 @@ static void *opener(void *arg)
 
 int main(void)
 {
+    setenv("HWRT_SIM_REGISTRY", "off", 1);   /* device-wide figures of this process only */
     TEST_CASE("pinned pool reuse");
     OK(hwrt_set_device("sim", 0));
     unsigned char *h, *h2, *h3;

@@ -6,6 +6,8 @@
  * case turns it on and checks that parked blocks behave as freed. */
 #include "harness.h"
 
+#include <stdlib.h>
+
 static hwrt_mem_stats stats(void)
 {
     hwrt_mem_stats s;
@@ -119,6 +121,7 @@ static void thread_cache(void)
 
 int main(void)
 {
+    setenv("HWRT_SIM_REGISTRY", "off", 1);   /* device-wide figures of this process only */
     OK(hwrt_set_device("sim", 0));
     OK(hwrt_set_config("thread_cache", "false"));   /* exact best fit and coalescing */
     small_blocks();

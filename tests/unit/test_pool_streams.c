@@ -7,6 +7,8 @@
  * once A's work is done. Deterministic: the gate decides the order, not timing. */
 #include "harness.h"
 
+#include <stdlib.h>
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -41,6 +43,7 @@ static int all_bytes(const unsigned char *p, size_t n, unsigned char v)
 
 int main(void)
 {
+    setenv("HWRT_SIM_REGISTRY", "off", 1);   /* device-wide figures of this process only */
     TEST_CASE("stream-safe reuse");
     OK(hwrt_set_device("sim", 0));
     hwrt_stream a, b;

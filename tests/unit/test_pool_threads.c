@@ -6,6 +6,8 @@
  * caches flushed) empty_cache returns every segment. */
 #include "harness.h"
 
+#include <stdlib.h>
+
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -62,6 +64,7 @@ static void *worker(void *arg)
 
 int main(void)
 {
+    setenv("HWRT_SIM_REGISTRY", "off", 1);   /* device-wide figures of this process only */
     TEST_CASE("threads");
     OK(hwrt_set_device("sim", 0));
     pthread_t th[THREADS];
