@@ -122,7 +122,7 @@ int bench_latency(const bench_opts *o)
             for (int k = 0; k < NA; k++)
                 if (impl[k].present)
                     t[((size_t)s * NA + (size_t)k) * (size_t)o->reps + (size_t)r] =
-                        run(&impl[k], sizes[s], sizes[s] ? o->pairs : o->pairs / 4);
+                        run(&impl[k], sizes[s], sizes[s] && sizes[s] < (1u << 20) ? o->pairs : o->pairs / 10);
     int ok = impl[3].present;
     double worst = 0;
     if (o->json) printf("{\n  \"benchmark\": \"pool_latency\",\n  \"unit\": \"thread CPU ns per malloc+free pair, median of %d\",\n  \"rows\": [\n", o->reps);

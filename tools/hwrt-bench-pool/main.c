@@ -2,7 +2,8 @@
  *
  *   hwrt-bench-pool [--reps N] [--pairs N] [--json]
  *       malloc+free latency of hot sizes: hwrt's pool against glibc, jemalloc and
- *       mimalloc measured in the same run (medians of N repetitions, and ratios).
+ *       mimalloc measured in the same run (medians of N repetitions, and ratios); then
+ *       the shipped traces in bench/traces are replayed as with --trace.
  *   hwrt-bench-pool --trace FILE [--json]
  *       replay an allocation trace (CSV: action,id,size,stream) and report
  *       peak_allocated, peak_reserved and their ratio, with and without expandable
@@ -72,6 +73,34 @@ static void ensure_jemalloc_loadable(char **argv)
     execv("/proc/self/exe", argv);            /* returns only on failure: go on without */
 }
 
+#ifndef HWRT_POOL_TRACES_DIR
+#define HWRT_POOL_TRACES_DIR "bench/traces"
+#endif
+
+/* Latency, then every shipped trace; with --json one object holding both. */
+static int run_all(bench_opts *o)
+{
+    static const char *const traces[] = {"transformer_train.csv", "llm_serving.csv"};
+    if (o->json) printf("{\n\"benchmark\": \"pool\",\n\"latency\": ");
+    int rc = bench_latency(o);
+    if (o->json) printf(",\n\"traces\": [\n");
+    int first = 1;
+    for (size_t i = 0; i < sizeof traces / sizeof traces[0]; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", HWRT_POOL_TRACES_DIR, traces[i]);
+        if (access(path, R_OK) != 0) continue;
+        if (o->json && !first) printf(",\n");
+        if (!o->json) printf("\n");
+        fflush(stdout);
+        o->trace = path;
+        rc |= bench_trace(o);
+        first = 0;
+    }
+    o->trace = NULL;
+    if (o->json) printf("]\n}\n");
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     bench_opts o = {.reps = 21, .pairs = 100000};
@@ -93,6 +122,7 @@ int main(int argc, char **argv)
         return 2;
     }
     setenv("HWRT_SIM_MEMORY", "256GB", 0);   /* room for a trace's peak; committed on use */
-    if (!o.trace) ensure_jemalloc_loadable(argv);
-    return o.trace ? bench_trace(&o) : bench_latency(&o);
+    if (o.trace) return bench_trace(&o);
+    ensure_jemalloc_loadable(argv);
+    return run_all(&o);
 }
