@@ -2,6 +2,8 @@
 #include "tensor.h"
 #include "../core/handle.h"
 #include "../core/log.h"
+#include "../exec/capture.h"
+#include "../diag/sync_check.h"
 #include "../core/status.h"
 #include "../mem/pool.h"
 #include "../offload/offload.h"
@@ -110,8 +112,15 @@ static void add_stream(hwrt_stream *list, int *n, int *overflow, hwrt_stream s)
     else *overflow = 1;
 }
 
+static void keep_retain(void *obj) { atomic_fetch_add(&((hwi_tensor *)obj)->refs, 1); }
+static void keep_release(void *obj) { hwrt_tensor_release(((hwi_tensor *)obj)->handle); }
+static void keep_launch(void *obj, hwi_stream *s, int write) { hwi_tensor_note_use(obj, s, write); }
+/* a graph keeps the tensors its nodes use alive, and re-notes them at each launch */
+static const hwi_keep_ops graph_keep = {keep_retain, keep_release, keep_launch};
+
 void hwi_tensor_note_use(hwi_tensor *t, hwi_stream *s, int write)
 {
+    if (s->capture) hwi_capture_keep(s, t, write, &graph_keep);
     pthread_mutex_lock(&t->mu);
     add_stream(t->users, &t->nusers, &t->overflow, s->handle);
     if (write) add_stream(t->writers, &t->nwriters, &t->overflow, s->handle);
@@ -303,6 +312,7 @@ hwrt_status hwrt_tensor_release(hwrt_tensor h)
             if (s) hwi_pool_record_stream(t->data, s->bs);
         }
         if (t->overflow) st = hwi_streams_sync_device(t->device, "hwrt_tensor_release");
+        hwi_sync_check_forget(t->data);
         hwrt_status st2 = hwi_pool_free(t->data, "hwrt_tensor_release");
         if (st == HWRT_SUCCESS) st = st2;
     }
