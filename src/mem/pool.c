@@ -103,13 +103,14 @@ static void event_put(dpool *dp, hwrt_bevent *e)
     dp->evcache[dp->nev++] = e;
 }
 
-/* A block becomes free: active drops, it merges with free neighbours. */
+/* A block becomes free: active drops, it merges with free neighbours. freed_at was set
+ * when the caller freed it (a PENDING block keeps that time: a device sync begun after
+ * it covers its owner stream's work, and its events have completed). */
 static void make_free(pblock *b)
 {
     dpool *dp = b->seg->dp;
     pool_stat_sub(&dp->st.active, 1);
     pool_stat_sub(&dp->st.active_bytes, (int64_t)b->size);
-    b->freed_at = ++hwi_pool_free_seq;
     pblock_coalesce_insert(b);
 }
 
@@ -254,10 +255,18 @@ static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_g
         }                      /* no address space left: fall back to a plain segment */
     }
     size_t need = sp->kind == PK_SMALL ? POOL_SMALL_SEG : large_seg_size(dp, rsize);
+    /* the 20 MiB segment of a small large request is a convenience: when the cap or
+     * the device cannot give it, the request rounded to the granule will do */
+    size_t g = pseg_granule(dp), exact = round_to(rsize, g > POOL_SMALL_SEG ? g : POOL_SMALL_SEG);
+    if (sp->kind == PK_SMALL || exact > need) exact = need;
+    size_t resv = (size_t)dp->st.reserved_bytes.current;
+    if (cap && resv + need > cap && resv + exact <= cap) need = exact;
     if (!no_gc && gc_wanted(dp, need, cap)) return WANT_GC;
-    if (cap && (size_t)dp->st.reserved_bytes.current + need > cap)
+    if (cap && resv + need > cap)
         return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "the max_device_memory cap is reached");
-    HWI_TRY(pseg_new(dp, sp, need, 0, &seg));
+    hwrt_status st = pseg_new(dp, sp, need, 0, &seg);
+    if (st == HWRT_ERROR_OUT_OF_MEMORY && exact < need) st = pseg_new(dp, sp, exact, 0, &seg);
+    HWI_TRY(st);
     if ((size_t)dp->st.reserved_bytes.current > dp->hw_reserved)
         dp->hw_reserved = (size_t)dp->st.reserved_bytes.current;
     *out = seg->first;
@@ -454,6 +463,7 @@ hwrt_status hwi_pool_free(void *p, const char *api)
     pool_stat_sub(&dp->st.requested_bytes, (int64_t)b->requested);
     free(b->tag);
     b->tag = NULL;
+    b->freed_at = ++hwi_pool_free_seq;
     if (b->nuses) record_events(dp, b);
     if (b->nevs) {
         b->state = B_PENDING;
