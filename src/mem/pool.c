@@ -204,20 +204,22 @@ static void release_cached(dpool *dp, uint64_t snap, size_t target, int trim_onl
 
 /* ---- the backend's monitor (hwrt-smi) ---- */
 
-/* Under the lock: should the monitor hear about dp now? Every change of reserved, and
- * of allocated once it moved by max(4 MiB, reserved/64) since the last report, so the
- * hot path does not publish on every call. The thread caches' shares are not included:
- * they are at most 2 MiB per thread. */
+/* Under the lock: should the monitor hear about dp now? Every change of reserved (what
+ * a device monitor shows as used); allocated once it moved by max(64 MiB, reserved/8),
+ * or otherwise every 1024th locked call that moved it, so hot loops do not publish on
+ * every call. The thread caches' shares (<= 2 MiB per thread) are not included. */
 static int report_due(dpool *dp, size_t *resv, size_t *alloc)
 {
     const hwrt_backend_ops *ops = hwi_ops_if_selected();
     if (!ops || !ops->report_usage) return 0;
     *resv = (size_t)dp->st.reserved_bytes.current;
     *alloc = (size_t)dp->st.allocated_bytes.current;
+    if (*resv == dp->reported_resv && *alloc == dp->reported_alloc) return 0;
     size_t moved = *alloc > dp->reported_alloc ? *alloc - dp->reported_alloc
                                                : dp->reported_alloc - *alloc;
-    size_t step = *resv / 64 > ((size_t)4 << 20) ? *resv / 64 : (size_t)4 << 20;
-    if (*resv == dp->reported_resv && moved < step) return 0;
+    size_t step = *resv / 8 > ((size_t)64 << 20) ? *resv / 8 : (size_t)64 << 20;
+    if (*resv == dp->reported_resv && moved < step && ++dp->report_skips < 1024) return 0;
+    dp->report_skips = 0;
     dp->reported_resv = *resv;
     dp->reported_alloc = *alloc;
     return 1;
@@ -554,6 +556,7 @@ hwrt_status hwi_pool_empty_cache(hwi_device *d)
         if (st == HWRT_SUCCESS) release_cached(dp, snap, SIZE_MAX, 0);
     }
     size_t resv = 0, alloc = 0;
+    if (dp) dp->report_skips = 1024;           /* the monitor gets exact figures now */
     int report = dp && report_due(dp, &resv, &alloc);
     pthread_mutex_unlock(&hwi_pool_mu);
     if (report) hwi_ops_if_selected()->report_usage(d->bdev, resv, alloc);

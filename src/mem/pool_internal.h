@@ -90,6 +90,7 @@ struct dpool {
     size_t hw_reserved;          /* highest reserved ever (not reset by reset_peaks) */
     size_t gc_need;              /* bytes the allocation asking for a collection needs */
     size_t reported_resv, reported_alloc;   /* last figures given to the monitor */
+    unsigned report_skips;
 };
 
 extern pthread_mutex_t hwi_pool_mu;
