@@ -173,12 +173,20 @@ static void print_result(const bench_opts *o, const char *mode, const result *r,
            r->ns_per_op);
 }
 
+static void trace_free(trace *t)
+{
+    for (size_t i = 0; i < t->nids; i++) free(t->names[i]);
+    free(t->names);
+    free(t->slots);
+    free(t->ops);
+}
+
 int bench_trace(const bench_opts *o)
 {
     trace t = {0};
-    if (!parse(o->trace, &t)) return 2;
+    if (!parse(o->trace, &t)) { trace_free(&t); return 2; }
     result plain, exp;
-    if (!replay(&t, 0, &plain) || !replay(&t, 1, &exp)) return 1;
+    if (!replay(&t, 0, &plain) || !replay(&t, 1, &exp)) { trace_free(&t); return 1; }
     if (o->json) {
         printf("{\n  \"benchmark\": \"pool_trace\",\n  \"trace\": \"%s\",\n  \"events\": %zu,\n"
                "  \"results\": [\n", o->trace, t.n);
@@ -199,5 +207,6 @@ int bench_trace(const bench_opts *o)
                met ? "true" : "false");
     else
         printf("targets: ratio <= 1.10 plain, <= 1.03 expandable: %s\n", met ? "met" : "NOT met");
+    trace_free(&t);
     return 0;
 }
