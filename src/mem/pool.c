@@ -386,10 +386,9 @@ static hwrt_status alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pbloc
     }
 }
 
-hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void **out)
+static hwrt_status __attribute__((noinline))
+alloc_slow(hwi_device *d, size_t bytes, hwrt_bstream *bs, void **out)
 {
-    /* the thread cache is off while record_alloc_sites is on, so sites are never lost */
-    if (tc_try_alloc(d, bs, bytes, out)) return HWRT_SUCCESS;
     void *site[POOL_SITE_DEPTH + 1];
     int nsite = 0;
     if (hwi_cfg_int(HWI_CFG_RECORD_ALLOC_SITES))
@@ -412,6 +411,13 @@ hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void *
     pthread_mutex_unlock(&hwi_pool_mu);
     if (report) hwi_ops_if_selected()->report_usage(d->bdev, resv, alloc);
     return st;
+}
+
+hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void **out)
+{
+    /* the thread cache is off while record_alloc_sites is on, so sites are never lost */
+    if (tc_try_alloc(d, bs, bytes, out)) return HWRT_SUCCESS;
+    return alloc_slow(d, bytes, bs, out);
 }
 
 /* ---- free, record_stream ---- */
@@ -442,9 +448,8 @@ static void record_events(dpool *dp, pblock *b)
     b->nuses = 0;
 }
 
-hwrt_status hwi_pool_free(void *p, const char *api)
+static hwrt_status __attribute__((noinline)) free_slow(void *p, const char *api)
 {
-    if (tc_try_free(p)) return HWRT_SUCCESS;
     pthread_mutex_lock(&hwi_pool_mu);
     pblock *b = pmap_get(p);
     if (b && atomic_load_explicit(&b->in_tc, memory_order_relaxed)) b = NULL;   /* parked */
@@ -481,6 +486,12 @@ hwrt_status hwi_pool_free(void *p, const char *api)
     pthread_mutex_unlock(&hwi_pool_mu);
     if (report) hwi_ops_if_selected()->report_usage(dp->bdev, resv, alloc);
     return HWRT_SUCCESS;
+}
+
+hwrt_status hwi_pool_free(void *p, const char *api)
+{
+    if (tc_try_free(p)) return HWRT_SUCCESS;
+    return free_slow(p, api);
 }
 
 hwrt_status hwi_pool_free_on(void *p, hwrt_bstream *bs, int device, const char *api)

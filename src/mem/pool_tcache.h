@@ -53,7 +53,7 @@ static inline void count(_Atomic int64_t *side, size_t size, size_t req)
 
 static inline int64_t share(tcache *t, int i) { return ld(&t->alloc[i]) - ld(&t->freed[i]); }
 
-static inline int tc_try_alloc(hwi_device *d, hwrt_bstream *bs, size_t bytes, void **out)
+static inline __attribute__((always_inline)) int tc_try_alloc(hwi_device *d, hwrt_bstream *bs, size_t bytes, void **out)
 {
     tcache *t = hwi_tc;
     if (__builtin_expect(!t || bytes > TC_MAX_SIZE, 0)) return 0;
@@ -79,7 +79,7 @@ static inline int tc_try_alloc(hwi_device *d, hwrt_bstream *bs, size_t bytes, vo
     return 1;
 }
 
-static inline int tc_try_free(void *p)
+static inline __attribute__((always_inline)) int tc_try_free(void *p)
 {
     tcache *t = hwi_tc;
     if (!t || !t->enabled || t->flush_gen != atomic_load_explicit(&hwi_tc_flush_gen, memory_order_relaxed))
