@@ -114,7 +114,8 @@ void sim_engine_stop(sim_engine *e);
 void sim_engine_push(sim_engine *e, sim_op *op);
 
 /* sim_stream.c */
-void sim_stream_enqueue(sim_stream *s, sim_op *op);
+/* Returns op's position in the stream: op itself may be done and freed on return. */
+uint64_t sim_stream_enqueue(sim_stream *s, sim_op *op);
 void sim_stream_complete(sim_op *op);
 /* Wait until the stream has completed op number seq (spin first, then sleep). */
 void sim_stream_wait_seq(sim_stream *s, uint64_t seq);
@@ -128,6 +129,15 @@ void sim_event_unref(sim_event *e);
 /* sim_work.c */
 void sim_op_execute(sim_engine *e, sim_op *op);
 sim_op *sim_op_new(sim_op_type type, int engine);
+
+/* sim_fault.c (HWRT_SIM_FAULTS): re-arm from the environment (0 + reason when malformed),
+ * the allocation hook (OUT_OF_MEMORY + sentence when an injected failure fires), the
+ * engine hook (nonzero: the op faults, msg says why; stalls sleep inside) and a log line
+ * of what was injected. */
+int sim_fault_load(char *reason, size_t rlen);
+hwrt_status sim_fault_alloc(sim_dev *d, size_t bytes, const char *what);
+int sim_fault_inject(sim_dev *d, const sim_op *op, char *msg, size_t len);
+void sim_fault_report(void);
 
 /* sim_kernels.c */
 void sim_kernel_run(const hwrt_kernel *k);

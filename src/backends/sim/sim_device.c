@@ -98,7 +98,8 @@ void sim_device_close(hwrt_bdev *d)
     pthread_mutex_destroy(&d->mem_mu);
     free(d->free_ranges);
     free(d);
-    atomic_fetch_sub(&open_count, 1);
+    if (atomic_fetch_sub(&open_count, 1) == 1)
+        sim_fault_report();
 }
 
 hwrt_status sim_mem_info(hwrt_bdev *d, size_t *free_b, size_t *total, size_t *overhead)
@@ -181,6 +182,7 @@ hwrt_status sim_segment_alloc(hwrt_bdev *d, size_t bytes, void **dptr)
 {
     size_t len = round_up(bytes ? bytes : 1);
     size_t off;
+    HWI_TRY(sim_fault_alloc(d, bytes, "segment allocation"));
     pthread_mutex_lock(&d->mem_mu);
     if (len > d->capacity || d->committed + d->overhead + len > d->capacity ||
         !range_take(d, len, &off)) {
@@ -246,6 +248,7 @@ hwrt_status sim_va_map(hwrt_bdev *d, void *addr, size_t bytes)
 {
     size_t len = round_up(bytes);
     HWI_TRY(check_range(d, addr, len, "map"));
+    HWI_TRY(sim_fault_alloc(d, bytes, "mapping memory"));
     pthread_mutex_lock(&d->mem_mu);
     if (d->committed + d->overhead + len > d->capacity) {
         hwrt_status st = oom(d, len, "mapping memory");

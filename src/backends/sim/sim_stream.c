@@ -99,13 +99,14 @@ void sim_kick_blocked(void)
         sim_kick_blocked();
 }
 
-void sim_stream_enqueue(sim_stream *s, sim_op *op)
+uint64_t sim_stream_enqueue(sim_stream *s, sim_op *op)
 {
     op->stream = s;
     op->next = NULL;
     pthread_mutex_lock(&s->mu);
-    op->seq = atomic_load_explicit(&s->submitted, memory_order_relaxed) + 1;
-    atomic_store_explicit(&s->submitted, op->seq, memory_order_release);
+    uint64_t seq = atomic_load_explicit(&s->submitted, memory_order_relaxed) + 1;
+    op->seq = seq;
+    atomic_store_explicit(&s->submitted, seq, memory_order_release);
     if (s->tail) s->tail->next = op;
     else s->head = op;
     s->tail = op;
@@ -113,6 +114,7 @@ void sim_stream_enqueue(sim_stream *s, sim_op *op)
     pthread_mutex_unlock(&s->mu);
     if (reached)
         sim_kick_blocked();
+    return seq;
 }
 
 /* Called by the engine that ran op (the stream's head). */

@@ -16,13 +16,6 @@ sim_op *sim_op_new(sim_op_type type, int engine)
     return op;
 }
 
-/* Fault injection hook (sim_fault.c): nonzero makes this op fail with that status. */
-__attribute__((weak)) int sim_fault_inject(sim_dev *d, const sim_op *op, char *msg, size_t len)
-{
-    (void)d; (void)op; (void)msg; (void)len;
-    return 0;
-}
-
 static void link_throttle(sim_dev *d, const sim_op *op, uint64_t t0)
 {
     const sim_config *c;
@@ -86,12 +79,12 @@ hwrt_status sim_memcpy_async(hwrt_bstream *s, void *dst, const void *src, size_t
     op->u.copy.bytes = bytes;
     op->u.copy.kind = kind;
     op->u.copy.pinned = host_pinned;
-    sim_stream_enqueue(s, op);
+    uint64_t seq = sim_stream_enqueue(s, op);     /* op may be freed from here on */
     int host_side = kind == HWRT_MEMCPY_HOST_TO_DEVICE || kind == HWRT_MEMCPY_DEVICE_TO_HOST;
     if (host_side && !host_pinned) {
         /* pageable: the driver stages through its own buffer, so the call returns only
          * once the host memory has been consumed or filled */
-        sim_stream_wait_seq(s, op->seq);
+        sim_stream_wait_seq(s, seq);
         return sim_dev_fault_status(s->dev);
     }
     return HWRT_SUCCESS;
