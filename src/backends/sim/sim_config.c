@@ -130,7 +130,8 @@ hwrt_status sim_config_get(const sim_config **out, char *reason, size_t rlen)
         sim_config c;
         memset(&c, 0, sizeof c);
         ok = load(&c, reason, rlen);
-        if (ok) cfg = c;
+        /* engine threads of a device being opened read cfg: rewrite it only on a change */
+        if (ok && memcmp(&cfg, &c, sizeof c)) cfg = c;
     }
     pthread_mutex_unlock(&mu);
     *out = &cfg;
