@@ -126,7 +126,8 @@ int hwi_pool_find(const void *p, size_t bytes, hwi_block_info *out)
 {
     pthread_mutex_lock(&mu);
     block *b = lookup_locked(p);
-    int ok = b && (size_t)((const char *)p - (const char *)b->base) + bytes <= b->size;
+    size_t off = b ? (size_t)((const char *)p - (const char *)b->base) : 0;
+    int ok = b && off <= b->size && bytes <= b->size - off;   /* no wrap for huge sizes */
     if (b && out) *out = (hwi_block_info){b->device, b->base, b->size};
     pthread_mutex_unlock(&mu);
     return ok;
