@@ -117,7 +117,7 @@ static int load(sim_config *c, char *reason, size_t rlen)
     c->compute_units = (int)d;
     if (!parse_double("HWRT_SIM_SPIN_US", 0, 1000000, 50, &d, reason, rlen)) return 0;
     c->spin_ns = (uint64_t)(d * 1000);
-    return sim_fault_load(reason, rlen);       /* HWRT_SIM_FAULTS, see sim_fault.c */
+    return sim_fault_load(reason, rlen, 0);    /* validate HWRT_SIM_FAULTS (sim_fault.c) */
 }
 
 extern int sim_open_devices(void);

@@ -72,6 +72,8 @@ hwrt_status sim_device_open(int ordinal, hwrt_bdev **out)
     d->free_ranges[0].len = d->capacity;
     d->nfree = 1;
     d->open_ns = sim_now_ns();
+    if (atomic_load(&open_count) == 0)        /* device opens are serialized by the core */
+        sim_fault_load(reason, sizeof reason, 1);
     int ok = 1;
     for (int i = 0; i < SIM_ENG_COUNT; i++) {
         sim_engine_start(&d->engines[i], d, i);

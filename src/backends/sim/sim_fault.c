@@ -27,10 +27,11 @@
  * A clause "seed=S" seeds the generator behind p= (default 1: runs are reproducible).
  * Example: "alloc:nth=3,copy:p=0.01:dev=1,kernel:nth=5,stall:ms=50:every=4,seed=7".
  *
- * The variable is read with the other HWRT_SIM_* variables whenever no sim device is open
- * (first use, and after hwrt_shutdown), which is how tests re-arm faults at run time;
- * the counters restart then. A malformed value makes the sim backend unavailable with a
- * reason naming the clause, like every other HWRT_SIM_* variable. */
+ * The variable is validated with the other HWRT_SIM_* variables whenever no sim device is
+ * open, and armed (counters restarted) when the first device opens: at first use and
+ * after hwrt_shutdown, which is how tests re-arm faults at run time. A malformed value
+ * makes the sim backend unavailable with a reason naming the clause, like every other
+ * HWRT_SIM_* variable. */
 #include "sim.h"
 #include "../../core/log.h"
 #include "../../core/status.h"
@@ -168,7 +169,7 @@ static int parse_clause(char *text, clause *c, char *reason, size_t rlen)
     return 1;
 }
 
-int sim_fault_load(char *reason, size_t rlen)
+int sim_fault_load(char *reason, size_t rlen, int arm)
 {
     const char *env = getenv("HWRT_SIM_FAULTS");
     clause next[MAX_CLAUSES];
@@ -199,6 +200,8 @@ int sim_fault_load(char *reason, size_t rlen)
             n++;
         }
     }
+    if (!arm)
+        return 1;
     pthread_mutex_lock(&mu);
     memcpy(plan, next, (size_t)n * sizeof *plan);
     rng_state = seed;

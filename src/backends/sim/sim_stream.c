@@ -191,6 +191,10 @@ hwrt_status sim_stream_create(hwrt_bdev *dev, int priority, hwrt_bstream **out)
 void sim_stream_destroy(hwrt_bstream *s)
 {
     sim_stream_wait_seq(s, atomic_load(&s->submitted));
+    /* the engine that completed the last op may still hold s->mu (completion is
+     * published before it unlocks): take it once so it is done with s */
+    pthread_mutex_lock(&s->mu);
+    pthread_mutex_unlock(&s->mu);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     free(s);
