@@ -151,6 +151,13 @@ static hwrt_status shutdown_streams(void)
     return first;
 }
 
+hwrt_status hwi_stream_create_on(int device, hwi_stream **out)
+{
+    hwi_device *d = NULL;
+    HWI_TRY(hwi_device_get(device, &d));
+    return create(d, 0, 0, out);
+}
+
 /* ---- public API ---- */
 
 hwrt_status hwrt_stream_create(hwrt_stream *out, int priority)

@@ -76,6 +76,7 @@ hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void *
     if (f->allocated > f->peak_allocated) f->peak_allocated = f->allocated;
     if (f->reserved > f->peak_reserved) f->peak_reserved = f->reserved;
     pthread_mutex_unlock(&mu);
+    hwi_pool_report(d);
     *out = p;
     return HWRT_SUCCESS;
 }
@@ -101,7 +102,9 @@ hwrt_status hwi_pool_free(void *p, const char *api)
     for (int i = 0; i < copy.nstreams; i++)
         ops->stream_synchronize(copy.streams[i]);   /* faults surface at the next sync */
     hwi_device *d = hwi_device_if_open(copy.device);
-    return ops->segment_free(d->bdev, copy.base, copy.size);
+    hwrt_status st = ops->segment_free(d->bdev, copy.base, copy.size);
+    hwi_pool_report(d);
+    return st;
 }
 
 hwrt_status hwi_pool_record_stream(void *p, hwrt_bstream *bs)
@@ -157,4 +160,13 @@ hwrt_status hwi_pool_empty_cache(hwi_device *d)
 {
     (void)d;            /* this first version returns each block's segment at free time */
     return HWRT_SUCCESS;
+}
+
+void hwi_pool_report(hwi_device *d)
+{
+    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    if (!ops || !ops->report_usage) return;
+    hwrt_memory_info m;
+    hwi_pool_fill_info(d->ordinal, &m);
+    ops->report_usage(d->bdev, m.reserved, m.allocated);
 }

@@ -23,6 +23,8 @@ hwrt_status hwi_pool_record_stream(void *p, hwrt_bstream *bs);
 int hwi_pool_find(const void *p, size_t bytes, hwi_block_info *out);
 /* Does p point into device memory hwrt manages (live or not)? 1 + device, or 0. */
 int hwi_pool_is_device_ptr(const void *p, int *device);
+/* Tell the backend's monitor (hwrt-smi's source) what the pool of d holds now. */
+void hwi_pool_report(hwi_device *d);
 /* Return every cached, unused segment of d to the device. */
 hwrt_status hwi_pool_empty_cache(hwi_device *d);
 /* allocated, reserved and peak figures for one device (other fields untouched). */

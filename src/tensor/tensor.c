@@ -3,6 +3,7 @@
 #include "../core/handle.h"
 #include "../core/status.h"
 #include "../mem/pool.h"
+#include "../offload/offload.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +69,7 @@ static hwrt_status make(const char *api, hwrt_dtype dt, int ndim, const int64_t 
     if (!data && nbytes) {
         hwi_device *d = NULL;
         hwrt_status st = hwi_device_get(device, &d);
-        if (st == HWRT_SUCCESS) st = hwi_pool_alloc(d, nbytes, NULL, &t->data);
+        if (st == HWRT_SUCCESS) st = hwi_offload_alloc(d, nbytes, &t->data);
         if (st != HWRT_SUCCESS) {
             pthread_mutex_destroy(&t->mu);
             free(t);
@@ -130,6 +131,18 @@ hwrt_status hwi_tensor_wait(hwi_tensor *t, int write_only, const char *api)
     return HWRT_SUCCESS;
 }
 
+/* Bring an offloaded tensor back before the host or a copy touches its memory. */
+static hwrt_status resident(hwi_tensor *t, int write)
+{
+    if (!t->offload)
+        return HWRT_SUCCESS;
+    hwi_stream *s = NULL;
+    HWI_TRY(hwi_stream_default(t->device, &s));
+    hwi_tensor *ts[1] = {t};
+    int w[1] = {write};
+    return hwi_offload_ensure(ts, w, 1, s);
+}
+
 /* After a host-visible point every recorded stream is done: start a new record. */
 static void reset_streams(hwi_tensor *t)
 {
@@ -156,6 +169,7 @@ static hwrt_status upload(hwi_tensor *t, const void *host, const char *api)
 {
     if (!t->nbytes)
         return HWRT_SUCCESS;
+    HWI_TRY(resident(t, 1));
     HWI_TRY(hwi_tensor_wait(t, 0, api));
     hwi_stream *s = NULL;
     HWI_TRY(hwi_stream_default(t->device, &s));
@@ -225,6 +239,7 @@ hwrt_status hwrt_tensor_copy_to_host(hwrt_tensor h, void *host, size_t bytes)
     HWI_TRY(hwi_stream_default(t->device, &s));
     HWI_TRY(hwi_host_sync_check(api, s));
     /* ordered after every writer, whichever stream it used: never stale */
+    HWI_TRY(resident(t, 0));
     HWI_TRY(hwi_tensor_wait(t, 1, api));
     HWI_TRY(hwrt_memcpy_async(host, t->data, t->nbytes, HWRT_MEMCPY_DEVICE_TO_HOST, s->handle));
     return hwi_stream_sync(s, api);
@@ -246,6 +261,7 @@ hwrt_status hwrt_tensor_release(hwrt_tensor h)
         return HWRT_SUCCESS;
     hwi_handle_free(h, HWI_H_TENSOR);
     hwrt_status st = HWRT_SUCCESS;
+    hwi_offload_forget(t);
     if (t->ext) {
         /* imported memory: the owner may free it once our queued work is done */
         st = hwi_tensor_wait(t, 0, "hwrt_tensor_release");
@@ -280,7 +296,15 @@ ACCESSOR(hwrt_tensor_ndim, int, t->ndim)
 ACCESSOR(hwrt_tensor_numel, int64_t, t->numel)
 ACCESSOR(hwrt_tensor_nbytes, size_t, t->nbytes)
 ACCESSOR(hwrt_tensor_device, int, t->device)
-ACCESSOR(hwrt_tensor_data, void *, t->data)
+hwrt_status hwrt_tensor_data(hwrt_tensor h, void **out)
+{
+    hwi_tensor *t;
+    HWI_TRY(hwi_tensor_resolve(h, &t));
+    if (!out) return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_tensor_data: out is NULL");
+    HWI_TRY(resident(t, 1));          /* the caller may write through the pointer */
+    *out = t->data;
+    return HWRT_SUCCESS;
+}
 
 hwrt_status hwrt_tensor_shape(hwrt_tensor h, int64_t *shape, int cap)
 {

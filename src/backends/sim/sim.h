@@ -62,6 +62,7 @@ typedef struct sim_engine {
     int kind;
     sim_dev *dev;
     _Atomic uint64_t busy_ns;
+    uint64_t published_ns;            /* last busy-time publication (compute engine) */
 } sim_engine;
 
 struct hwrt_bdev {
@@ -74,6 +75,8 @@ struct hwrt_bdev {
     struct sim_range { size_t off, len; } *free_ranges;   /* free address ranges */
     int nfree, cap_free;
     sim_engine engines[SIM_ENG_COUNT];
+    int reg_slot;                     /* slot in the cross-process registry, -1 none */
+    size_t pool_reserved, pool_allocated;   /* as reported by the pool (report_usage) */
     _Atomic int fault;                /* sticky hwrt_status, 0 = healthy */
     char fault_msg[256];
     uint64_t open_ns;

@@ -3,6 +3,7 @@
  * spinning one ~0.2 us) and then sleeps on a condition variable, so an idle engine
  * burns no CPU after the window. */
 #include "sim.h"
+#include "sim_registry.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -64,8 +65,16 @@ static void *engine_main(void *arg)
         pthread_mutex_unlock(&e->mu);
         uint64_t t0 = sim_now_ns();
         sim_op_execute(e, op);
-        atomic_fetch_add_explicit(&e->busy_ns, sim_now_ns() - t0, memory_order_relaxed);
+        uint64_t t1 = sim_now_ns();
+        atomic_fetch_add_explicit(&e->busy_ns, t1 - t0, memory_order_relaxed);
         sim_stream_complete(op);
+        if (e->kind == SIM_ENG_COMPUTE && t1 - e->published_ns > 10000000) {
+            /* keep the cross-process view's busy time fresh (at most every 10 ms) */
+            e->published_ns = t1;
+            pthread_mutex_lock(&e->dev->mem_mu);
+            sim_registry_publish(e->dev);
+            pthread_mutex_unlock(&e->dev->mem_mu);
+        }
     }
 }
 
