@@ -97,9 +97,9 @@ hwrt_status sim_device_open(int ordinal, hwrt_bdev **out)
 
 void sim_device_close(hwrt_bdev *d)
 {
-    sim_registry_detach(d);
     for (int i = 0; i < SIM_ENG_COUNT; i++)
         sim_engine_stop(&d->engines[i]);
+    sim_registry_detach(d);        /* after the engines: they publish into the slot */
     munmap(d->arena, d->capacity);
     pthread_mutex_destroy(&d->mem_mu);
     free(d->free_ranges);
