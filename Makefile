@@ -27,7 +27,7 @@ ASAN_ENV  = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:strict_strin
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 HWRT_STRESS_SCALE=$(SAN_STRESS_SCALE)
 TSAN_ENV  = TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1 allocator_may_return_null=1" \
             HWRT_STRESS_SCALE=$(SAN_STRESS_SCALE) OPENBLAS_NUM_THREADS=1
-FUZZ_ENV  = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
+FUZZ_ENV  = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 FUZZ_RUN  = mkdir -p build-fuzz/corpus && cd build-fuzz && $(FUZZ_ENV) ./tests/fuzz/hwrt_fuzz \
             -rss_limit_mb=4096 -timeout=60 -print_final_stats=1 corpus ../tests/fuzz/corpus
 

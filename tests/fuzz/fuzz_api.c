@@ -25,6 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#if __has_include(<hwrt/hwrt_offload.h>)
+#define FUZZ_OFFLOAD 1
+#endif
 
 enum { NS = 4, NE = 4, NT = 6, NP = 6, HB = 1 << 16, MAXBUF = 1 << 16 };
 
@@ -200,6 +205,20 @@ static void release_all(void)
     S.freed = NULL;    /* its address may belong to the next session's blocks */
 }
 
+/* Does p point into a live tensor's memory (a stale pointer whose address came back)? */
+static int aliases_tensor(const void *p)
+{
+    for (int i = 0; i < NT; i++) {
+        void *d = NULL;
+        size_t nb = 0;
+        if (!S.t[i] || hwrt_tensor_data(S.t[i], &d) || hwrt_tensor_nbytes(S.t[i], &nb) || !d)
+            continue;
+        if ((const char *)p >= (const char *)d && (const char *)p <= (const char *)d + nb)
+            return 1;
+    }
+    return 0;
+}
+
 static void bump(void *arg) { atomic_fetch_add((atomic_int *)arg, 1); }
 static void dl_deleter(DLManagedTensorVersioned *m) { free(m); }
 
@@ -210,7 +229,10 @@ static const char *const keys[] = {"max_device_memory", "max_split_size", "expan
                                    "garbage_collection_threshold", "record_alloc_sites",
                                    "memory_offload", "offload_cpu_size", "prefetch_depth",
                                    "launch_blocking", "check_sync", "log_level", "no_such_key",
-                                   "offload_path", "auto_offload", "enable_pinned_mem", ""};
+                                   "offload_disk_size", "auto_offload", "enable_pinned_mem", ""};
+/* offload_path is never fuzzed with random text: the disk tier writes files there. It is
+ * a fresh temporary directory, or a path that does not exist. */
+static char offload_dir[64];
 static const char *const fault_plans[] = {
     "kernel:nth=3", "copy:nth=2", "alloc:every=3", "kernel:p=0.2,copy:p=0.1,seed=5",
     "stall:ms=1:every=2", "alloc:p=0.3:dev=1,kernel:every=5:dev=0"};
@@ -318,7 +340,7 @@ static void op_copy(input *in, int blocking)
 
 static void step(input *in)
 {
-    unsigned op = u8(in) % 32;
+    unsigned op = u8(in) % 34;         /* 33 (and 31, 32 without offload): shutdown */
     switch (op) {
     case 0: CHK(hwrt_set_device("sim", (int)(u8(in) % 3))); break;
     case 1: case 2: {
@@ -346,6 +368,8 @@ static void step(input *in)
         int slot;
         size_t room;
         void *p = pick_ptr(in, &slot, &room);
+        if (slot < 0 && aliases_tensor(p))
+            break;   /* a stale pointer now inside a tensor: freeing it is the caller's bug */
         hwrt_status st = (u8(in) & 1) ? CHK(hwrt_free(p)) : CHK(hwrt_free_async(p, pick_stream(in)));
         if (st != HWRT_SUCCESS || !p) break;
         if (slot < 0)      /* only a stale pointer whose address was handed out again */
@@ -511,6 +535,41 @@ static void step(input *in)
         if (CHK(hwrt_host_alloc(&h, n, u8(in) % 3)) == HWRT_SUCCESS) CHK(hwrt_host_free(h));
         break;
     }
+#ifdef FUZZ_OFFLOAD
+    case 31: {
+        hwrt_offload_config c;
+        memset(&c, 0, sizeof c);
+        unsigned b = u8(in);
+        c.enabled = b & 1;
+        c.auto_offload = (b >> 1) & 1;
+        c.enable_pinned_mem = (b >> 2) & 1;
+        c.max_device_memory = (size_t)(u8(in) % 16) << 20;
+        c.offload_cpu_size = (size_t)(u8(in) % 8) << 20;
+        c.offload_disk_size = (b & 8) ? (size_t)(u8(in) % 8) << 20 : 0;
+        c.offload_path = (b & 16) ? offload_dir : (b & 32) ? "/nonexistent/hwrt" : NULL;
+        c.prefetch_depth = (int)(u8(in) % 72) - 2;
+        hwrt_offload_config back;
+        if (CHK(hwrt_set_offload_config((b & 64) ? NULL : &c)) == HWRT_SUCCESS)
+            CHK(hwrt_get_offload_config(&back));
+        break;
+    }
+    case 32: {
+        hwrt_tensor t;
+        pick_tensor(in, &t);
+        unsigned b = u8(in);
+        int where;
+        hwrt_offload_stats st;
+        switch (b % 6) {
+        case 0: CHK(hwrt_tensor_set_offloadable(t, (b >> 3) & 1)); break;
+        case 1: CHK(hwrt_offload_prefetch(t, pick_stream(in))); break;
+        case 2: CHK(hwrt_offload_evict(t)); break;   /* data must survive: see verify() */
+        case 3: CHK(hwrt_offload_step()); break;
+        case 4: CHK(hwrt_offload_location(t, (b & 8) ? NULL : &where)); break;
+        default: CHK(hwrt_offload_stats_get((b & 8) ? NULL : &st)); CHK(hwrt_offload_reset_stats()); break;
+        }
+        break;
+    }
+#endif
     default:
         release_all();
         sync_all();
@@ -523,6 +582,8 @@ static void step(input *in)
     }
 }
 
+static void remove_offload_dir(void) { rmdir(offload_dir); }   /* empty once all is released */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static int init;
@@ -533,6 +594,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         setenv("HWRT_SIM_OVERHEAD", "16MB", 1);
         S.host = malloc(HB);
         for (int i = 0; i < NP; i++) S.shadow[i] = malloc(MAXBUF);
+        snprintf(offload_dir, sizeof offload_dir, "/tmp/hwrt-fuzz-XXXXXX");
+        if (!mkdtemp(offload_dir)) snprintf(offload_dir, sizeof offload_dir, "/tmp");
+        else atexit(remove_offload_dir);
         hwrt_shutdown();
     }
     input in = {data, size};

@@ -2,7 +2,7 @@
 """Write the committed seed corpus of the API fuzzer (tests/fuzz/corpus/).
 
 A seed is a program for fuzz_api.c: byte 0 selects a fault plan (b % 8 == 7 arms
-fault_plans[b // 8]), then each step is an opcode byte (op % 32) and its arguments.
+fault_plans[b // 8]), then each step is an opcode byte (op % 34) and its arguments.
 Structured seeds reach every opcode with valid arguments; random ones add noise.
 Rerun after changing the opcode table: python3 tests/fuzz/make_seeds.py"""
 import os
@@ -63,13 +63,18 @@ seeds = {
                29, 7, ord("f"), ord("l"), ord("o"), ord("a"), ord("t"), ord("1"), ord("6"), 1],
     "dlpack": [0] + tensor(0) + op(0, 0, 0, 0, 0) + [26, TENSOR(0), 1, 1, 1, 1, 1, 2, 2, 0] + [27],
     "hostfn_reset_shutdown": [0, 7, 0, 0, 25, STREAM(0), 1, 25, 0, 1, 24, 0, 23]
-                             + malloc(2, 300) + [31] + malloc(0, 64) + h2d(0) + [27],
+                             + malloc(2, 300) + [33] + malloc(0, 64) + h2d(0) + [27],
     "kernel_fault": [7] + tensor(0) + op(0, 0, 0, 0, 0) + op(0, 0, 0, 0, 0) + op(0, 0, 0, 0, 0)
                     + [23, 24, 0] + op(0, 0, 0, 0, 0) + [27],
     "copy_fault": [15] + malloc(0, 4096) + h2d(0) + h2d(0) + [24, 0] + h2d(0, data=9) + [27],
     "alloc_fault": [23] + malloc(0, 4096) + malloc(1, 4096) + malloc(2, 4096) + malloc(3, 1) + [27],
     "two_devices": [0, 0, 1] + malloc(0, 2048) + [7, 0, 0] + h2d(0) + [0, 0] + malloc(1, 2048)
                    + [5, SLOT(1), SLOT(0), 3, STREAM(0)] + [27],
+    "offload": [0, 31, 1 | 4 | 8 | 16, 2, 4, 4, 4] + tensor(0, shape=(64, 64, 0, 0))
+               + tensor(1, shape=(64, 64, 0, 0)) + [32, TENSOR(0), 8, 32, TENSOR(1), 8]
+               + op(0, 0, 0, 0, 0) + op(0, 1, 1, 1, 0, 35) + [32, TENSOR(0), 2, 27]
+               + [32, TENSOR(1), 2, 32, TENSOR(0), 1, STREAM(0), 32, 0, 3, 32, TENSOR(0), 4]
+               + op(3, 1, 0, 0, 0) + [27, 32, 0, 5],
     "bad_handles": [0, 9, 1, 9, 2, 10, 3, 12, 1, 1, 13, 2, 2, 14, 0, 1, 15, 0, 2, 21, 1, 0,
                     18, 1, 2, 0, 1, 0, 3, 0, 0, 6, 1, 0, 0],
 }
