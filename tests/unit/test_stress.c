@@ -235,6 +235,52 @@ static void *run(void *arg)
     return NULL;
 }
 
+/* Lifecycle: sessions that abandon resources (as a crashing training script would) and
+ * end with hwrt_shutdown, which must succeed and leave a runtime that works from scratch.
+ * Under ASan, LeakSanitizer then checks at exit that nothing hwrt allocated leaked. */
+static void lifecycle(int cycles)
+{
+    TEST_CASE("lifecycle");
+    for (int c = 0; c < cycles; c++) {
+        for (int dev = 0; dev < 2; dev++) {
+            OK(hwrt_set_device("sim", dev));
+            void *keep, *drop, *host;
+            hwrt_stream s;
+            hwrt_event e;
+            hwrt_tensor t;
+            int64_t shape[1] = {256};
+            OK(hwrt_malloc(&keep, 4096 + (size_t)c));
+            OK(hwrt_malloc(&drop, 1 << 20));
+            OK(hwrt_stream_create(&s, 0));
+            OK(hwrt_event_create(&e, 0));
+            OK(hwrt_host_alloc(&host, 4096, (unsigned)(c & 1)));
+            OK(hwrt_tensor_empty(&t, HWRT_FLOAT32, 1, shape));
+            OK(hwrt_op_fill(t, (double)c, s));
+            OK(hwrt_memset_async(keep, c, 4096, s));
+            OK(hwrt_event_record(e, s));
+            OK(hwrt_free(drop));
+            if (c % 2) {          /* odd cycles clean up half, even ones abandon all */
+                OK(hwrt_tensor_release(t));
+                OK(hwrt_event_destroy(e));
+                OK(hwrt_host_free(host));
+            }
+        }
+        OK(hwrt_shutdown());
+    }
+    float out[16];
+    hwrt_tensor t;
+    int64_t shape[1] = {16};
+    OK(hwrt_set_device("sim", 1));
+    OK(hwrt_tensor_empty(&t, HWRT_FLOAT32, 1, shape));
+    OK(hwrt_op_fill(t, 3.0, NULL));
+    OK(hwrt_tensor_copy_to_host(t, out, sizeof out));
+    int ok = 1;
+    for (int i = 0; i < 16; i++) ok &= out[i] == 3.0f;
+    EXPECT(ok);
+    OK(hwrt_tensor_release(t));
+    OK(hwrt_shutdown());
+}
+
 int main(void)
 {
     setenv("HWRT_SIM_DEVICES", "2", 1);
@@ -264,6 +310,7 @@ int main(void)
     }
     EXPECT(fails == 0);
     OK(hwrt_shutdown());
+    lifecycle(rounds / 35 + 2);
     printf("stress: %d threads, 2 devices, 2 streams each, %d rounds each: %ld operations, "
            "%ld results verified, %ld host functions ran, %d failures\n", THREADS, rounds,
            atomic_load(&ops_done), atomic_load(&checks_done), hostfns, fails);
