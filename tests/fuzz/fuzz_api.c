@@ -66,8 +66,11 @@ static void fail(const char *what, const char *call, hwrt_status st)
 }
 
 /* Every returned status must be a real one, never INTERNAL, and failures carry text. */
+static int trace;   /* HWRT_FUZZ_TRACE=1: print every call and its status (triage) */
+
 static hwrt_status chk_(hwrt_status st, const char *call)
 {
+    if (trace) fprintf(stderr, "  %s -> %s\n", call, hwrt_status_name(st));
     if ((unsigned)st > HWRT_ERROR_INTERNAL) fail("status out of range", call, st);
     if (st == HWRT_ERROR_INTERNAL) fail("internal error", call, st);
     if (st != HWRT_SUCCESS && st != HWRT_ERROR_NOT_READY && !hwrt_last_error()[0])
@@ -176,8 +179,13 @@ static void verify(void)
     for (int i = 0; i < NP; i++) {
         if (!S.p[i] || !S.shadow_ok[i]) continue;
         if (CHK(hwrt_memcpy(buf, S.p[i], S.psz[i], HWRT_MEMCPY_DEVICE_TO_HOST)) == HWRT_SUCCESS &&
-            memcmp(buf, S.shadow[i], S.psz[i]))
+            memcmp(buf, S.shadow[i], S.psz[i])) {
+            size_t k = 0;
+            while (buf[k] == S.shadow[i][k]) k++;
+            fprintf(stderr, "slot %d (%p, %zu bytes): byte %zu is 0x%02x, shadow 0x%02x\n", i,
+                    S.p[i], S.psz[i], k, buf[k], S.shadow[i][k]);
             fail("device buffer differs from its shadow", "hwrt_memcpy D2H", HWRT_SUCCESS);
+        }
     }
     for (int i = 0; i < NT; i++) {
         size_t nb = 0;
@@ -314,11 +322,13 @@ static void op_copy(input *in, int blocking)
     /* Host ranges cannot be checked by anyone (memcpy semantics): a host-to-host copy is
      * only ever issued between the harness's own HB-byte buffers. Device sides are
      * checked by hwrt, which bounds n for every other kind. */
-    int live_dev = (dst && dst != S.host && dst != S.pinned && dst != S.freed) ||
+    int live_dev = ds >= 0 || ss >= 0 ||
+                   (dst && dst != S.host && dst != S.pinned && dst != S.freed) ||
                    (src && src != S.host && src != S.pinned && src != S.freed);
     if (!live_dev && (kind == HWRT_MEMCPY_HOST_TO_HOST || kind == HWRT_MEMCPY_DEFAULT)) {
         dst = S.host;
         src = S.pinned;
+        ds = ss = -1;
         if (n > HB) n = HB;
     }
     int host_side = src == S.host || src == S.pinned || dst == S.host || dst == S.pinned;
@@ -326,6 +336,9 @@ static void op_copy(input *in, int blocking)
         sync_all();          /* no queued copy still reads or writes the host buffers */
     if (src == S.host || src == S.pinned)
         for (size_t i = 0; i < 64; i++) ((unsigned char *)src)[i] = (unsigned char)u8(in);
+    if (trace)
+        fprintf(stderr, "  copy dst %p (slot %d) src %p (slot %d) n %zu kind %d\n", dst, ds,
+                src, ss, n, (int)kind);
     hwrt_status st = blocking ? CHK(hwrt_memcpy(dst, src, n, kind))
                               : CHK(hwrt_memcpy_async(dst, src, n, kind, pick_stream(in)));
     if (st != HWRT_SUCCESS || n == 0) return;
@@ -341,6 +354,7 @@ static void op_copy(input *in, int blocking)
 static void step(input *in)
 {
     unsigned op = u8(in) % 34;         /* 33 (and 31, 32 without offload): shutdown */
+    if (trace) fprintf(stderr, "step op %u\n", op);
     switch (op) {
     case 0: CHK(hwrt_set_device("sim", (int)(u8(in) % 3))); break;
     case 1: case 2: {
@@ -354,6 +368,7 @@ static void step(input *in)
             if (n > MAXBUF) { CHK(hwrt_free(p)); break; }
             S.p[i] = p;
             S.psz[i] = n;
+            if (trace) fprintf(stderr, "  slot %d = %p, %zu bytes\n", i, p, n);
             S.shadow_ok[i] = 0;
             /* give it a defined content so the shadow is valid */
             memset(S.shadow[i], (int)(n & 0xff), n);
@@ -589,6 +604,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static int init;
     if (!init) {
         init = 1;
+        trace = getenv("HWRT_FUZZ_TRACE") != NULL;
         setenv("HWRT_SIM_DEVICES", "2", 1);
         setenv("HWRT_SIM_MEMORY", "256MB", 1);
         setenv("HWRT_SIM_OVERHEAD", "16MB", 1);
