@@ -74,7 +74,7 @@ fuzz: fuzz-build
 	$(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS)
 
 bench: build
-	./$(BUILD)/tools/hwrt-bench all
+	./$(BUILD)/bin/hwrt-bench all
 
 install: build
 	cmake --install $(BUILD)

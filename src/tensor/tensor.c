@@ -1,6 +1,9 @@
 /* Tensors: creation, host round trips that are never stale, reference counting. */
 #include "tensor.h"
 #include "../core/handle.h"
+#include "../core/log.h"
+#include "../exec/capture.h"
+#include "../diag/sync_check.h"
 #include "../core/status.h"
 #include "../mem/pool.h"
 #include "../offload/offload.h"
@@ -48,6 +51,8 @@ static hwrt_status check_desc(const char *api, hwrt_dtype dt, int ndim, const in
     return HWRT_SUCCESS;
 }
 
+static hwrt_status shutdown_tensors(void);
+
 static hwrt_status make(const char *api, hwrt_dtype dt, int ndim, const int64_t *shape,
                         int device, void *data, DLManagedTensorVersioned *ext, hwi_tensor **out)
 {
@@ -78,6 +83,7 @@ static hwrt_status make(const char *api, hwrt_dtype dt, int ndim, const int64_t 
     } else {
         t->data = data;
     }
+    hwi_on_shutdown(25, shutdown_tensors);
     t->handle = hwi_handle_new(HWI_H_TENSOR, t);
     if (!t->handle) {
         if (!ext && t->data) hwi_pool_free(t->data, api);
@@ -106,8 +112,15 @@ static void add_stream(hwrt_stream *list, int *n, int *overflow, hwrt_stream s)
     else *overflow = 1;
 }
 
+static void keep_retain(void *obj) { atomic_fetch_add(&((hwi_tensor *)obj)->refs, 1); }
+static void keep_release(void *obj) { hwrt_tensor_release(((hwi_tensor *)obj)->handle); }
+static void keep_launch(void *obj, hwi_stream *s, int write) { hwi_tensor_note_use(obj, s, write); }
+/* a graph keeps the tensors its nodes use alive, and re-notes them at each launch */
+static const hwi_keep_ops graph_keep = {keep_retain, keep_release, keep_launch};
+
 void hwi_tensor_note_use(hwi_tensor *t, hwi_stream *s, int write)
 {
+    if (s->capture) hwi_capture_keep(s, t, write, &graph_keep);
     pthread_mutex_lock(&t->mu);
     add_stream(t->users, &t->nusers, &t->overflow, s->handle);
     if (write) add_stream(t->writers, &t->nwriters, &t->overflow, s->handle);
@@ -150,6 +163,32 @@ static void reset_streams(hwi_tensor *t)
     t->nwriters = t->nusers = 0;
     t->overflow = 0;
     pthread_mutex_unlock(&t->mu);
+}
+
+static _Atomic int leaked_tensors;
+
+static void drop_tensor(void *obj)
+{
+    hwi_tensor *t = obj;
+    atomic_fetch_add(&leaked_tensors, 1);
+    if (t->ext) {
+        if (t->ext->deleter) t->ext->deleter(t->ext);    /* the owner gets its memory back */
+    } else if (t->data) {
+        hwi_pool_free(t->data, "hwrt_shutdown");
+    }
+    pthread_mutex_destroy(&t->mu);
+    free(t);
+}
+
+/* Shutdown, before the streams go: tensors still alive are released (their handles
+ * become stale, their memory goes back to the pool) and counted in the log. */
+static hwrt_status shutdown_tensors(void)
+{
+    uint64_t n = hwi_handle_drain(HWI_H_TENSOR, drop_tensor);
+    if (n)
+        hwi_log(HWI_LOG_WARN, "hwrt_shutdown: %llu tensor(s) were never released; released them",
+                (unsigned long long)n);
+    return HWRT_SUCCESS;
 }
 
 hwrt_status hwrt_tensor_empty(hwrt_tensor *out, hwrt_dtype dt, int ndim, const int64_t *shape)
@@ -273,6 +312,7 @@ hwrt_status hwrt_tensor_release(hwrt_tensor h)
             if (s) hwi_pool_record_stream(t->data, s->bs);
         }
         if (t->overflow) st = hwi_streams_sync_device(t->device, "hwrt_tensor_release");
+        hwi_sync_check_forget(t->data);
         hwrt_status st2 = hwi_pool_free(t->data, "hwrt_tensor_release");
         if (st == HWRT_SUCCESS) st = st2;
     }

@@ -6,15 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-sim_op *sim_op_new(sim_op_type type, int engine)
-{
-    sim_op *op = malloc(sizeof *op);
-    if (op) {
-        op->type = type;
-        op->engine = engine;
-    }
-    return op;
-}
+#include <sched.h>
+
+/* Copies of at least this many bytes are split with the SIM_ENG_SPLIT helper thread
+ * (smaller ones tend to be cache-resident, where one thread is fastest). */
+#define SIM_SPLIT_MIN ((size_t)32 << 20)
 
 static void link_throttle(sim_dev *d, const sim_op *op, uint64_t t0)
 {
@@ -28,9 +24,92 @@ static void link_throttle(sim_dev *d, const sim_op *op, uint64_t t0)
     sim_wait_until_ns(t0 + (uint64_t)((double)op->u.copy.bytes / gbps));
 }
 
+/* Copy with two threads. A host memcpy of tens of MiB is limited by one core's load/store
+ * throughput on many machines, so one thread per copy engine would model a DMA engine
+ * slower than the host's memory system. The copy is cut into chunks taken from a shared
+ * cursor by this engine and by the device's split helper; the engine never waits for a
+ * helper that has not started (on a loaded host its wake-up can take longer than the
+ * copy): it abandons the job instead, and the helper finds it taken. The job is
+ * reference counted because the helper may look at it after the engine moved on. */
+#define SIM_SPLIT_CHUNK ((size_t)1 << 20)
+
+typedef struct split_job {
+    sim_op op;                     /* the SOP_PART queued on the helper; points here */
+    _Atomic size_t next;           /* cursor: offset of the next chunk to take */
+    size_t n;
+    char *dst;
+    const char *src;
+    _Atomic int state;             /* 0 posted, 1 joined by the helper, 2 abandoned */
+    _Atomic int done;              /* the helper finished its chunks */
+    _Atomic int refs;
+} split_job;
+
+static void copy_chunks(split_job *j)
+{
+    for (;;) {
+        size_t off = atomic_fetch_add_explicit(&j->next, SIM_SPLIT_CHUNK, memory_order_relaxed);
+        if (off >= j->n) return;
+        size_t len = j->n - off < SIM_SPLIT_CHUNK ? j->n - off : SIM_SPLIT_CHUNK;
+        memcpy(j->dst + off, j->src + off, len);
+    }
+}
+
+static void job_unref(split_job *j)
+{
+    if (atomic_fetch_sub_explicit(&j->refs, 1, memory_order_acq_rel) == 1) free(j);
+}
+
+/* The helper's side (SOP_PART): join unless the engine already finished alone. */
+static void split_join(sim_op *op)
+{
+    split_job *j = op->u.copy.dst;
+    int expect = 0;
+    if (atomic_compare_exchange_strong(&j->state, &expect, 1)) {
+        copy_chunks(j);
+        atomic_store_explicit(&j->done, 1, memory_order_release);
+    }
+    job_unref(j);                  /* may free op: the caller must not touch it */
+}
+
+static void copy_bytes(sim_dev *d, void *dst, const void *src, size_t n)
+{
+    const char *s = src;
+    char *t = dst;
+    split_job *j = NULL;
+    if (n >= SIM_SPLIT_MIN && !(t < s + n && s < t + n)) j = malloc(sizeof *j);
+    if (!j) {                      /* small, overlapping, or no memory for the job */
+        memmove(dst, src, n);
+        return;
+    }
+    memset(&j->op, 0, sizeof j->op);
+    j->op.type = SOP_PART;
+    j->op.engine = SIM_ENG_SPLIT;
+    j->op.u.copy.dst = j;
+    atomic_init(&j->next, 0);
+    j->n = n;
+    j->dst = t;
+    j->src = s;
+    atomic_init(&j->state, 0);
+    atomic_init(&j->done, 0);
+    atomic_init(&j->refs, 2);
+    sim_engine_push(&d->engines[SIM_ENG_SPLIT], &j->op);
+    copy_chunks(j);
+    int expect = 0;
+    if (!atomic_compare_exchange_strong(&j->state, &expect, 2)) {
+        unsigned i = 0;            /* the helper joined: wait for its last chunk */
+        while (!atomic_load_explicit(&j->done, memory_order_acquire))
+            if ((++i & 63) == 0) sched_yield();
+    }
+    job_unref(j);
+}
+
 void sim_op_execute(sim_engine *e, sim_op *op)
 {
     sim_dev *d = e->dev;
+    if (op->type == SOP_PART) {
+        split_join(op);
+        return;
+    }
     if (atomic_load(&d->fault))
         return;                               /* sticky fault: queued work is skipped */
     char msg[256];
@@ -40,10 +119,11 @@ void sim_op_execute(sim_engine *e, sim_op *op)
         atomic_store(&d->fault, f);
         return;
     }
-    uint64_t t0 = sim_now_ns();
+    uint64_t t0;
     switch (op->type) {
     case SOP_COPY:
-        memmove(op->u.copy.dst, op->u.copy.src, op->u.copy.bytes);
+        t0 = sim_now_ns();
+        copy_bytes(d, op->u.copy.dst, op->u.copy.src, op->u.copy.bytes);
         link_throttle(d, op, t0);
         break;
     case SOP_MEMSET:
@@ -71,7 +151,7 @@ hwrt_status sim_memcpy_async(hwrt_bstream *s, void *dst, const void *src, size_t
     int engine = kind == HWRT_MEMCPY_HOST_TO_DEVICE   ? SIM_ENG_H2D
                  : kind == HWRT_MEMCPY_DEVICE_TO_HOST ? SIM_ENG_D2H
                                                       : SIM_ENG_COMPUTE;
-    sim_op *op = sim_op_new(SOP_COPY, engine);
+    sim_op *op = sim_op_new(s, SOP_COPY, engine);
     if (!op)
         return oom_op("hwrt_memcpy_async");
     op->u.copy.dst = dst;
@@ -79,7 +159,7 @@ hwrt_status sim_memcpy_async(hwrt_bstream *s, void *dst, const void *src, size_t
     op->u.copy.bytes = bytes;
     op->u.copy.kind = kind;
     op->u.copy.pinned = host_pinned;
-    uint64_t seq = sim_stream_enqueue(s, op);     /* op may be freed from here on */
+    uint64_t seq = sim_stream_enqueue(s, op);     /* op may be retired and reused from here */
     int host_side = kind == HWRT_MEMCPY_HOST_TO_DEVICE || kind == HWRT_MEMCPY_DEVICE_TO_HOST;
     if (host_side && !host_pinned) {
         /* pageable: the driver stages through its own buffer, so the call returns only
@@ -92,7 +172,7 @@ hwrt_status sim_memcpy_async(hwrt_bstream *s, void *dst, const void *src, size_t
 
 hwrt_status sim_memset_async(hwrt_bstream *s, void *dptr, int value, size_t bytes)
 {
-    sim_op *op = sim_op_new(SOP_MEMSET, SIM_ENG_COMPUTE);
+    sim_op *op = sim_op_new(s, SOP_MEMSET, SIM_ENG_COMPUTE);
     if (!op)
         return oom_op("hwrt_memset_async");
     op->u.set.dst = dptr;
@@ -104,7 +184,7 @@ hwrt_status sim_memset_async(hwrt_bstream *s, void *dptr, int value, size_t byte
 
 hwrt_status sim_kernel_launch(hwrt_bstream *s, const hwrt_kernel *k)
 {
-    sim_op *op = sim_op_new(SOP_KERNEL, SIM_ENG_COMPUTE);
+    sim_op *op = sim_op_new(s, SOP_KERNEL, SIM_ENG_COMPUTE);
     if (!op)
         return oom_op("kernel launch");
     op->u.kernel = *k;
@@ -114,7 +194,7 @@ hwrt_status sim_kernel_launch(hwrt_bstream *s, const hwrt_kernel *k)
 
 hwrt_status sim_host_func(hwrt_bstream *s, hwrt_host_fn fn, void *arg)
 {
-    sim_op *op = sim_op_new(SOP_HOSTFN, SIM_ENG_HOST);
+    sim_op *op = sim_op_new(s, SOP_HOSTFN, SIM_ENG_HOST);
     if (!op)
         return oom_op("hwrt_launch_host_func");
     op->u.host.fn = fn;
