@@ -28,8 +28,10 @@ ASAN_ENV  = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:strict_strin
 TSAN_ENV  = TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1 allocator_may_return_null=1" \
             HWRT_STRESS_SCALE=$(SAN_STRESS_SCALE) OPENBLAS_NUM_THREADS=1
 FUZZ_ENV  = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-FUZZ_RUN  = mkdir -p build-fuzz/corpus && cd build-fuzz && $(FUZZ_ENV) ./tests/fuzz/hwrt_fuzz \
-            -rss_limit_mb=4096 -timeout=60 -print_final_stats=1 corpus ../tests/fuzz/corpus
+# make fuzz grows build-fuzz/corpus across runs; make test starts from the seeds each time
+# (build-fuzz/corpus-ci), so its bounded run spends its time mutating, not replaying.
+FUZZ_RUN  = cd build-fuzz && $(FUZZ_ENV) ./tests/fuzz/hwrt_fuzz \
+            -rss_limit_mb=4096 -timeout=60 -print_final_stats=1
 
 all: build
 
@@ -67,11 +69,14 @@ fuzz-build: deps
 # Bounded fuzzing on every submission: a finding fails make test and leaves crash-* in
 # build-fuzz/ (replay: ./build-fuzz/tests/fuzz/hwrt_fuzz build-fuzz/crash-...).
 test-fuzz: fuzz-build
-	$(FUZZ_RUN) -max_total_time=$(FUZZ_TEST_SECONDS) 2>&1 | grep -v 'failed to allocate' | tail -40; \
-	    exit $${PIPESTATUS[0]}
+	rm -rf build-fuzz/corpus-ci && mkdir -p build-fuzz/corpus-ci
+	$(FUZZ_RUN) -max_total_time=$(FUZZ_TEST_SECONDS) corpus-ci ../tests/fuzz/corpus 2>&1 | \
+	    grep -v 'failed to allocate' | tail -40; exit $${PIPESTATUS[0]}
 
 fuzz: fuzz-build
-	$(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS)
+	mkdir -p build-fuzz/corpus
+	$(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS) corpus ../tests/fuzz/corpus 2>&1 | \
+	    grep -v 'failed to allocate'; exit $${PIPESTATUS[0]}
 
 bench: build
 	./$(BUILD)/bin/hwrt-bench all
