@@ -154,6 +154,7 @@ static hwrt_status shutdown_streams(void)
     }
     for (size_t i = 0; i < n; i++) {
         hwi_handle_free(list[i]->handle, HWI_H_STREAM);
+        hwi_pool_forget_stream(list[i]->bs);
         ops->stream_destroy(list[i]->bs);
         free(list[i]);
     }
@@ -199,6 +200,7 @@ hwrt_status hwrt_stream_destroy(hwrt_stream h)
     hwi_handle_free(h, HWI_H_STREAM);
     const hwrt_backend_ops *ops = hwi_ops_if_selected();
     hwrt_status st = ops->stream_synchronize(s->bs);
+    hwi_pool_forget_stream(s->bs);        /* blocks it used must not wait on it later */
     ops->stream_destroy(s->bs);
     free(s);
     return st;

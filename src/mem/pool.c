@@ -130,6 +130,15 @@ hwrt_status hwi_pool_record_stream(void *p, hwrt_bstream *bs)
     return st;
 }
 
+void hwi_pool_forget_stream(hwrt_bstream *bs)
+{
+    pthread_mutex_lock(&mu);
+    for (size_t i = 0; i < nblocks; i++)
+        for (int k = 0; k < blocks[i].nstreams; k++)
+            if (blocks[i].streams[k] == bs) blocks[i].streams[k--] = blocks[i].streams[--blocks[i].nstreams];
+    pthread_mutex_unlock(&mu);
+}
+
 int hwi_pool_find(const void *p, size_t bytes, hwi_block_info *out)
 {
     pthread_mutex_lock(&mu);

@@ -19,6 +19,9 @@ hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void *
 hwrt_status hwi_pool_free(void *p, const char *api);
 /* Note that stream bs (of the block's device) uses the block. */
 hwrt_status hwi_pool_record_stream(void *p, hwrt_bstream *bs);
+/* bs is being destroyed (after it was synchronized): drop it from every block's uses, so
+ * a later free does not wait on a freed stream. */
+void hwi_pool_forget_stream(hwrt_bstream *bs);
 /* The live block containing [p, p+bytes): 1 and *out filled, or 0. */
 int hwi_pool_find(const void *p, size_t bytes, hwi_block_info *out);
 /* Does p point into device memory hwrt manages (live or not)? 1 + device, or 0. */
