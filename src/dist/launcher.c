@@ -45,9 +45,10 @@ static hwrt_status env_int(const char *name, int lo, int hi, int dflt, int *out)
     return HWRT_SUCCESS;
 }
 
+/* The variable to read: a if set, else b if set, else a (named in messages). */
 static const char *first_set(const char *a, const char *b)
 {
-    return env(a) && *env(a) ? a : b;
+    return !(env(a) && *env(a)) && env(b) && *env(b) ? b : a;
 }
 
 static hwrt_status read_launcher(const launcher_vars *l, hwrt_dist_info *o)
