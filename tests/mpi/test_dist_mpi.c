@@ -84,20 +84,26 @@ static const char *const op_names[] = {"sum", "prod", "max", "min", "avg"};
 
 static void collectives_once(hwrt_stream s, const char *mode)
 {
-    enum { N = 1000, G = 37, RS = 29 };
-    static unsigned char scratch[8 * 4 * N], got[8 * 4 * N];
+    /* allreduce at two sizes: below and above the MPI engine's ring threshold (64 KiB,
+     * for every dtype), the larger one not divisible by the rank count */
+    enum { N = 1000, NL = 70001, G = 37, RS = 29 };
+    static unsigned char scratch[8 * 4 * NL], got[8 * 4 * NL];
+    const int64_t sizes[2] = {N, NL};
     char what[96];
     for (int d = 0; d < REF_NDTYPES; d++) {
         hwrt_dtype dt = ref_dtypes[d];
         for (int op = HWRT_REDUCE_SUM; op <= HWRT_REDUCE_AVG; op++) {
-            snprintf(what, sizeof what, "%s allreduce %s", mode, op_names[op]);
-            TEST_CASE(what);
-            hwrt_tensor t = produce(dt, N, 0, s, scratch);
-            OK(hwrt_allreduce(t, (hwrt_reduce_op)op, s));
-            fetch(t, dt, N, s, got);
-            int64_t ctx[2] = {op, 0};
-            EXPECT(compare(what, dt, got, N, want_reduce, ctx) == 0);
-            OK(hwrt_tensor_release(t));
+            for (int k = 0; k < 2; k++) {
+                snprintf(what, sizeof what, "%s allreduce %s n=%lld", mode, op_names[op],
+                         (long long)sizes[k]);
+                TEST_CASE(what);
+                hwrt_tensor t = produce(dt, sizes[k], 0, s, scratch);
+                OK(hwrt_allreduce(t, (hwrt_reduce_op)op, s));
+                fetch(t, dt, sizes[k], s, got);
+                int64_t ctx[2] = {op, 0};
+                EXPECT(compare(what, dt, got, sizes[k], want_reduce, ctx) == 0);
+                OK(hwrt_tensor_release(t));
+            }
 
             snprintf(what, sizeof what, "%s reduce_scatter %s", mode, op_names[op]);
             TEST_CASE(what);

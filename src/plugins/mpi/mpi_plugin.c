@@ -8,6 +8,7 @@
  * plugin refuses every later call ("broken") and does not call MPI_Finalize. */
 #include "dist/mpi_plugin.h"
 #include "mpi_reduce.h"
+#include "mpi_ring.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -50,13 +51,13 @@ static int refuse(char *err, size_t len, const char *what)
                 "the group is unusable: finalize and restart the job", what, broken_why);
 }
 
-/* Poll q until done, an MPI error, or timeout seconds. */
-static int wait_req(MPI_Request *q, const char *what, double timeout, char *err, size_t len)
+/* Poll n requests until all are done, an MPI error, or the deadline (MPI_Wtime). */
+int hwrt_mpi_waitall(int n, MPI_Request *q, const char *what, double deadline, double timeout,
+                     char *err, size_t len)
 {
-    double start = MPI_Wtime(), deadline = start + timeout;
     for (unsigned spin = 0;; spin++) {
         int done = 0;
-        int rc = MPI_Test(q, &done, MPI_STATUS_IGNORE);
+        int rc = MPI_Testall(n, q, &done, MPI_STATUSES_IGNORE);
         if (rc != MPI_SUCCESS)
             return mpi_fail(err, len, what, rc);
         if (done)
@@ -72,6 +73,13 @@ static int wait_req(MPI_Request *q, const char *what, double timeout, char *err,
                 "and restart the job, or raise dist_timeout (hwrt_set_config or "
                 "HWRT_DIST_TIMEOUT) if ranks are legitimately that slow", what, timeout);
 }
+
+static int wait_req(MPI_Request *q, const char *what, double timeout, char *err, size_t len)
+{
+    return hwrt_mpi_waitall(1, q, what, MPI_Wtime() + timeout, timeout, err, len);
+}
+
+int hwrt_mpi_fail(char *err, size_t len, const char *what, int rc) { return mpi_fail(err, len, what, rc); }
 
 static int check_count(size_t count, const char *what, char *err, size_t len)
 {
@@ -139,6 +147,11 @@ static int p_allreduce(void *buf, size_t count, int dtype, int op, double timeou
     if (t == MPI_DATATYPE_NULL || o == MPI_OP_NULL)
         return fail(err, len, HWRT_ERROR_INVALID_ARGUMENT, "MPI allreduce: no MPI type/operator "
                     "for dtype %d, op %d", dtype, op);
+    int tsize = 0, nranks = 1;
+    MPI_Type_size(t, &tsize);
+    MPI_Comm_size(comm, &nranks);
+    if (count * (size_t)tsize >= HWRT_MPI_RING_MIN_BYTES && count >= (size_t)nranks)
+        return hwrt_mpi_ring_allreduce(comm, buf, (int)count, t, o, timeout, err, len);
     MPI_Request q;
     int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, t, o, comm, &q);
     if (rc != MPI_SUCCESS) return mpi_fail(err, len, "Iallreduce", rc);
