@@ -3,6 +3,8 @@
 #define _GNU_SOURCE 1   /* dladdr */
 #include "dist.h"
 #include "mpi_plugin.h"
+#include "comm_thread.h"
+#include "../core/log.h"
 #include "../core/config.h"
 #include "../core/status.h"
 
@@ -26,41 +28,78 @@ static hwrt_status wrap(int st, const char *err)
     return hwi_err((hwrt_status)st, "%s", err);
 }
 
+/* One plugin call, as a job for the communication thread. Heap-allocated: after a
+ * timeout the stuck thread may still touch it, so it is then leaked, never freed. */
+typedef struct {
+    enum { J_ALLREDUCE, J_BCAST, J_ALLGATHER, J_REDUCE_SCATTER, J_BARRIER } kind;
+    void *buf;
+    const void *in;
+    size_t n;
+    int dtype, op, root;
+    double timeout;
+} job;
+
+static int run_job(void *arg, char *err, size_t len)
+{
+    job *j = arg;
+    switch (j->kind) {
+    case J_ALLREDUCE: return plug->allreduce(j->buf, j->n, j->dtype, j->op, j->timeout, err, len);
+    case J_BCAST: return plug->broadcast(j->buf, j->n, j->root, j->timeout, err, len);
+    case J_ALLGATHER: return plug->allgather(j->in, j->buf, j->n, j->timeout, err, len);
+    case J_REDUCE_SCATTER:
+        return plug->reduce_scatter(j->in, j->buf, j->n, j->dtype, j->op, j->timeout, err, len);
+    default: return plug->barrier(j->timeout, err, len);
+    }
+}
+
+static hwrt_status submit(job j, const char *what)
+{
+    job *h = malloc(sizeof *h);
+    if (!h)
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "%s: host out of memory", what);
+    *h = j;
+    h->timeout = timeout_s();
+    hwrt_status st = hwi_comm_run(run_job, h, h->timeout, what);
+    if (!hwi_comm_broken()) free(h);
+    return st;
+}
+
 static hwrt_status m_allreduce(void *buf, size_t count, hwrt_dtype dt, hwrt_reduce_op op,
                                hwi_stream *s)
 {
-    char err[1024];
-    return wrap(plug->allreduce(buf, count, (int)dt, (int)op, timeout_s(), err, sizeof err), err);
+    return submit((job){.kind = J_ALLREDUCE, .buf = buf, .n = count, .dtype = (int)dt,
+                        .op = (int)op}, "MPI allreduce");
 }
 
 static hwrt_status m_broadcast(void *buf, size_t bytes, int root, hwi_stream *s)
 {
-    char err[1024];
-    return wrap(plug->broadcast(buf, bytes, root, timeout_s(), err, sizeof err), err);
+    return submit((job){.kind = J_BCAST, .buf = buf, .n = bytes, .root = root}, "MPI broadcast");
 }
 
 static hwrt_status m_allgather(const void *in, void *out, size_t bytes, hwi_stream *s)
 {
-    char err[1024];
-    return wrap(plug->allgather(in, out, bytes, timeout_s(), err, sizeof err), err);
+    return submit((job){.kind = J_ALLGATHER, .in = in, .buf = out, .n = bytes}, "MPI allgather");
 }
 
 static hwrt_status m_reduce_scatter(const void *in, void *out, size_t count, hwrt_dtype dt,
                                     hwrt_reduce_op op, hwi_stream *s)
 {
-    char err[1024];
-    return wrap(plug->reduce_scatter(in, out, count, (int)dt, (int)op, timeout_s(), err,
-                                     sizeof err), err);
+    return submit((job){.kind = J_REDUCE_SCATTER, .in = in, .buf = out, .n = count,
+                        .dtype = (int)dt, .op = (int)op}, "MPI reduce_scatter");
 }
 
 static hwrt_status m_barrier(void)
 {
-    char err[1024];
-    return wrap(plug->barrier(timeout_s(), err, sizeof err), err);
+    return submit((job){.kind = J_BARRIER}, "MPI barrier");
 }
 
+/* On the calling thread (MPI_Finalize belongs to the thread that initialised MPI); not
+ * after a timeout, when the communication thread is stuck inside MPI. */
 static hwrt_status m_finalize(void)
 {
+    if (hwi_comm_broken())
+        return HWRT_SUCCESS;
+    hwi_comm_stop();
     char err[1024];
     return wrap(plug->finalize(err, sizeof err), err);
 }
@@ -127,7 +166,12 @@ hwrt_status hwi_mpi_engine_open(const hwi_coll_engine **eng, int *rank, int *siz
 {
     if (!plug) HWI_TRY(load_plugin());
     char err[1024];
-    HWI_TRY(wrap(plug->init(rank, size, version, vlen, err, sizeof err), err));
+    int threads_ok = 0;
+    HWI_TRY(wrap(plug->init(rank, size, &threads_ok, version, vlen, err, sizeof err), err));
+    if (!threads_ok)
+        hwi_log(HWI_LOG_WARN, "MPI was initialised below MPI_THREAD_SERIALIZED; hwrt calls MPI "
+                "from its communication thread, one call at a time (initialise MPI with "
+                "MPI_Init_thread(..., MPI_THREAD_SERIALIZED, ...) to be within the standard)");
     *eng = &mpi_engine;
     return HWRT_SUCCESS;
 }

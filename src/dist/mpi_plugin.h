@@ -3,10 +3,11 @@
  * dlopen and calls hwrt_mpi_plugin(HWI_MPI_ABI) for this table.
  *
  * Buffers are host-addressable memory. Every call that can fail returns an hwrt_status
- * value (as int) and writes a full sentence into err[errlen]. Calls that communicate take
- * a timeout in seconds: they post non-blocking MPI operations and poll them until done,
- * an MPI error (MPI_ERRORS_RETURN), or the deadline; the last two give HWRT_ERROR_DIST and
- * make every later call fail at once (the communicator may hold a dead request). */
+ * value (as int) and writes a full sentence into err[errlen]. init and finalize run on
+ * the thread that calls hwrt_dist_init/finalize; the collectives run on libhwrt's
+ * communication thread, which the caller waits for with a deadline, so they may block.
+ * The timeout they take bounds the calls that poll (the ring allreduce). An MPI error
+ * gives HWRT_ERROR_DIST and makes every later call fail at once. */
 #ifndef HWI_MPI_PLUGIN_H
 #define HWI_MPI_PLUGIN_H
 
@@ -17,9 +18,11 @@
 
 typedef struct hwi_mpi_plugin {
     uint32_t abi;
-    /* MPI_Init_thread(FUNNELED) unless MPI is already initialised; duplicates
-     * MPI_COMM_WORLD with MPI_ERRORS_RETURN. Fills rank, size and the library version. */
-    int (*init)(int *rank, int *size, char *version, size_t vlen, char *err, size_t errlen);
+    /* MPI_Init_thread(SERIALIZED) unless MPI is already initialised; duplicates
+     * MPI_COMM_WORLD with MPI_ERRORS_RETURN. Fills rank, size, whether MPI's thread level
+     * allows calls from hwrt's communication thread (>= SERIALIZED), and the version. */
+    int (*init)(int *rank, int *size, int *thread_level_ok, char *version, size_t vlen,
+                char *err, size_t errlen);
     /* Frees the communicator and finalizes MPI if init started it and nothing failed. */
     int (*finalize)(char *err, size_t errlen);
     /* In place over buf; dtype is an hwrt_dtype (not bool), op SUM/PROD/MAX/MIN. */

@@ -96,7 +96,7 @@ static void bench_size(size_t bytes, int reps, int rank, int size)
     b.host = calloc(b.n, sizeof(float));       /* zeros: repeated sums stay finite */
     int64_t shape[1] = {(int64_t)b.n};
     CHECK(hwrt_tensor_from_host(&b.t, HWRT_FLOAT32, 1, shape, b.host));
-    int iters = bytes <= (4u << 20) ? 20 : 2;
+    int iters = bytes <= (4u << 20) ? 20 : 1;
     double *samples[NV];
     for (int v = 0; v < NV; v++) {
         samples[v] = calloc((size_t)reps, sizeof(double));

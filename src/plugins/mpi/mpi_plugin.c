@@ -1,11 +1,12 @@
 /* libhwrt_mpi.so: MPI as hwrt's collective engine across processes and nodes.
  *
- * Every communicating call posts a non-blocking MPI operation and polls it with MPI_Test
- * until it completes, MPI reports an error (the communicator uses MPI_ERRORS_RETURN), or
- * the caller's deadline passes. Blocking MPI calls would hang forever when a peer dies
- * (shared-memory transports never notice); polling turns that into HWRT_ERROR_DIST.
- * After a failure the communicator may hold a request that never completes, so the
- * plugin refuses every later call ("broken") and does not call MPI_Finalize. */
+ * libhwrt calls this table from its communication thread (src/dist/comm_thread.c) and
+ * waits with a deadline, so the collectives here may block: they use MPI's own blocking
+ * collectives (Open MPI's tuned algorithms, the fastest it has), except large allreduces,
+ * which use a ring over polled point-to-point messages (mpi_ring.c). The communicator
+ * uses MPI_ERRORS_RETURN, so MPI failures come back as HWRT_ERROR_DIST with MPI's text.
+ * After a failure the plugin refuses every later call ("broken") and does not call
+ * MPI_Finalize, which could wait for the dead. */
 #include "dist/mpi_plugin.h"
 #include "mpi_reduce.h"
 #include "mpi_ring.h"
@@ -74,11 +75,6 @@ int hwrt_mpi_waitall(int n, MPI_Request *q, const char *what, double deadline, d
                 "HWRT_DIST_TIMEOUT) if ranks are legitimately that slow", what, timeout);
 }
 
-static int wait_req(MPI_Request *q, const char *what, double timeout, char *err, size_t len)
-{
-    return hwrt_mpi_waitall(1, q, what, MPI_Wtime() + timeout, timeout, err, len);
-}
-
 int hwrt_mpi_fail(char *err, size_t len, const char *what, int rc) { return mpi_fail(err, len, what, rc); }
 
 static int check_count(size_t count, const char *what, char *err, size_t len)
@@ -90,13 +86,14 @@ static int check_count(size_t count, const char *what, char *err, size_t len)
     return HWRT_SUCCESS;
 }
 
-static int p_init(int *rank, int *size, char *version, size_t vlen, char *err, size_t len)
+static int p_init(int *rank, int *size, int *thread_level_ok, char *version, size_t vlen,
+                  char *err, size_t len)
 {
     int inited = 0, rc;
     MPI_Initialized(&inited);
     if (!inited) {
         int provided;
-        rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+        rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
         if (rc != MPI_SUCCESS)
             return fail(err, len, HWRT_ERROR_DIST, "MPI_Init_thread failed (code %d)", rc);
         started_mpi = 1;
@@ -110,6 +107,9 @@ static int p_init(int *rank, int *size, char *version, size_t vlen, char *err, s
             return fail(err, len, HWRT_ERROR_DIST, "MPI: creating the float16/bfloat16 types "
                         "and operators failed");
     }
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    *thread_level_ok = level >= MPI_THREAD_SERIALIZED;
     MPI_Comm_rank(comm, rank);
     MPI_Comm_size(comm, size);
     int n = 0;
@@ -150,12 +150,10 @@ static int p_allreduce(void *buf, size_t count, int dtype, int op, double timeou
     int tsize = 0, nranks = 1;
     MPI_Type_size(t, &tsize);
     MPI_Comm_size(comm, &nranks);
-    if (count * (size_t)tsize >= HWRT_MPI_RING_MIN_BYTES && count >= (size_t)nranks)
+    if (count * (size_t)tsize >= hwrt_mpi_ring_min_bytes() && count >= (size_t)nranks)
         return hwrt_mpi_ring_allreduce(comm, buf, (int)count, t, o, timeout, err, len);
-    MPI_Request q;
-    int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, (int)count, t, o, comm, &q);
-    if (rc != MPI_SUCCESS) return mpi_fail(err, len, "Iallreduce", rc);
-    return wait_req(&q, "allreduce", timeout, err, len);
+    int rc = MPI_Allreduce(MPI_IN_PLACE, buf, (int)count, t, o, comm);
+    return rc == MPI_SUCCESS ? HWRT_SUCCESS : mpi_fail(err, len, "Allreduce", rc);
 }
 
 static int p_broadcast(void *buf, size_t bytes, int root, double timeout, char *err, size_t len)
@@ -163,10 +161,8 @@ static int p_broadcast(void *buf, size_t bytes, int root, double timeout, char *
     if (broken || comm == MPI_COMM_NULL) return refuse(err, len, "broadcast");
     int st = check_count(bytes, "broadcast (bytes)", err, len);
     if (st) return st;
-    MPI_Request q;
-    int rc = MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, comm, &q);
-    if (rc != MPI_SUCCESS) return mpi_fail(err, len, "Ibcast", rc);
-    return wait_req(&q, "broadcast", timeout, err, len);
+    int rc = MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
+    return rc == MPI_SUCCESS ? HWRT_SUCCESS : mpi_fail(err, len, "Bcast", rc);
 }
 
 static int p_allgather(const void *in, void *out, size_t bytes, double timeout, char *err,
@@ -175,10 +171,8 @@ static int p_allgather(const void *in, void *out, size_t bytes, double timeout, 
     if (broken || comm == MPI_COMM_NULL) return refuse(err, len, "allgather");
     int st = check_count(bytes, "allgather (bytes per rank)", err, len);
     if (st) return st;
-    MPI_Request q;
-    int rc = MPI_Iallgather(in, (int)bytes, MPI_BYTE, out, (int)bytes, MPI_BYTE, comm, &q);
-    if (rc != MPI_SUCCESS) return mpi_fail(err, len, "Iallgather", rc);
-    return wait_req(&q, "allgather", timeout, err, len);
+    int rc = MPI_Allgather(in, (int)bytes, MPI_BYTE, out, (int)bytes, MPI_BYTE, comm);
+    return rc == MPI_SUCCESS ? HWRT_SUCCESS : mpi_fail(err, len, "Allgather", rc);
 }
 
 static int p_reduce_scatter(const void *in, void *out, size_t count, int dtype, int op,
@@ -192,19 +186,15 @@ static int p_reduce_scatter(const void *in, void *out, size_t count, int dtype, 
     if (t == MPI_DATATYPE_NULL || o == MPI_OP_NULL)
         return fail(err, len, HWRT_ERROR_INVALID_ARGUMENT, "MPI reduce_scatter: no MPI "
                     "type/operator for dtype %d, op %d", dtype, op);
-    MPI_Request q;
-    int rc = MPI_Ireduce_scatter_block(in, out, (int)count, t, o, comm, &q);
-    if (rc != MPI_SUCCESS) return mpi_fail(err, len, "Ireduce_scatter_block", rc);
-    return wait_req(&q, "reduce_scatter", timeout, err, len);
+    int rc = MPI_Reduce_scatter_block(in, out, (int)count, t, o, comm);
+    return rc == MPI_SUCCESS ? HWRT_SUCCESS : mpi_fail(err, len, "Reduce_scatter_block", rc);
 }
 
 static int p_barrier(double timeout, char *err, size_t len)
 {
     if (broken || comm == MPI_COMM_NULL) return refuse(err, len, "barrier");
-    MPI_Request q;
-    int rc = MPI_Ibarrier(comm, &q);
-    if (rc != MPI_SUCCESS) return mpi_fail(err, len, "Ibarrier", rc);
-    return wait_req(&q, "barrier", timeout, err, len);
+    int rc = MPI_Barrier(comm);
+    return rc == MPI_SUCCESS ? HWRT_SUCCESS : mpi_fail(err, len, "Barrier", rc);
 }
 
 static const hwi_mpi_plugin table = {

@@ -1,10 +1,10 @@
 /* Ring allreduce (reduce-scatter then allgather, 2 (p - 1) steps of n / p elements), the
- * bandwidth-optimal algorithm that Open MPI's blocking "tuned" component and NCCL use for
- * large messages. hwrt cannot use the blocking MPI_Allreduce (a dead peer would hang it)
- * and Open MPI's non-blocking MPI_Iallreduce (libnbc) picks slower schedules for large
- * messages, so the ring is written here over MPI_Isend/MPI_Irecv, each step polled against
- * the collective's deadline, and reduced with MPI_Reduce_local (MPI's vectorized
- * operators, and hwrt's float16/bfloat16 operators). */
+ * bandwidth-optimal algorithm NCCL uses for large messages. Open MPI 4.1's blocking
+ * MPI_Allreduce picks a much slower schedule for tens of MiB on one host (measured in
+ * docs/distributed.md), so from hwrt_mpi_ring_min_bytes() on the ring is used instead,
+ * written over MPI_Isend/MPI_Irecv, each step polled against the collective's deadline,
+ * and reduced with MPI_Reduce_local (MPI's vectorized operators, and hwrt's
+ * float16/bfloat16 operators). */
 #include "mpi_ring.h"
 #include "hwrt.h"
 
@@ -12,6 +12,18 @@
 #include <stdlib.h>
 
 enum { TAG_RS = 7301, TAG_AG = 7302 };
+
+size_t hwrt_mpi_ring_min_bytes(void)
+{
+    static size_t v;
+    static int read;
+    if (!read) {
+        const char *e = getenv("HWRT_MPI_RING_BYTES");
+        v = e && *e ? (size_t)strtoull(e, NULL, 10) : (size_t)16 << 20;
+        read = 1;
+    }
+    return v;
+}
 
 static void *scratch;
 static size_t scratch_len;

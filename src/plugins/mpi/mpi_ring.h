@@ -5,9 +5,10 @@
 #include <mpi.h>
 #include <stddef.h>
 
-/* From this many bytes on, allreduce uses the ring (below: MPI_Iallreduce, whose
- * latency-bound algorithms win for small messages). */
-#define HWRT_MPI_RING_MIN_BYTES (64u * 1024u)
+/* From this many bytes on, allreduce uses the ring; below, MPI's blocking MPI_Allreduce.
+ * Default 16 MiB; env HWRT_MPI_RING_BYTES overrides it (0 = always the ring, a huge
+ * value = never), read once. */
+size_t hwrt_mpi_ring_min_bytes(void);
 
 int hwrt_mpi_ring_allreduce(MPI_Comm comm, void *buf, int count, MPI_Datatype t, MPI_Op o,
                             double timeout, char *err, size_t len);
