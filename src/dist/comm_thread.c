@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#define SPIN_NS 30000      /* how long either side polls before it sleeps */
+#define SPIN_NS 200000     /* how long either side polls before it sleeps */
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;     /* serializes callers */
 static pthread_mutex_t qmu = PTHREAD_MUTEX_INITIALIZER;    /* guards the slot */
@@ -38,8 +38,10 @@ static uint64_t now_ns(void)
 static int spin_for(_Atomic unsigned *v, unsigned want)
 {
     uint64_t end = now_ns() + SPIN_NS;
-    while (atomic_load_explicit(v, memory_order_acquire) != want)
-        if (now_ns() > end) return 0;
+    for (unsigned i = 0; atomic_load_explicit(v, memory_order_acquire) != want; i++) {
+        if ((i & 63) == 63 && now_ns() > end) return 0;
+        __builtin_ia32_pause();
+    }
     return 1;
 }
 

@@ -1,7 +1,9 @@
-/* The communication thread: hwrt's MPI calls run there, blocking, while the caller waits
- * for them with a deadline. MPI's blocking collectives are its fastest (Open MPI's tuned
- * algorithms), but they wait forever for a dead peer; running them on this thread lets
- * the caller give up after dist_timeout with HWRT_ERROR_DIST. A timed-out call leaves
+/* The communication thread, the fallback deadline for MPI libraries without the progress
+ * hook the plugin uses (src/plugins/mpi/mpi_deadline.h), or with HWRT_MPI_PROGRESS_HOOK=0:
+ * hwrt's MPI calls run there, blocking, while the caller waits for them with a deadline.
+ * MPI's blocking collectives are its fastest, but they wait forever for a dead peer;
+ * running them on this thread lets the caller give up after dist_timeout with
+ * HWRT_ERROR_DIST. Each call costs two thread handoffs, which is why it is the fallback. A timed-out call leaves
  * the thread stuck inside MPI: the group is then marked broken and every later call
  * fails at once (the thread is abandoned, never joined). The same pattern as PyTorch's
  * ProcessGroupMPI worker thread. */

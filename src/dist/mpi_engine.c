@@ -19,6 +19,7 @@
 
 static const hwi_mpi_plugin *plug;
 static void *plug_handle;
+static int in_call;     /* the plugin enforces deadlines itself: call it directly */
 
 static double timeout_s(void) { return hwi_cfg_double(HWI_CFG_DIST_TIMEOUT); }
 
@@ -54,11 +55,15 @@ static int run_job(void *arg, char *err, size_t len)
 
 static hwrt_status submit(job j, const char *what)
 {
+    j.timeout = timeout_s();
+    if (in_call) {                 /* the plugin bounds the call itself: no thread handoff */
+        char err[1024];
+        return wrap(run_job(&j, err, sizeof err), err);
+    }
     job *h = malloc(sizeof *h);
     if (!h)
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "%s: host out of memory", what);
     *h = j;
-    h->timeout = timeout_s();
     hwrt_status st = hwi_comm_run(run_job, h, h->timeout, what);
     if (!hwi_comm_broken()) free(h);
     return st;
@@ -167,8 +172,9 @@ hwrt_status hwi_mpi_engine_open(const hwi_coll_engine **eng, int *rank, int *siz
     if (!plug) HWI_TRY(load_plugin());
     char err[1024];
     int threads_ok = 0;
-    HWI_TRY(wrap(plug->init(rank, size, &threads_ok, version, vlen, err, sizeof err), err));
-    if (!threads_ok)
+    HWI_TRY(wrap(plug->init(rank, size, &threads_ok, &in_call, version, vlen, err, sizeof err),
+                 err));
+    if (!threads_ok && !in_call)
         hwi_log(HWI_LOG_WARN, "MPI was initialised below MPI_THREAD_SERIALIZED; hwrt calls MPI "
                 "from its communication thread, one call at a time (initialise MPI with "
                 "MPI_Init_thread(..., MPI_THREAD_SERIALIZED, ...) to be within the standard)");

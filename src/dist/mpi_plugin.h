@@ -4,9 +4,9 @@
  *
  * Buffers are host-addressable memory. Every call that can fail returns an hwrt_status
  * value (as int) and writes a full sentence into err[errlen]. init and finalize run on
- * the thread that calls hwrt_dist_init/finalize; the collectives run on libhwrt's
- * communication thread, which the caller waits for with a deadline, so they may block.
- * The timeout they take bounds the calls that poll (the ring allreduce). An MPI error
+ * the thread that calls hwrt_dist_init/finalize. The collectives block for at most their
+ * timeout when init reported in_call_deadline; otherwise libhwrt runs them on its
+ * communication thread and waits for them with the deadline. An MPI error or a timeout
  * gives HWRT_ERROR_DIST and makes every later call fail at once. */
 #ifndef HWI_MPI_PLUGIN_H
 #define HWI_MPI_PLUGIN_H
@@ -20,9 +20,11 @@ typedef struct hwi_mpi_plugin {
     uint32_t abi;
     /* MPI_Init_thread(SERIALIZED) unless MPI is already initialised; duplicates
      * MPI_COMM_WORLD with MPI_ERRORS_RETURN. Fills rank, size, whether MPI's thread level
-     * allows calls from hwrt's communication thread (>= SERIALIZED), and the version. */
-    int (*init)(int *rank, int *size, int *thread_level_ok, char *version, size_t vlen,
-                char *err, size_t errlen);
+     * allows calls from another thread (>= SERIALIZED), whether the collectives enforce
+     * their timeout themselves in the caller's thread (Open MPI progress hook; if not,
+     * libhwrt must run them on its communication thread), and the version. */
+    int (*init)(int *rank, int *size, int *thread_level_ok, int *in_call_deadline,
+                char *version, size_t vlen, char *err, size_t errlen);
     /* Frees the communicator and finalizes MPI if init started it and nothing failed. */
     int (*finalize)(char *err, size_t errlen);
     /* In place over buf; dtype is an hwrt_dtype (not bool), op SUM/PROD/MAX/MIN. */

@@ -1,15 +1,18 @@
 /* libhwrt_mpi.so: MPI as hwrt's collective engine across processes and nodes.
  *
- * libhwrt calls this table from its communication thread (src/dist/comm_thread.c) and
- * waits with a deadline, so the collectives here may block: they use MPI's own blocking
- * collectives (Open MPI's tuned algorithms, the fastest it has), except large allreduces,
- * which use a ring over polled point-to-point messages (mpi_ring.c). The communicator
+ * The collectives use MPI's own blocking calls (Open MPI's tuned algorithms, the fastest
+ * it has), except large allreduces, which use a ring over polled point-to-point messages
+ * (mpi_ring.c). A blocking call would wait forever for a dead peer, so each one runs
+ * under a deadline: in the caller's thread through Open MPI's progress hook
+ * (mpi_deadline.c), or, where that hook is missing, on libhwrt's communication thread,
+ * which the caller waits for with the deadline (src/dist/comm_thread.c). The communicator
  * uses MPI_ERRORS_RETURN, so MPI failures come back as HWRT_ERROR_DIST with MPI's text.
  * After a failure the plugin refuses every later call ("broken") and does not call
  * MPI_Finalize, which could wait for the dead. */
 #include "dist/mpi_plugin.h"
 #include "mpi_reduce.h"
 #include "mpi_ring.h"
+#include "mpi_deadline.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -77,6 +80,20 @@ int hwrt_mpi_waitall(int n, MPI_Request *q, const char *what, double deadline, d
 
 int hwrt_mpi_fail(char *err, size_t len, const char *what, int rc) { return mpi_fail(err, len, what, rc); }
 
+/* A guarded call's result: SUCCESS, an MPI error, or the deadline. */
+static int result(int rc, const char *what, double timeout, char *err, size_t len)
+{
+    if (rc == MPI_SUCCESS) return HWRT_SUCCESS;
+    if (rc != HWRT_MPI_TIMED_OUT) return mpi_fail(err, len, what, rc);
+    broken = 1;
+    snprintf(broken_why, sizeof broken_why, "%s timed out after %.1f s", what, timeout);
+    return fail(err, len, HWRT_ERROR_DIST, "MPI %s did not complete within dist_timeout = %.1f s: "
+                "a peer rank has died or is stuck before this collective (every rank must call "
+                "the same collectives in the same order); the group is now unusable: finalize "
+                "and restart the job, or raise dist_timeout (hwrt_set_config or "
+                "HWRT_DIST_TIMEOUT) if ranks are legitimately that slow", what, timeout);
+}
+
 static int check_count(size_t count, const char *what, char *err, size_t len)
 {
     if (count > (size_t)INT_MAX)
@@ -86,8 +103,8 @@ static int check_count(size_t count, const char *what, char *err, size_t len)
     return HWRT_SUCCESS;
 }
 
-static int p_init(int *rank, int *size, int *thread_level_ok, char *version, size_t vlen,
-                  char *err, size_t len)
+static int p_init(int *rank, int *size, int *thread_level_ok, int *in_call_deadline,
+                  char *version, size_t vlen, char *err, size_t len)
 {
     int inited = 0, rc;
     MPI_Initialized(&inited);
@@ -107,6 +124,7 @@ static int p_init(int *rank, int *size, int *thread_level_ok, char *version, siz
             return fail(err, len, HWRT_ERROR_DIST, "MPI: creating the float16/bfloat16 types "
                         "and operators failed");
     }
+    *in_call_deadline = hwrt_mpi_deadline_init();
     int level = MPI_THREAD_SINGLE;
     MPI_Query_thread(&level);
     *thread_level_ok = level >= MPI_THREAD_SERIALIZED;
@@ -152,8 +170,9 @@ static int p_allreduce(void *buf, size_t count, int dtype, int op, double timeou
     MPI_Comm_size(comm, &nranks);
     if (count * (size_t)tsize >= hwrt_mpi_ring_min_bytes() && count >= (size_t)nranks)
         return hwrt_mpi_ring_allreduce(comm, buf, (int)count, t, o, timeout, err, len);
-    int rc = MPI_Allreduce(MPI_IN_PLACE, buf, (int)count, t, o, comm);
-    return rc == MPI_SUCCESS ? HWRT_SUCCESS : mpi_fail(err, len, "Allreduce", rc);
+    volatile int rc = MPI_SUCCESS;
+    HWRT_MPI_GUARDED(rc, timeout, MPI_Allreduce(MPI_IN_PLACE, buf, (int)count, t, o, comm));
+    return result(rc, "allreduce", timeout, err, len);
 }
 
 static int p_broadcast(void *buf, size_t bytes, int root, double timeout, char *err, size_t len)
@@ -161,8 +180,9 @@ static int p_broadcast(void *buf, size_t bytes, int root, double timeout, char *
     if (broken || comm == MPI_COMM_NULL) return refuse(err, len, "broadcast");
     int st = check_count(bytes, "broadcast (bytes)", err, len);
     if (st) return st;
-    int rc = MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm);
-    return rc == MPI_SUCCESS ? HWRT_SUCCESS : mpi_fail(err, len, "Bcast", rc);
+    volatile int rc = MPI_SUCCESS;
+    HWRT_MPI_GUARDED(rc, timeout, MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, comm));
+    return result(rc, "broadcast", timeout, err, len);
 }
 
 static int p_allgather(const void *in, void *out, size_t bytes, double timeout, char *err,
@@ -171,8 +191,10 @@ static int p_allgather(const void *in, void *out, size_t bytes, double timeout, 
     if (broken || comm == MPI_COMM_NULL) return refuse(err, len, "allgather");
     int st = check_count(bytes, "allgather (bytes per rank)", err, len);
     if (st) return st;
-    int rc = MPI_Allgather(in, (int)bytes, MPI_BYTE, out, (int)bytes, MPI_BYTE, comm);
-    return rc == MPI_SUCCESS ? HWRT_SUCCESS : mpi_fail(err, len, "Allgather", rc);
+    volatile int rc = MPI_SUCCESS;
+    HWRT_MPI_GUARDED(rc, timeout, MPI_Allgather(in, (int)bytes, MPI_BYTE, out, (int)bytes,
+                                                MPI_BYTE, comm));
+    return result(rc, "allgather", timeout, err, len);
 }
 
 static int p_reduce_scatter(const void *in, void *out, size_t count, int dtype, int op,
@@ -186,15 +208,17 @@ static int p_reduce_scatter(const void *in, void *out, size_t count, int dtype, 
     if (t == MPI_DATATYPE_NULL || o == MPI_OP_NULL)
         return fail(err, len, HWRT_ERROR_INVALID_ARGUMENT, "MPI reduce_scatter: no MPI "
                     "type/operator for dtype %d, op %d", dtype, op);
-    int rc = MPI_Reduce_scatter_block(in, out, (int)count, t, o, comm);
-    return rc == MPI_SUCCESS ? HWRT_SUCCESS : mpi_fail(err, len, "Reduce_scatter_block", rc);
+    volatile int rc = MPI_SUCCESS;
+    HWRT_MPI_GUARDED(rc, timeout, MPI_Reduce_scatter_block(in, out, (int)count, t, o, comm));
+    return result(rc, "reduce_scatter", timeout, err, len);
 }
 
 static int p_barrier(double timeout, char *err, size_t len)
 {
     if (broken || comm == MPI_COMM_NULL) return refuse(err, len, "barrier");
-    int rc = MPI_Barrier(comm);
-    return rc == MPI_SUCCESS ? HWRT_SUCCESS : mpi_fail(err, len, "Barrier", rc);
+    volatile int rc = MPI_SUCCESS;
+    HWRT_MPI_GUARDED(rc, timeout, MPI_Barrier(comm));
+    return result(rc, "barrier", timeout, err, len);
 }
 
 static const hwi_mpi_plugin table = {
