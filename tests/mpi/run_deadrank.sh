@@ -1,9 +1,10 @@
 #!/bin/sh
-# run_deadrank.sh MPIRUN NP PROGRAM: the last of NP ranks dies; every survivor must report
-# DEADRANK-OK (it got HWRT_ERROR_DIST within dist_timeout) and pass its checks.
-mpirun=$1; np=$2; prog=$3
+# run_deadrank.sh MPIRUN NP PROGRAM HOOK: the last of NP ranks dies; every survivor must
+# report DEADRANK-OK (it got HWRT_ERROR_DIST within dist_timeout) and pass its checks.
+# HOOK=0 makes hwrt use its communication-thread deadline instead of the progress hook.
+mpirun=$1; np=$2; prog=$3; hook=${4:-1}
 out=$("$mpirun" --allow-run-as-root --oversubscribe --enable-recovery -np "$np" \
-      -x HWRT_SIM_DEVICES="$np" "$prog" deadrank 2>&1)
+      -x HWRT_SIM_DEVICES="$np" -x HWRT_MPI_PROGRESS_HOOK="$hook" "$prog" deadrank 2>&1)
 echo "$out"
 ok=$(printf '%s\n' "$out" | grep -c '^DEADRANK-OK')
 clean=$(printf '%s\n' "$out" | grep -c ' passed, 0 failed')
