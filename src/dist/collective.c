@@ -14,6 +14,7 @@
  * (or with dist_force_staging) the data goes through pinned host buffers, D2H and H2D on
  * the collective's stream. Collectives from several threads are serialized here. */
 #include "dist.h"
+#include "comm_thread.h"
 #include "../core/config.h"
 #include "../core/status.h"
 #include "../tensor/tensor.h"
@@ -115,6 +116,20 @@ static hwrt_status unmap(coll *c, hwi_tensor *t, void *buf)
     return hwi_stream_sync(c->s, c->api);
 }
 
+/* After a timeout on the communication thread, MPI may still complete the abandoned call
+ * later and write into its buffers: keep them alive for the rest of the process. */
+static void abandon(coll *c, hwrt_status st)
+{
+    if (st != HWRT_ERROR_DIST || !hwi_comm_broken())
+        return;
+    hwrt_tensor_retain(c->x->handle);
+    if (c->y) hwrt_tensor_retain(c->y->handle);
+    for (int i = 0; i < 2; i++) {      /* leaked on purpose */
+        stage[i] = NULL;
+        stage_len[i] = 0;
+    }
+}
+
 static hwrt_status check_reduce(const char *api, const hwi_tensor *t, hwrt_reduce_op op)
 {
     if ((unsigned)op > HWRT_REDUCE_AVG)
@@ -147,6 +162,7 @@ hwrt_status hwrt_allreduce(hwrt_tensor t, hwrt_reduce_op op, hwrt_stream s)
     hwrt_status st = order(&c);
     if (st == HWRT_SUCCESS) st = map(&c, c.x, 0, 1, &buf);
     if (st == HWRT_SUCCESS && c.x->nbytes) st = run_reduce(&c, op, buf, NULL, (size_t)c.x->numel);
+    abandon(&c, st);
     if (st == HWRT_SUCCESS) st = unmap(&c, c.x, buf);
     pthread_mutex_unlock(&coll_mu);
     return st;
@@ -165,6 +181,7 @@ hwrt_status hwrt_broadcast(hwrt_tensor t, int root, hwrt_stream s)
     hwrt_status st = order(&c);
     if (st == HWRT_SUCCESS) st = map(&c, c.x, 0, is_root, &buf);
     if (st == HWRT_SUCCESS && c.x->nbytes) st = hwi_dist_g.eng->broadcast(buf, c.x->nbytes, root, c.s);
+    abandon(&c, st);
     if (st == HWRT_SUCCESS && !is_root) st = unmap(&c, c.x, buf);
     pthread_mutex_unlock(&coll_mu);
     return st;
@@ -200,6 +217,7 @@ hwrt_status hwrt_allgather(hwrt_tensor out, hwrt_tensor in, hwrt_stream s)
     if (st == HWRT_SUCCESS) st = map(&c, c.y, 1, 1, &ib);
     if (st == HWRT_SUCCESS) st = map(&c, c.x, 0, 0, &ob);
     if (st == HWRT_SUCCESS && c.x->nbytes) st = hwi_dist_g.eng->allgather(ib, ob, c.y->nbytes, c.s);
+    abandon(&c, st);
     if (st == HWRT_SUCCESS) st = unmap(&c, c.x, ob);
     pthread_mutex_unlock(&coll_mu);
     return st;
@@ -217,6 +235,7 @@ hwrt_status hwrt_reduce_scatter(hwrt_tensor out, hwrt_tensor in, hwrt_reduce_op 
     if (st == HWRT_SUCCESS) st = map(&c, c.y, 1, 1, &ib);
     if (st == HWRT_SUCCESS) st = map(&c, c.x, 0, 0, &ob);
     if (st == HWRT_SUCCESS && c.x->nbytes) st = run_reduce(&c, op, ob, ib, (size_t)c.x->numel);
+    abandon(&c, st);
     if (st == HWRT_SUCCESS) st = unmap(&c, c.x, ob);
     pthread_mutex_unlock(&coll_mu);
     return st;
