@@ -5,13 +5,14 @@
  *                              bytes hwrt hands to MPI: isolates hwrt's overhead
  *   hwrt_allreduce             device-direct (sim memory is host-addressable)
  *   hwrt_allreduce staged      dist_force_staging: D2H + MPI + H2D through pinned buffers
- * The variants are interleaved batch by batch so that load from other processes hits
- * them alike. A batch's time is the slowest rank's; figures are medians over batches.
+ * The variants take turns op by op (each op after a barrier) so that load from other
+ * processes hits them alike; an op's time is the slowest rank's; figures are medians over
+ * ops, which a few ops stalled by the scheduler on a busy machine do not move.
  * algbw = bytes / time; busbw = algbw * 2 (n - 1) / n (the ring's traffic per rank).
  *
  *   mpirun --allow-run-as-root --oversubscribe -np 2 ./build/tools/hwrt-bench-dist/hwrt-bench-dist
- * Options: --sizes 1MiB,64MiB, --reps N (batches: default 25; a third of it, at least 5,
- * above 4 MiB). */
+ * Options: --sizes 1MiB,64MiB, --reps N (ops per variant: default 200; above 4 MiB a
+ * 25th of it, at least 8). */
 #include <hwrt.h>
 #include <mpi.h>
 
@@ -58,18 +59,15 @@ static void run_one(int v, bufs *b)
     }
 }
 
-/* Seconds per op of one batch, as the slowest rank saw it. */
-static double batch(int v, bufs *b, int iters)
+/* Seconds of one op of variant v after a barrier, on this rank (the slowest rank's time is
+ * taken later, for all samples at once, so that no extra message sits in the timing). */
+static double one_op(int v, bufs *b)
 {
-    CHECK(hwrt_set_config("dist_force_staging", v == V_HWRT_STAGED ? "1" : "0"));
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    for (int i = 0; i < iters; i++) run_one(v, b);
-    double dt = (MPI_Wtime() - t0) / iters, worst;
-    MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return worst;
+    run_one(v, b);
+    return MPI_Wtime() - t0;
 }
-
 static int cmp(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -98,22 +96,26 @@ static void bench_size(size_t bytes, int reps, int rank, int size)
     b.host = calloc(b.n, sizeof(float));       /* zeros: repeated sums stay finite */
     int64_t shape[1] = {(int64_t)b.n};
     CHECK(hwrt_tensor_from_host(&b.t, HWRT_FLOAT32, 1, shape, b.host));
-    int iters = bytes <= (4u << 20) ? 20 : 1;
-    if (bytes > (4u << 20)) reps = reps / 3 > 5 ? reps / 3 : 5;   /* large: fewer, longer batches */
+    if (bytes > (4u << 20)) reps = reps / 25 > 8 ? reps / 25 : 8;   /* large: fewer samples */
     double *samples[NV];
     for (int v = 0; v < NV; v++) {
         samples[v] = calloc((size_t)reps, sizeof(double));
-        batch(v, &b, 1);                       /* warm-up: buffers, connections */
+        CHECK(hwrt_set_config("dist_force_staging", v == V_HWRT_STAGED ? "1" : "0"));
+        one_op(v, &b);                         /* warm-up: buffers, connections */
     }
+    /* op by op, the variants in turn (rotated), so that every variant meets the same load */
     for (int r = 0; r < reps; r++)
         for (int k = 0; k < NV; k++) {
-            int v = (k + r) % NV;              /* rotate the order between batches */
-            samples[v][r] = batch(v, &b, iters);
+            int v = (k + r) % NV;
+            CHECK(hwrt_set_config("dist_force_staging", v == V_HWRT_STAGED ? "1" : "0"));
+            samples[v][r] = one_op(v, &b);
         }
+    for (int v = 0; v < NV; v++)
+        MPI_Allreduce(MPI_IN_PLACE, samples[v], reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0) {
         double med[NV];
-        printf("\nallreduce float32 sum, %zu bytes (%.0f MiB), %d ranks, %d batches x %d ops\n",
-               bytes, bytes / 1048576.0, size, reps, iters);
+        printf("\nallreduce float32 sum, %zu bytes (%.0f MiB), %d ranks, %d ops per variant\n",
+               bytes, bytes / 1048576.0, size, reps);
         printf("  %-28s %12s %12s %12s %10s\n", "variant", "median ms", "algbw GB/s", "busbw GB/s",
                "vs raw");
         for (int v = 0; v < NV; v++) med[v] = median(samples[v], reps);
@@ -138,7 +140,7 @@ int main(int argc, char **argv)
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
     const char *sizes = "1MiB,64MiB";
-    int reps = 25;
+    int reps = 200;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
@@ -149,7 +151,7 @@ int main(int argc, char **argv)
     int rank = hwrt_dist_rank(), size = hwrt_dist_size();
     if (rank == 0)
         printf("hwrt-bench-dist: %d ranks, backend %s (simulated device memory, host-addressable)"
-               "; medians of interleaved batches; same-run baselines\n", size,
+               "; medians of interleaved ops; same-run baselines\n", size,
                hwrt_current_backend());
     char list[256];
     snprintf(list, sizeof list, "%s", sizes);
