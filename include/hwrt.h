@@ -32,11 +32,10 @@
 #include "hwrt/hwrt_memory.h"
 #include "hwrt/hwrt_exec.h"
 #include "hwrt/hwrt_tensor.h"
+#include "hwrt/hwrt_smi.h"
+#include "hwrt/hwrt_offload.h"
 #if __has_include("hwrt/hwrt_graph.h")
 #include "hwrt/hwrt_graph.h"
-#endif
-#if __has_include("hwrt/hwrt_offload.h")
-#include "hwrt/hwrt_offload.h"
 #endif
 #if __has_include("hwrt/hwrt_dist.h")
 #include "hwrt/hwrt_dist.h"

@@ -110,6 +110,12 @@ typedef struct hwrt_backend_ops {
     hwrt_status (*device_synchronize)(hwrt_bdev *dev);
     /* Optional: clear a sticky fault (NULL: faults cannot be cleared). */
     hwrt_status (*device_reset)(hwrt_bdev *dev);
+
+    /* Optional monitoring (what nvidia-smi / npu-smi read: NVML, DCMI). report_usage
+     * tells the driver's monitor what this process's pool holds; monitor reads the
+     * device-wide view of every process without opening a device. */
+    void (*report_usage)(hwrt_bdev *dev, size_t reserved, size_t allocated);
+    hwrt_status (*monitor)(hwrt_smi_snapshot *out);
 } hwrt_backend_ops;
 
 /* Registry (registry.c). */

@@ -19,6 +19,8 @@ typedef struct hwi_stream {
 hwrt_status hwi_stream_resolve(hwrt_stream s, hwi_stream **out);
 /* The default stream of an open device (created on first use). */
 hwrt_status hwi_stream_default(int device, hwi_stream **out);
+/* A new non-default stream on device (for internal engines such as offload). */
+hwrt_status hwi_stream_create_on(int device, hwi_stream **out);
 /* Synchronize every live stream of device (checked against capture first). */
 hwrt_status hwi_streams_sync_device(int device, const char *api);
 /* Host-blocking synchronize of one stream, after the capture check. */

@@ -49,7 +49,9 @@ hwrt_status hwrt_tensor_to_dlpack(hwrt_tensor h, DLManagedTensorVersioned **out)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_tensor_to_dlpack: out is NULL");
     hwi_tensor *t;
     HWI_TRY(hwi_tensor_resolve(h, &t));
-    /* the consumer reads without knowing our streams: finish the writers first */
+    /* the consumer reads without knowing our streams: finish the writers first; an
+     * exported tensor stays on the device */
+    if (t->offload) HWI_TRY(hwrt_tensor_set_offloadable(h, 0));
     HWI_TRY(hwi_tensor_wait(t, 1, "hwrt_tensor_to_dlpack"));
     export_ctx *c = calloc(1, sizeof *c);
     if (!c)

@@ -3,6 +3,7 @@
  * read each tensor so host reads are ordered after them. */
 #include "tensor.h"
 #include "../core/status.h"
+#include "../offload/offload.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -59,7 +60,9 @@ static hwrt_status begin(op_ctx *c, const char *api, hwrt_tensor out, hwrt_tenso
                            "on device %d; move the tensor or use a stream of device %d", api,
                            i == 0 ? "the output" : i == 1 ? "input a" : "input b", all[i]->device,
                            c->s->device, all[i]->device);
-    return HWRT_SUCCESS;
+    /* offloaded operands come back first, stream-ordered */
+    int writes[3] = {1, 0, 0};
+    return hwi_offload_ensure(all, writes, 3, c->s);
 }
 
 static hwrt_status launch(op_ctx *c, hwrt_kernel *k)
@@ -69,6 +72,8 @@ static hwrt_status launch(op_ctx *c, hwrt_kernel *k)
     hwi_work w = {.kind = HWI_WORK_KERNEL, .stream = c->s, .name = op_names[k->op]};
     w.u.kernel = *k;
     HWI_TRY(hwi_dispatch(&w));
+    hwi_tensor *all[3] = {c->out, c->a, c->b};
+    hwi_offload_after_use(all, 3, c->s);
     if (c->a) hwi_tensor_note_use(c->a, c->s, 0);
     if (c->b) hwi_tensor_note_use(c->b, c->s, 0);
     hwi_tensor_note_use(c->out, c->s, 1);

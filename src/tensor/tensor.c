@@ -1,8 +1,12 @@
 /* Tensors: creation, host round trips that are never stale, reference counting. */
 #include "tensor.h"
 #include "../core/handle.h"
+#include "../core/log.h"
+#include "../exec/capture.h"
+#include "../diag/sync_check.h"
 #include "../core/status.h"
 #include "../mem/pool.h"
+#include "../offload/offload.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +51,8 @@ static hwrt_status check_desc(const char *api, hwrt_dtype dt, int ndim, const in
     return HWRT_SUCCESS;
 }
 
+static hwrt_status shutdown_tensors(void);
+
 static hwrt_status make(const char *api, hwrt_dtype dt, int ndim, const int64_t *shape,
                         int device, void *data, DLManagedTensorVersioned *ext, hwi_tensor **out)
 {
@@ -68,7 +74,7 @@ static hwrt_status make(const char *api, hwrt_dtype dt, int ndim, const int64_t 
     if (!data && nbytes) {
         hwi_device *d = NULL;
         hwrt_status st = hwi_device_get(device, &d);
-        if (st == HWRT_SUCCESS) st = hwi_pool_alloc(d, nbytes, NULL, &t->data);
+        if (st == HWRT_SUCCESS) st = hwi_offload_alloc(d, nbytes, &t->data);
         if (st != HWRT_SUCCESS) {
             pthread_mutex_destroy(&t->mu);
             free(t);
@@ -77,6 +83,7 @@ static hwrt_status make(const char *api, hwrt_dtype dt, int ndim, const int64_t 
     } else {
         t->data = data;
     }
+    hwi_on_shutdown(25, shutdown_tensors);
     t->handle = hwi_handle_new(HWI_H_TENSOR, t);
     if (!t->handle) {
         if (!ext && t->data) hwi_pool_free(t->data, api);
@@ -105,8 +112,15 @@ static void add_stream(hwrt_stream *list, int *n, int *overflow, hwrt_stream s)
     else *overflow = 1;
 }
 
+static void keep_retain(void *obj) { atomic_fetch_add(&((hwi_tensor *)obj)->refs, 1); }
+static void keep_release(void *obj) { hwrt_tensor_release(((hwi_tensor *)obj)->handle); }
+static void keep_launch(void *obj, hwi_stream *s, int write) { hwi_tensor_note_use(obj, s, write); }
+/* a graph keeps the tensors its nodes use alive, and re-notes them at each launch */
+static const hwi_keep_ops graph_keep = {keep_retain, keep_release, keep_launch};
+
 void hwi_tensor_note_use(hwi_tensor *t, hwi_stream *s, int write)
 {
+    if (s->capture) hwi_capture_keep(s, t, write, &graph_keep);
     pthread_mutex_lock(&t->mu);
     add_stream(t->users, &t->nusers, &t->overflow, s->handle);
     if (write) add_stream(t->writers, &t->nwriters, &t->overflow, s->handle);
@@ -130,6 +144,18 @@ hwrt_status hwi_tensor_wait(hwi_tensor *t, int write_only, const char *api)
     return HWRT_SUCCESS;
 }
 
+/* Bring an offloaded tensor back before the host or a copy touches its memory. */
+static hwrt_status resident(hwi_tensor *t, int write)
+{
+    if (!t->offload)
+        return HWRT_SUCCESS;
+    hwi_stream *s = NULL;
+    HWI_TRY(hwi_stream_default(t->device, &s));
+    hwi_tensor *ts[1] = {t};
+    int w[1] = {write};
+    return hwi_offload_ensure(ts, w, 1, s);
+}
+
 /* After a host-visible point every recorded stream is done: start a new record. */
 static void reset_streams(hwi_tensor *t)
 {
@@ -137,6 +163,32 @@ static void reset_streams(hwi_tensor *t)
     t->nwriters = t->nusers = 0;
     t->overflow = 0;
     pthread_mutex_unlock(&t->mu);
+}
+
+static _Atomic int leaked_tensors;
+
+static void drop_tensor(void *obj)
+{
+    hwi_tensor *t = obj;
+    atomic_fetch_add(&leaked_tensors, 1);
+    if (t->ext) {
+        if (t->ext->deleter) t->ext->deleter(t->ext);    /* the owner gets its memory back */
+    } else if (t->data) {
+        hwi_pool_free(t->data, "hwrt_shutdown");
+    }
+    pthread_mutex_destroy(&t->mu);
+    free(t);
+}
+
+/* Shutdown, before the streams go: tensors still alive are released (their handles
+ * become stale, their memory goes back to the pool) and counted in the log. */
+static hwrt_status shutdown_tensors(void)
+{
+    uint64_t n = hwi_handle_drain(HWI_H_TENSOR, drop_tensor);
+    if (n)
+        hwi_log(HWI_LOG_WARN, "hwrt_shutdown: %llu tensor(s) were never released; released them",
+                (unsigned long long)n);
+    return HWRT_SUCCESS;
 }
 
 hwrt_status hwrt_tensor_empty(hwrt_tensor *out, hwrt_dtype dt, int ndim, const int64_t *shape)
@@ -156,6 +208,7 @@ static hwrt_status upload(hwi_tensor *t, const void *host, const char *api)
 {
     if (!t->nbytes)
         return HWRT_SUCCESS;
+    HWI_TRY(resident(t, 1));
     HWI_TRY(hwi_tensor_wait(t, 0, api));
     hwi_stream *s = NULL;
     HWI_TRY(hwi_stream_default(t->device, &s));
@@ -225,6 +278,7 @@ hwrt_status hwrt_tensor_copy_to_host(hwrt_tensor h, void *host, size_t bytes)
     HWI_TRY(hwi_stream_default(t->device, &s));
     HWI_TRY(hwi_host_sync_check(api, s));
     /* ordered after every writer, whichever stream it used: never stale */
+    HWI_TRY(resident(t, 0));
     HWI_TRY(hwi_tensor_wait(t, 1, api));
     HWI_TRY(hwrt_memcpy_async(host, t->data, t->nbytes, HWRT_MEMCPY_DEVICE_TO_HOST, s->handle));
     return hwi_stream_sync(s, api);
@@ -246,6 +300,7 @@ hwrt_status hwrt_tensor_release(hwrt_tensor h)
         return HWRT_SUCCESS;
     hwi_handle_free(h, HWI_H_TENSOR);
     hwrt_status st = HWRT_SUCCESS;
+    hwi_offload_forget(t);
     if (t->ext) {
         /* imported memory: the owner may free it once our queued work is done */
         st = hwi_tensor_wait(t, 0, "hwrt_tensor_release");
@@ -257,6 +312,7 @@ hwrt_status hwrt_tensor_release(hwrt_tensor h)
             if (s) hwi_pool_record_stream(t->data, s->bs);
         }
         if (t->overflow) st = hwi_streams_sync_device(t->device, "hwrt_tensor_release");
+        hwi_sync_check_forget(t->data);
         hwrt_status st2 = hwi_pool_free(t->data, "hwrt_tensor_release");
         if (st == HWRT_SUCCESS) st = st2;
     }
@@ -280,7 +336,15 @@ ACCESSOR(hwrt_tensor_ndim, int, t->ndim)
 ACCESSOR(hwrt_tensor_numel, int64_t, t->numel)
 ACCESSOR(hwrt_tensor_nbytes, size_t, t->nbytes)
 ACCESSOR(hwrt_tensor_device, int, t->device)
-ACCESSOR(hwrt_tensor_data, void *, t->data)
+hwrt_status hwrt_tensor_data(hwrt_tensor h, void **out)
+{
+    hwi_tensor *t;
+    HWI_TRY(hwi_tensor_resolve(h, &t));
+    if (!out) return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_tensor_data: out is NULL");
+    HWI_TRY(resident(t, 1));          /* the caller may write through the pointer */
+    *out = t->data;
+    return HWRT_SUCCESS;
+}
 
 hwrt_status hwrt_tensor_shape(hwrt_tensor h, int64_t *shape, int cap)
 {

@@ -1,5 +1,6 @@
 /* The sim backend's ops table. */
 #include "sim.h"
+#include "sim_registry.h"
 
 hwrt_status sim_probe(int *count, char *reason, size_t rlen);
 hwrt_status sim_device_props(int ordinal, hwrt_device_props *p);
@@ -67,4 +68,6 @@ const hwrt_backend_ops hwrt_backend_sim = {
     .event_timestamp_ns = sim_event_timestamp_ns,
     .device_synchronize = NULL,        /* the core synchronizes every stream it made */
     .device_reset = sim_device_reset,
+    .report_usage = sim_registry_report_pool,
+    .monitor = sim_registry_monitor,
 };

@@ -2,6 +2,7 @@
  * arena (address space reserved with MAP_NORESERVE, pages committed when touched and
  * returned with MADV_DONTNEED), and the driver-view memory figures. */
 #include "sim.h"
+#include "sim_registry.h"
 #include "../../core/status.h"
 
 #include <stdio.h>
@@ -77,13 +78,15 @@ hwrt_status sim_device_open(int ordinal, hwrt_bdev **out)
         sim_engine_start(&d->engines[i], d, i);
         ok &= d->engines[i].started;
     }
-    if (!ok) {
+    hwrt_status st = ok ? sim_registry_attach(d)
+                        : hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY,
+                                  "opening sim device %d: cannot start its engine threads", ordinal);
+    if (st != HWRT_SUCCESS) {
         for (int i = 0; i < SIM_ENG_COUNT; i++) sim_engine_stop(&d->engines[i]);
         munmap(d->arena, d->capacity);
         free(d->free_ranges);
         free(d);
-        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY,
-                       "opening sim device %d: cannot start its engine threads", ordinal);
+        return st;
     }
     atomic_fetch_add(&open_count, 1);
     *out = d;
@@ -92,6 +95,7 @@ hwrt_status sim_device_open(int ordinal, hwrt_bdev **out)
 
 void sim_device_close(hwrt_bdev *d)
 {
+    sim_registry_detach(d);
     for (int i = 0; i < SIM_ENG_COUNT; i++)
         sim_engine_stop(&d->engines[i]);
     munmap(d->arena, d->capacity);
@@ -103,8 +107,9 @@ void sim_device_close(hwrt_bdev *d)
 
 hwrt_status sim_mem_info(hwrt_bdev *d, size_t *free_b, size_t *total, size_t *overhead)
 {
+    size_t others = sim_registry_others_used(d);   /* the device is shared */
     pthread_mutex_lock(&d->mem_mu);
-    size_t used = d->committed + d->overhead;
+    size_t used = d->committed + d->overhead + others;
     pthread_mutex_unlock(&d->mem_mu);
     *total = d->capacity;
     *free_b = used < d->capacity ? d->capacity - used : 0;
@@ -167,28 +172,35 @@ static int range_give(sim_dev *d, size_t off, size_t len)
     return 1;
 }
 
-static hwrt_status oom(sim_dev *d, size_t bytes, const char *what)
+static hwrt_status oom(sim_dev *d, size_t bytes, size_t others, const char *what)
 {
-    char a[32], b[32], c[32];
+    char a[32], b[32], c[32], e[32];
     return hwi_err(HWRT_ERROR_OUT_OF_MEMORY,
-                   "sim device %d: %s of %s failed: %s of %s in use (context overhead included)",
-                   d->ordinal, what, hwi_fmt_bytes(a, sizeof a, bytes),
+                   "sim device %d: %s of %s failed: %s of %s in use by this process (context "
+                   "overhead included) and %s by other processes", d->ordinal, what,
+                   hwi_fmt_bytes(a, sizeof a, bytes),
                    hwi_fmt_bytes(b, sizeof b, d->committed + d->overhead),
-                   hwi_fmt_bytes(c, sizeof c, d->capacity));
+                   hwi_fmt_bytes(c, sizeof c, d->capacity), hwi_fmt_bytes(e, sizeof e, others));
+}
+
+/* Does len more fit on the device, counting other processes? Caller holds mem_mu. */
+static int fits(sim_dev *d, size_t len, size_t others)
+{
+    return len <= d->capacity && d->committed + d->overhead + others + len <= d->capacity;
 }
 
 hwrt_status sim_segment_alloc(hwrt_bdev *d, size_t bytes, void **dptr)
 {
     size_t len = round_up(bytes ? bytes : 1);
-    size_t off;
+    size_t off, others = sim_registry_others_used(d);
     pthread_mutex_lock(&d->mem_mu);
-    if (len > d->capacity || d->committed + d->overhead + len > d->capacity ||
-        !range_take(d, len, &off)) {
-        hwrt_status st = oom(d, bytes, "segment allocation");
+    if (!fits(d, len, others) || !range_take(d, len, &off)) {
+        hwrt_status st = oom(d, bytes, others, "segment allocation");
         pthread_mutex_unlock(&d->mem_mu);
         return st;
     }
     d->committed += len;
+    sim_registry_publish(d);
     pthread_mutex_unlock(&d->mem_mu);
     *dptr = d->arena + off;
     return HWRT_SUCCESS;
@@ -211,6 +223,7 @@ hwrt_status sim_segment_free(hwrt_bdev *d, void *dptr, size_t bytes)
     pthread_mutex_lock(&d->mem_mu);
     range_give(d, (size_t)((char *)dptr - d->arena), len);
     d->committed -= len;
+    sim_registry_publish(d);
     pthread_mutex_unlock(&d->mem_mu);
     return HWRT_SUCCESS;
 }
@@ -246,13 +259,15 @@ hwrt_status sim_va_map(hwrt_bdev *d, void *addr, size_t bytes)
 {
     size_t len = round_up(bytes);
     HWI_TRY(check_range(d, addr, len, "map"));
+    size_t others = sim_registry_others_used(d);
     pthread_mutex_lock(&d->mem_mu);
-    if (d->committed + d->overhead + len > d->capacity) {
-        hwrt_status st = oom(d, len, "mapping memory");
+    if (!fits(d, len, others)) {
+        hwrt_status st = oom(d, len, others, "mapping memory");
         pthread_mutex_unlock(&d->mem_mu);
         return st;
     }
     d->committed += len;
+    sim_registry_publish(d);
     pthread_mutex_unlock(&d->mem_mu);
     return HWRT_SUCCESS;
 }
@@ -264,6 +279,7 @@ hwrt_status sim_va_unmap(hwrt_bdev *d, void *addr, size_t bytes)
     madvise(addr, len, MADV_DONTNEED);
     pthread_mutex_lock(&d->mem_mu);
     d->committed -= len;
+    sim_registry_publish(d);
     pthread_mutex_unlock(&d->mem_mu);
     return HWRT_SUCCESS;
 }

@@ -1,0 +1,80 @@
+/* hwrt public API — heterogeneous offload: run models larger than device memory.
+ * Include <hwrt.h>, not this file.
+ *
+ * With memory_offload ON, tensors marked offloadable may live on the device, in host
+ * memory (pinned when enable_pinned_mem) or in files under offload_path, and move on
+ * demand:
+ *  - an op on a non-resident tensor brings it back first, stream-ordered (the op's stream
+ *    waits for the fetch on the H2D engine; the host does not block);
+ *  - creating or fetching a tensor that would pass the device budget (max_device_memory,
+ *    else the device's capacity) evicts idle offloadable tensors first — never one that
+ *    queued work still uses — through the D2H engine, to host memory while
+ *    offload_cpu_size allows, then to disk while offload_disk_size allows;
+ *  - a tensor evicted unchanged since its last fetch costs no copy (its host copy is kept);
+ *  - prefetch: hwrt_offload_prefetch() starts a fetch early; with auto_offload the runtime
+ *    records the order tensors are used within a step (hwrt_offload_step() marks the
+ *    boundary) and in later steps fetches the next prefetch_depth tensors ahead, and
+ *    evicts the tensor whose next use is farthest away.
+ * The same settings come from hwrt_set_config keys and env HWRT_OFFLOAD_CONF. */
+#ifndef HWRT_OFFLOAD_H
+#define HWRT_OFFLOAD_H
+
+#include "hwrt_tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hwrt_offload_config {
+    int enabled;                 /* memory_offload ON/OFF */
+    int auto_offload;            /* learn the use order and prefetch/evict by it */
+    size_t max_device_memory;    /* device budget for tensors; 0 = device capacity */
+    size_t offload_cpu_size;     /* host tier budget; 0 = no host tier */
+    size_t offload_disk_size;    /* disk tier budget; 0 = no disk tier */
+    const char *offload_path;    /* directory for the disk tier (NULL = keep current) */
+    int enable_pinned_mem;       /* host tier in page-locked memory */
+    int prefetch_depth;          /* tensors fetched ahead in auto mode (0..64) */
+} hwrt_offload_config;
+
+typedef struct hwrt_offload_stats {
+    uint64_t evictions_to_host, evictions_to_disk, clean_evictions;
+    uint64_t bytes_to_host, bytes_to_disk;            /* D2H and file writes */
+    uint64_t fetches_from_host, fetches_from_disk;
+    uint64_t bytes_from_host, bytes_from_disk;        /* H2D and file reads */
+    double evict_ms, fetch_ms;                        /* host time spent in both */
+    uint64_t prefetch_hits;      /* a prefetched tensor was already on the device */
+    uint64_t prefetch_late;      /* prefetched but still in flight when needed */
+    uint64_t prefetch_misses;    /* needed, not prefetched: fetched on demand */
+    double stall_ms;             /* time work waited for fetches: device time a stream
+                                    waited on a fetch, plus host time blocked in
+                                    pageable fetches */
+    size_t device_bytes, host_bytes, disk_bytes;      /* current use of each tier */
+    size_t device_budget;
+} hwrt_offload_stats;
+
+/* Apply a whole configuration (validated first: on error nothing changes).
+ * Errors: INVALID_ARGUMENT naming the field (e.g. prefetch_depth out of range, an
+ * offload_path that is not a writable directory). */
+HWRT_API hwrt_status hwrt_set_offload_config(const hwrt_offload_config *cfg);
+HWRT_API hwrt_status hwrt_get_offload_config(hwrt_offload_config *out);
+
+/* Let t be moved off the device (on = 1) or pin it there (on = 0; fetched if needed). */
+HWRT_API hwrt_status hwrt_tensor_set_offloadable(hwrt_tensor t, int on);
+/* Start bringing t to the device on the H2D engine; work later queued on s that uses t
+ * waits for it. Non-blocking. */
+HWRT_API hwrt_status hwrt_offload_prefetch(hwrt_tensor t, hwrt_stream s);
+/* Move t off the device now (blocks until its data is safe in the host or disk tier).
+ * Errors: DEVICE_BUSY if queued work still uses t, OUT_OF_MEMORY if every tier is full. */
+HWRT_API hwrt_status hwrt_offload_evict(hwrt_tensor t);
+/* Iteration boundary: in auto mode, the first step records the use order, later steps
+ * prefetch and evict by it. */
+HWRT_API hwrt_status hwrt_offload_step(void);
+/* Where is t now? 0 device, 1 host, 2 disk. */
+HWRT_API hwrt_status hwrt_offload_location(hwrt_tensor t, int *where);
+HWRT_API hwrt_status hwrt_offload_stats_get(hwrt_offload_stats *out);
+HWRT_API hwrt_status hwrt_offload_reset_stats(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HWRT_OFFLOAD_H */

@@ -1,0 +1,49 @@
+/* hwrt_smi_query: the device-wide view a backend's driver offers (NVML, DCMI, or the
+ * simulated NPU's shared registry), read without opening a device. */
+#include "runtime.h"
+#include "status.h"
+
+#include <string.h>
+#include <time.h>
+
+hwrt_status hwrt_smi_query(const char *backend, int sample_ms, hwrt_smi_snapshot *out)
+{
+    if (!out)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_smi_query: out is NULL");
+    if (sample_ms < 0 || sample_ms > 60000)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_smi_query: sample_ms %d is out of "
+                       "range 0..60000", sample_ms);
+    const char *name = backend && strcmp(backend, "auto") ? backend : NULL;
+    if (!name) {
+        const hwrt_backend_ops *cur = hwi_ops_if_selected();
+        name = cur ? cur->name : "sim";
+    }
+    if (!hwi_backend_known(name))
+        return hwi_err(HWRT_ERROR_INVALID_DEVICE, "hwrt_smi_query: unknown backend \"%s\"", name);
+    const hwrt_backend_ops *ops = hwi_backend_find(name);
+    if (!ops)
+        return hwi_err(HWRT_ERROR_UNAVAILABLE, "hwrt_smi_query: the %s backend is not compiled "
+                       "into this hwrt build", name);
+    if (!ops->monitor)
+        return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "hwrt_smi_query: the %s backend's driver offers "
+                       "no device-wide process view", name);
+    HWI_TRY(ops->monitor(out));
+    if (sample_ms == 0)
+        return HWRT_SUCCESS;
+    /* busy share: compute-engine busy time gained over the window, per device */
+    uint64_t before[HWRT_SMI_MAX_DEVICES] = {0};
+    for (int i = 0; i < out->nprocesses; i++) {
+        before[out->processes[i].device] += out->processes[i].busy_ns;
+    }
+    struct timespec ts = {sample_ms / 1000, (long)(sample_ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    HWI_TRY(ops->monitor(out));
+    uint64_t after[HWRT_SMI_MAX_DEVICES] = {0};
+    for (int i = 0; i < out->nprocesses; i++)
+        after[out->processes[i].device] += out->processes[i].busy_ns;
+    for (int d = 0; d < out->ndevices; d++) {
+        double pct = after[d] > before[d] ? (double)(after[d] - before[d]) / (sample_ms * 1e6) * 100 : 0;
+        out->devices[d].busy_pct = pct > 100 ? 100 : pct;
+    }
+    return HWRT_SUCCESS;
+}

@@ -1,0 +1,361 @@
+/* Offload: public calls and the tensor layer's entry points. */
+#include "residency.h"
+#include "../core/config.h"
+#include "../core/status.h"
+#include "../mem/pool.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MGR hwi_offload
+
+/* ---- stall accounting: device time a stream waited for a fetch ---- */
+
+typedef struct { hwrt_bevent *need, *done; } stall_pair;
+static stall_pair pairs[256];
+static int npairs;
+
+static void resolve_pairs(int block)
+{
+    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    int w = 0;
+    for (int i = 0; i < npairs; i++) {
+        stall_pair p = pairs[i];
+        if (block) { ops->event_synchronize(p.need); ops->event_synchronize(p.done); }
+        uint64_t a, b;
+        if (ops->event_timestamp_ns(p.need, &a) == HWRT_SUCCESS &&
+            ops->event_timestamp_ns(p.done, &b) == HWRT_SUCCESS) {
+            if (b > a) MGR.stats.stall_ms += (double)(b - a) / 1e6;
+            ops->event_destroy(p.need);
+            ops->event_destroy(p.done);
+        } else {
+            pairs[w++] = p;
+        }
+    }
+    npairs = w;
+}
+
+/* Note that s is about to wait for r's fetch: time it on the device. */
+static void track_stall(hwi_resident *r, hwi_stream *s)
+{
+    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    if (!ops->event_timestamp_ns) return;
+    if (npairs == 256) resolve_pairs(1);
+    hwi_device *d = NULL;
+    if (hwi_device_get(r->t->device, &d) != HWRT_SUCCESS) return;
+    stall_pair p;
+    if (ops->event_create(d->bdev, 0, &p.need) != HWRT_SUCCESS) return;
+    if (ops->event_create(d->bdev, 0, &p.done) != HWRT_SUCCESS) { ops->event_destroy(p.need); return; }
+    ops->event_record(p.need, s->bs);
+    ops->event_record(p.done, MGR.fetch_stream[r->t->device]->bs);
+    pairs[npairs++] = p;
+}
+
+/* ---- entry points for the tensor layer ---- */
+
+int hwi_offload_enabled(void) { return (int)hwi_cfg_int(HWI_CFG_MEMORY_OFFLOAD); }
+
+hwrt_status hwi_offload_alloc(hwi_device *d, size_t bytes, void **out)
+{
+    if (!hwi_offload_enabled()) return hwi_pool_alloc(d, bytes, NULL, out);
+    pthread_mutex_lock(&MGR.mu);
+    hwrt_status st = hwi_res_alloc(d, bytes, NULL, 0, "allocating a tensor", out);
+    pthread_mutex_unlock(&MGR.mu);
+    return st;
+}
+
+hwrt_status hwi_offload_ensure(hwi_tensor *const *ts, const int *writes, int n, hwi_stream *s)
+{
+    int any = 0;
+    for (int i = 0; i < n; i++) any |= ts[i] && ts[i]->offload;
+    if (!any) return HWRT_SUCCESS;
+    pthread_mutex_lock(&MGR.mu);
+    hwrt_status st = HWRT_SUCCESS;
+    hwi_resident *last = NULL;
+    for (int i = 0; i < n && st == HWRT_SUCCESS; i++) {
+        hwi_resident *r = ts[i] ? ts[i]->offload : NULL;
+        if (!r) continue;
+        const hwrt_backend_ops *ops = hwi_ops_if_selected();
+        if (!r->t->data) {
+            MGR.stats.prefetch_misses++;
+            st = hwi_res_fetch(r, NULL, ts, n, "fetching an offloaded tensor");
+            if (st == HWRT_SUCCESS) {
+                track_stall(r, s);             /* before the wait, so it times the wait */
+                st = ops->stream_wait_event(s->bs, r->ready);
+            }
+        } else if (r->ready) {
+            if (ops->event_query(r->ready) == HWRT_ERROR_NOT_READY) {
+                MGR.stats.prefetch_late++;
+                track_stall(r, s);
+            } else if (r->prefetched) {
+                MGR.stats.prefetch_hits++;
+            }
+            st = ops->stream_wait_event(s->bs, r->ready);
+        }
+        r->prefetched = 0;
+        if (writes[i]) r->dirty = 1;
+        hwi_plan_note_use(r);
+        last = r;
+    }
+    if (st == HWRT_SUCCESS && last)
+        hwi_plan_prefetch_ahead(last);
+    pthread_mutex_unlock(&MGR.mu);
+    return st;
+}
+
+void hwi_offload_after_use(hwi_tensor *const *ts, int n, hwi_stream *s)
+{
+    int any = 0;
+    for (int i = 0; i < n; i++) any |= ts[i] && ts[i]->offload;
+    if (!any) return;
+    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    pthread_mutex_lock(&MGR.mu);
+    for (int i = 0; i < n; i++) {
+        hwi_resident *r = ts[i] ? ts[i]->offload : NULL;
+        if (!r) continue;
+        hwi_device *d = NULL;
+        if (!r->used && (hwi_device_get(r->t->device, &d) != HWRT_SUCCESS ||
+                         ops->event_create(d->bdev, HWRT_EVENT_DISABLE_TIMING, &r->used) != HWRT_SUCCESS)) {
+            r->used = NULL;
+            continue;
+        }
+        ops->event_record(r->used, s->bs);
+    }
+    pthread_mutex_unlock(&MGR.mu);
+}
+
+static void remove_from_list(hwi_resident *r)
+{
+    for (int i = 0; i < MGR.n; i++)
+        if (MGR.list[i] == r) { MGR.list[i] = MGR.list[--MGR.n]; break; }
+}
+
+void hwi_offload_forget(hwi_tensor *t)
+{
+    hwi_resident *r = t->offload;
+    if (!r) return;
+    pthread_mutex_lock(&MGR.mu);
+    /* a fetch may still be reading the host copy or writing the device block */
+    if (r->ready) hwi_ops_if_selected()->event_synchronize(r->ready);
+    if (r->used) hwi_ops_if_selected()->event_destroy(r->used);
+    remove_from_list(r);
+    hwi_plan_forget(r);
+    if (r->has_host) { hwrt_host_free(r->host); MGR.host_used -= t->nbytes; }
+    if (r->has_disk) { unlink(r->path); MGR.disk_used -= t->nbytes; }
+    if (r->ready) hwi_ops_if_selected()->event_destroy(r->ready);
+    if (t->data) MGR.stats.device_bytes -= t->nbytes;
+    pthread_mutex_unlock(&MGR.mu);
+    t->offload = NULL;
+    free(r);
+}
+
+/* ---- public API ---- */
+
+static hwrt_status set_size(const char *key, size_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%zu", v);
+    return hwrt_set_config(key, buf);
+}
+
+hwrt_status hwrt_set_offload_config(const hwrt_offload_config *c)
+{
+    if (!c)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_set_offload_config: cfg is NULL");
+    if (c->prefetch_depth < 0 || c->prefetch_depth > 64)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_set_offload_config: prefetch_depth %d "
+                       "is out of range; use 0..64", c->prefetch_depth);
+    if (c->offload_path) {
+        struct stat sb;
+        if (stat(c->offload_path, &sb) != 0 || !S_ISDIR(sb.st_mode) ||
+            access(c->offload_path, W_OK) != 0)
+            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_set_offload_config: offload_path "
+                           "\"%s\" is not a writable directory; create it or choose another",
+                           c->offload_path);
+        HWI_TRY(hwrt_set_config("offload_path", c->offload_path));
+    }
+    HWI_TRY(hwrt_set_config("memory_offload", c->enabled ? "on" : "off"));
+    HWI_TRY(hwrt_set_config("auto_offload", c->auto_offload ? "1" : "0"));
+    HWI_TRY(set_size("max_device_memory", c->max_device_memory));
+    HWI_TRY(set_size("offload_cpu_size", c->offload_cpu_size));
+    HWI_TRY(set_size("offload_disk_size", c->offload_disk_size));
+    HWI_TRY(hwrt_set_config("enable_pinned_mem", c->enable_pinned_mem ? "1" : "0"));
+    char depth[16];
+    snprintf(depth, sizeof depth, "%d", c->prefetch_depth);
+    return hwrt_set_config("prefetch_depth", depth);
+}
+
+hwrt_status hwrt_get_offload_config(hwrt_offload_config *out)
+{
+    static _Thread_local char path[512];
+    if (!out)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_get_offload_config: out is NULL");
+    hwi_cfg_string(HWI_CFG_OFFLOAD_PATH, path, sizeof path);
+    *out = (hwrt_offload_config){
+        .enabled = (int)hwi_cfg_int(HWI_CFG_MEMORY_OFFLOAD),
+        .auto_offload = (int)hwi_cfg_int(HWI_CFG_AUTO_OFFLOAD),
+        .max_device_memory = (size_t)hwi_cfg_int(HWI_CFG_MAX_DEVICE_MEMORY),
+        .offload_cpu_size = (size_t)hwi_cfg_int(HWI_CFG_OFFLOAD_CPU_SIZE),
+        .offload_disk_size = (size_t)hwi_cfg_int(HWI_CFG_OFFLOAD_DISK_SIZE),
+        .offload_path = path,
+        .enable_pinned_mem = (int)hwi_cfg_int(HWI_CFG_ENABLE_PINNED_MEM),
+        .prefetch_depth = (int)hwi_cfg_int(HWI_CFG_PREFETCH_DEPTH)};
+    return HWRT_SUCCESS;
+}
+
+static hwrt_status shutdown_offload(void)
+{
+    pthread_mutex_lock(&MGR.mu);
+    resolve_pairs(1);
+    hwrt_host_free(MGR.staging);
+    MGR.staging = NULL;
+    MGR.staging_size = 0;
+    free(MGR.order);
+    MGR.order = NULL;
+    MGR.norder = MGR.cap_order = MGR.steps = MGR.cursor = 0;
+    memset(MGR.evict_stream, 0, sizeof MGR.evict_stream);   /* streams die with exec */
+    memset(MGR.fetch_stream, 0, sizeof MGR.fetch_stream);
+    pthread_mutex_unlock(&MGR.mu);
+    return HWRT_SUCCESS;
+}
+
+hwrt_status hwrt_tensor_set_offloadable(hwrt_tensor h, int on)
+{
+    hwi_tensor *t;
+    HWI_TRY(hwi_tensor_resolve(h, &t));
+    if (t->ext)
+        return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "hwrt_tensor_set_offloadable: the tensor wraps "
+                       "DLPack-imported memory it does not own; it cannot be moved");
+    pthread_mutex_lock(&MGR.mu);
+    hwrt_status st = HWRT_SUCCESS;
+    hwi_resident *r = t->offload;
+    if (on && !r) {
+        r = calloc(1, sizeof *r);
+        hwi_resident **nl = MGR.n == MGR.cap
+                                ? realloc(MGR.list, (size_t)(MGR.cap ? MGR.cap * 2 : 64) * sizeof *nl)
+                                : MGR.list;
+        if (!r || !nl) {
+            free(r);
+            st = hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_tensor_set_offloadable: host out "
+                         "of memory");
+        } else {
+            if (nl != MGR.list) { MGR.list = nl; MGR.cap = MGR.cap ? MGR.cap * 2 : 64; }
+            r->t = t;
+            r->order_pos = -1;
+            r->loc = HWI_LOC_DEVICE;
+            r->dirty = 1;
+            MGR.list[MGR.n++] = r;
+            t->offload = r;
+            MGR.stats.device_bytes += t->nbytes;
+            if (MGR.steps == 0) MGR.recording = 1;
+            hwi_on_shutdown(10, shutdown_offload);
+        }
+    } else if (r) {
+        r->pinned_to_device = !on;
+    }
+    pthread_mutex_unlock(&MGR.mu);
+    if (st == HWRT_SUCCESS && r && !on && !t->data) {
+        hwi_stream *s = NULL;
+        HWI_TRY(hwi_stream_default(t->device, &s));
+        hwi_tensor *ts[1] = {t};
+        int w[1] = {0};
+        st = hwi_offload_ensure(ts, w, 1, s);
+    }
+    return st;
+}
+
+static hwrt_status resident_of(hwrt_tensor h, const char *api, hwi_resident **out)
+{
+    hwi_tensor *t;
+    HWI_TRY(hwi_tensor_resolve(h, &t));
+    if (!t->offload)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: the tensor is not offloadable; call "
+                       "hwrt_tensor_set_offloadable(t, 1) first", api);
+    *out = t->offload;
+    return HWRT_SUCCESS;
+}
+
+hwrt_status hwrt_offload_prefetch(hwrt_tensor h, hwrt_stream sh)
+{
+    hwi_resident *r;
+    hwi_stream *s = NULL;
+    HWI_TRY(resident_of(h, "hwrt_offload_prefetch", &r));
+    HWI_TRY(hwi_stream_resolve(sh, &s));
+    pthread_mutex_lock(&MGR.mu);
+    hwrt_status st = HWRT_SUCCESS;
+    if (!r->t->data) {
+        st = hwi_res_fetch(r, NULL, NULL, 0, "hwrt_offload_prefetch");
+        if (st == HWRT_SUCCESS) r->prefetched = 1;
+    }
+    pthread_mutex_unlock(&MGR.mu);
+    return st;
+}
+
+hwrt_status hwrt_offload_evict(hwrt_tensor h)
+{
+    hwi_resident *r;
+    HWI_TRY(resident_of(h, "hwrt_offload_evict", &r));
+    pthread_mutex_lock(&MGR.mu);
+    hwrt_status st = r->pinned_to_device
+                         ? hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_offload_evict: the tensor "
+                                   "was pinned to the device with set_offloadable(t, 0)")
+                         : hwi_res_evict(r, "hwrt_offload_evict");
+    pthread_mutex_unlock(&MGR.mu);
+    return st;
+}
+
+hwrt_status hwrt_offload_step(void)
+{
+    pthread_mutex_lock(&MGR.mu);
+    MGR.steps++;
+    MGR.recording = 0;
+    resolve_pairs(0);
+    /* start the next step's first fetches now */
+    if (MGR.norder > 0 && hwi_cfg_int(HWI_CFG_AUTO_OFFLOAD))
+        hwi_plan_prefetch_ahead(MGR.order[MGR.norder - 1]);
+    pthread_mutex_unlock(&MGR.mu);
+    return HWRT_SUCCESS;
+}
+
+hwrt_status hwrt_offload_location(hwrt_tensor h, int *where)
+{
+    if (!where)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_offload_location: where is NULL");
+    hwi_tensor *t;
+    HWI_TRY(hwi_tensor_resolve(h, &t));
+    pthread_mutex_lock(&MGR.mu);
+    hwi_resident *r = t->offload;
+    *where = (!r || t->data) ? HWI_LOC_DEVICE : r->loc;
+    pthread_mutex_unlock(&MGR.mu);
+    return HWRT_SUCCESS;
+}
+
+hwrt_status hwrt_offload_stats_get(hwrt_offload_stats *out)
+{
+    if (!out)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_offload_stats_get: out is NULL");
+    pthread_mutex_lock(&MGR.mu);
+    if (hwi_ops_if_selected()) resolve_pairs(1);
+    MGR.stats.host_bytes = MGR.host_used;
+    MGR.stats.disk_bytes = MGR.disk_used;
+    int dev = 0;
+    hwrt_get_device(&dev);
+    if (hwi_ops_if_selected()) MGR.stats.device_budget = hwi_res_budget(dev);
+    *out = MGR.stats;
+    pthread_mutex_unlock(&MGR.mu);
+    return HWRT_SUCCESS;
+}
+
+hwrt_status hwrt_offload_reset_stats(void)
+{
+    pthread_mutex_lock(&MGR.mu);
+    if (hwi_ops_if_selected()) resolve_pairs(1);
+    size_t dev_bytes = MGR.stats.device_bytes;
+    memset(&MGR.stats, 0, sizeof MGR.stats);
+    MGR.stats.device_bytes = dev_bytes;
+    pthread_mutex_unlock(&MGR.mu);
+    return HWRT_SUCCESS;
+}

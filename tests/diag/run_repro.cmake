@@ -1,0 +1,13 @@
+# Run one troubleshooting repro: it must exit 0 and its output must match EXPECT.
+execute_process(COMMAND ${EXE} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+message("${out}${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${EXE} exited with ${rc}")
+endif()
+if(NOT EXPECT)
+  message(FATAL_ERROR "no expected diagnosis given for ${EXE}")
+endif()
+string(REPLACE "\n" " " flat "${out}${err}")
+if(NOT flat MATCHES "${EXPECT}")
+  message(FATAL_ERROR "the output of ${EXE} lacks the diagnosis /${EXPECT}/")
+endif()

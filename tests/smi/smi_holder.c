@@ -1,0 +1,36 @@
+/* Test helper: open a simulated device, hold `mb` MiB in the pool (plus a live tensor),
+ * run some compute, print "ready <pid>" and wait until stdin closes.
+ * usage: smi_holder DEVICE MB */
+#include <hwrt.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) return 2;
+    int dev = atoi(argv[1]);
+    size_t mb = (size_t)atol(argv[2]);
+    hwrt_status st = hwrt_set_device("sim", dev);
+    if (st != HWRT_SUCCESS) {
+        printf("error %s: %s\n", hwrt_status_name(st), hwrt_last_error());
+        fflush(stdout);
+        return 3;
+    }
+    void *p = NULL;
+    if (mb && hwrt_malloc(&p, mb << 20) != HWRT_SUCCESS) return 4;
+    hwrt_tensor a;
+    int64_t shape[2] = {256, 256};
+    if (hwrt_tensor_empty(&a, HWRT_FLOAT32, 2, shape) != HWRT_SUCCESS) return 5;
+    for (int i = 0; i < 50; i++) hwrt_op_fill(a, i, NULL);
+    hwrt_stream_synchronize(NULL);
+    printf("ready %d\n", (int)getpid());
+    fflush(stdout);
+    char buf[16];
+    while (fread(buf, 1, sizeof buf, stdin) > 0) {}
+    hwrt_tensor_release(a);
+    hwrt_free(p);
+    hwrt_shutdown();
+    return 0;
+}

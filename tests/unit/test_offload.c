@@ -1,0 +1,125 @@
+/* Offload: results identical with and without offload; random evict/fetch cycles across
+ * the host and disk tiers keep every tensor's checksum; a tensor used by queued work is
+ * never evicted; full tiers give the OOM sentence naming every tier; bad config values
+ * give clear errors. */
+#include "harness.h"
+
+#include <stdatomic.h>
+#include <unistd.h>
+
+enum { N = 256 * 1024, T = 12 };             /* 1 MiB tensors, 12 of them on a 6 MiB budget */
+
+static atomic_int gate_open;
+static void gate(void *a) { (void)a; while (!atomic_load(&gate_open)) usleep(100); }
+
+static uint64_t checksum(const float *v, int n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < n; i++) { uint32_t u; memcpy(&u, &v[i], 4); h = (h ^ u) * 1099511628211ull; }
+    return h;
+}
+
+int main(void)
+{
+    setenv("HWRT_SIM_MEMORY", "64MB", 1);
+    setenv("HWRT_SIM_OVERHEAD", "4MB", 1);
+    char dir[] = "/tmp/hwrt-offload-test-XXXXXX";
+    EXPECT(mkdtemp(dir) != NULL);
+
+    TEST_CASE("bad config");
+    hwrt_offload_config bad = {.enabled = 1, .prefetch_depth = 99};
+    FAILS(hwrt_set_offload_config(&bad), HWRT_ERROR_INVALID_ARGUMENT, "prefetch_depth 99");
+    bad.prefetch_depth = 1;
+    bad.offload_path = "/nonexistent/dir";
+    FAILS(hwrt_set_offload_config(&bad), HWRT_ERROR_INVALID_ARGUMENT, "not a writable directory");
+    FAILS(hwrt_set_config("offload_cpu_size", "lots"), HWRT_ERROR_INVALID_ARGUMENT, "offload_cpu_size");
+    FAILS(hwrt_set_config("memory_offload", "maybe"), HWRT_ERROR_INVALID_ARGUMENT, "not a boolean");
+    OK(hwrt_set_config("memory_offload", "OFF"));
+
+    OK(hwrt_set_device("sim", 0));
+    hwrt_offload_config cfg = {.enabled = 1, .max_device_memory = 6u << 20,
+                               .offload_cpu_size = 5u << 20, .offload_disk_size = 64u << 20,
+                               .offload_path = dir, .enable_pinned_mem = 1, .prefetch_depth = 2};
+    OK(hwrt_set_offload_config(&cfg));
+
+    TEST_CASE("checksums across tiers");
+    static float host[T][N], back[N];
+    uint64_t sum[T];
+    hwrt_tensor t[T];
+    int64_t shape[1] = {N};
+    for (int k = 0; k < T; k++) {
+        for (int i = 0; i < N; i++) host[k][i] = (float)(k * 1000 + i % 977);
+        sum[k] = checksum(host[k], N);
+        OK(hwrt_tensor_from_host(&t[k], HWRT_FLOAT32, 1, shape, host[k]));
+        OK(hwrt_tensor_set_offloadable(t[k], 1));
+    }
+    hwrt_offload_stats st;
+    OK(hwrt_offload_stats_get(&st));
+    EXPECT(st.evictions_to_host > 0);
+    EXPECT(st.evictions_to_disk > 0);             /* host tier (5 MiB) overflowed to files */
+    unsigned seed = 7;
+    for (int round = 0; round < 200; round++) {
+        seed = seed * 1103515245u + 12345u;
+        int k = (int)((seed >> 8) % T);
+        if ((seed >> 20) & 1) {
+            int where;
+            OK(hwrt_offload_location(t[k], &where));
+            if (where == 0) OK(hwrt_offload_evict(t[k]));
+        } else {
+            OK(hwrt_tensor_copy_to_host(t[k], back, sizeof back));
+            EXPECT(checksum(back, N) == sum[k]);
+        }
+    }
+    /* modify on the device, evict, read back: the change survives (dirty eviction) */
+    OK(hwrt_op_scale(t[0], t[0], 2.0, NULL));
+    OK(hwrt_stream_synchronize(NULL));
+    OK(hwrt_offload_evict(t[0]));
+    OK(hwrt_tensor_copy_to_host(t[0], back, sizeof back));
+    EXPECT(back[5] == 2.0f * host[0][5]);
+
+    TEST_CASE("identical with and without offload");
+    hwrt_tensor acc;
+    OK(hwrt_tensor_empty(&acc, HWRT_FLOAT32, 1, shape));
+    OK(hwrt_op_fill(acc, 0.0, NULL));
+    for (int k = 1; k < T; k++) OK(hwrt_op_add(acc, acc, t[k], NULL));
+    OK(hwrt_tensor_copy_to_host(acc, back, sizeof back));
+    int same = 1;
+    for (int i = 0; i < N; i++) {
+        float want = 0;
+        for (int k = 1; k < T; k++) want += host[k][i];
+        same &= back[i] == want;
+    }
+    EXPECT(same);
+
+    TEST_CASE("busy tensor is never evicted");
+    hwrt_stream s;
+    OK(hwrt_stream_create(&s, 0));
+    OK(hwrt_launch_host_func(s, gate, NULL));
+    OK(hwrt_op_scale(t[3], t[3], 1.0, s));        /* queued behind the gate */
+    FAILS(hwrt_offload_evict(t[3]), HWRT_ERROR_DEVICE_BUSY, "still used by queued work");
+    atomic_store(&gate_open, 1);
+    OK(hwrt_stream_synchronize(s));
+    OK(hwrt_offload_evict(t[3]));
+    OK(hwrt_stream_destroy(s));
+
+    TEST_CASE("full tiers");
+    hwrt_offload_config tiny = cfg;
+    tiny.offload_cpu_size = 0;
+    tiny.offload_disk_size = 0;
+    OK(hwrt_set_offload_config(&tiny));
+    hwrt_tensor big;
+    int64_t bshape[1] = {8 * N};                  /* 8 MiB > the 6 MiB budget */
+    FAILS(hwrt_tensor_empty(&big, HWRT_FLOAT32, 1, bshape), HWRT_ERROR_OUT_OF_MEMORY,
+          "every tier is full");
+    EXPECT(strstr(hwrt_last_error(), "host tier") && strstr(hwrt_last_error(), "disk tier"));
+    OK(hwrt_tensor_copy_to_host(t[5], back, sizeof back));     /* still works */
+    EXPECT(checksum(back, N) == sum[5]);
+
+    for (int k = 0; k < T; k++) OK(hwrt_tensor_release(t[k]));
+    OK(hwrt_tensor_release(acc));
+    OK(hwrt_offload_stats_get(&st));
+    EXPECT(st.host_bytes == 0 && st.disk_bytes == 0);
+    OK(hwrt_shutdown());
+    rmdir(dir);
+    return test_report();
+}

@@ -1,0 +1,204 @@
+/* hwrt-smi output formats. */
+#include "smi_format.h"
+
+#include <string.h>
+
+static double mib(size_t b) { return (double)b / 1048576.0; }
+
+void smi_print_table(FILE *f, const hwrt_smi_snapshot *s)
+{
+    fprintf(f, "hwrt-smi %s\n", hwrt_version());
+    fprintf(f, "+-----+----------------------------+---------+--------+-----------------------+--------+\n");
+    fprintf(f, "| Dev | Name                       | Backend | Health | Memory-Usage          | Busy   |\n");
+    fprintf(f, "+=====+============================+=========+========+=======================+========+\n");
+    for (int i = 0; i < s->ndevices; i++) {
+        const hwrt_smi_device *d = &s->devices[i];
+        fprintf(f, "| %3d | %-26.26s | %-7.7s | %-6.6s | %7.0fMiB / %7.0fMiB | %5.1f%% |\n", d->id,
+                d->name, d->backend, d->health, mib(d->used), mib(d->total), d->busy_pct);
+    }
+    fprintf(f, "+-----+----------------------------+---------+--------+-----------------------+--------+\n");
+    if (s->ndevices && s->devices[0].simulated)
+        fprintf(f, "  (simulated NPU: figures are modelled by hwrt's sim backend)\n");
+    fprintf(f, "Processes:\n");
+    fprintf(f, "  Dev      PID  Name              Device memory   Overhead  Pool reserved  Allocated\n");
+    if (!s->nprocesses)
+        fprintf(f, "  No running processes found\n");
+    for (int i = 0; i < s->nprocesses; i++) {
+        const hwrt_smi_process *p = &s->processes[i];
+        fprintf(f, "  %3d %8d  %-16.16s %10.0fMiB %7.0fMiB %11.0fMiB %8.0fMiB%s\n", p->device,
+                p->pid, p->name, mib(p->used), mib(p->overhead), mib(p->reserved),
+                mib(p->allocated), p->exclusive ? "  exclusive" : "");
+    }
+    if (s->warnings[0]) fprintf(f, "warning: %s\n", s->warnings);
+}
+
+typedef enum { F_INT, F_STR, F_MEM, F_PCT } ftype;
+
+static void emit(FILE *f, ftype t, long long iv, const char *sv, double dv, smi_csv o)
+{
+    switch (t) {
+    case F_INT: fprintf(f, "%lld", iv); break;
+    case F_STR: fprintf(f, "%s", sv); break;
+    case F_MEM: fprintf(f, o.units ? "%.0f MiB" : "%.0f", dv); break;
+    case F_PCT: fprintf(f, o.units ? "%.1f %%" : "%.1f", dv); break;
+    }
+}
+
+/* Walk a comma-separated field list; calls get(field) for each. */
+static int fields_csv(FILE *f, const char *fields, smi_csv o, int rows,
+                      int (*get)(const void *ctx, int row, const char *field, FILE *f, smi_csv o),
+                      const void *ctx)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", fields);
+    char *names[32];
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && n < 32; t = strtok_r(NULL, ",", &save))
+        names[n++] = t;
+    for (int i = 0; i < n; i++)                  /* validate before printing anything */
+        if (get(ctx, -1, names[i], NULL, o)) {
+            fprintf(stderr, "hwrt-smi: unknown field \"%s\"; see hwrt-smi --help-query\n", names[i]);
+            return 2;
+        }
+    if (o.header)
+        for (int i = 0; i < n; i++) fprintf(f, "%s%s", names[i], i + 1 < n ? ", " : "\n");
+    for (int r = 0; r < rows; r++)
+        for (int i = 0; i < n; i++) {
+            get(ctx, r, names[i], f, o);
+            fputs(i + 1 < n ? ", " : "\n", f);
+        }
+    return 0;
+}
+
+static int dev_field(const void *ctx, int row, const char *k, FILE *f, smi_csv o)
+{
+    const hwrt_smi_snapshot *s = ctx;
+    const hwrt_smi_device *d = row >= 0 ? &s->devices[row] : NULL;
+    struct { const char *name; ftype t; } tab[] = {
+        {"index", F_INT}, {"name", F_STR}, {"backend", F_STR}, {"health", F_STR},
+        {"memory.used", F_MEM}, {"memory.total", F_MEM}, {"memory.free", F_MEM},
+        {"utilization", F_PCT}, {"simulated", F_INT}, {"processes", F_INT}};
+    for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
+        if (strcmp(k, tab[i].name)) continue;
+        if (!d) return 0;
+        switch (i) {
+        case 0: emit(f, F_INT, d->id, 0, 0, o); break;
+        case 1: emit(f, F_STR, 0, d->name, 0, o); break;
+        case 2: emit(f, F_STR, 0, d->backend, 0, o); break;
+        case 3: emit(f, F_STR, 0, d->health, 0, o); break;
+        case 4: emit(f, F_MEM, 0, 0, mib(d->used), o); break;
+        case 5: emit(f, F_MEM, 0, 0, mib(d->total), o); break;
+        case 6: emit(f, F_MEM, 0, 0, mib(d->total > d->used ? d->total - d->used : 0), o); break;
+        case 7: emit(f, F_PCT, 0, 0, d->busy_pct, o); break;
+        case 8: emit(f, F_INT, d->simulated, 0, 0, o); break;
+        default: emit(f, F_INT, d->processes, 0, 0, o); break;
+        }
+        return 0;
+    }
+    return 1;
+}
+
+static int proc_field(const void *ctx, int row, const char *k, FILE *f, smi_csv o)
+{
+    const hwrt_smi_snapshot *s = ctx;
+    const hwrt_smi_process *p = row >= 0 ? &s->processes[row] : NULL;
+    static const char *const names[] = {"pid", "name", "device", "used_memory", "overhead",
+                                        "comm", "reserved", "allocated", "exclusive"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strcmp(k, names[i])) continue;
+        if (!p) return 0;
+        switch (i) {
+        case 0: emit(f, F_INT, p->pid, 0, 0, o); break;
+        case 1: emit(f, F_STR, 0, p->name, 0, o); break;
+        case 2: emit(f, F_INT, p->device, 0, 0, o); break;
+        case 3: emit(f, F_MEM, 0, 0, mib(p->used), o); break;
+        case 4: emit(f, F_MEM, 0, 0, mib(p->overhead), o); break;
+        case 5: emit(f, F_MEM, 0, 0, mib(p->comm), o); break;
+        case 6: emit(f, F_MEM, 0, 0, mib(p->reserved), o); break;
+        case 7: emit(f, F_MEM, 0, 0, mib(p->allocated), o); break;
+        default: emit(f, F_INT, p->exclusive, 0, 0, o); break;
+        }
+        return 0;
+    }
+    return 1;
+}
+
+int smi_print_device_csv(FILE *f, const hwrt_smi_snapshot *s, const char *fields, smi_csv o)
+{
+    return fields_csv(f, fields, o, s->ndevices, dev_field, s);
+}
+
+int smi_print_process_csv(FILE *f, const hwrt_smi_snapshot *s, const char *fields, smi_csv o)
+{
+    return fields_csv(f, fields, o, s->nprocesses, proc_field, s);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+void smi_print_json(FILE *f, const hwrt_smi_snapshot *s)
+{
+    fprintf(f, "{\"version\": \"%s\", \"devices\": [", hwrt_version());
+    for (int i = 0; i < s->ndevices; i++) {
+        const hwrt_smi_device *d = &s->devices[i];
+        fprintf(f, "%s{\"index\": %d, \"name\": ", i ? ", " : "", d->id);
+        json_str(f, d->name);
+        fprintf(f, ", \"backend\": \"%s\", \"health\": \"%s\", \"memory_used\": %zu, "
+                "\"memory_total\": %zu, \"utilization\": %.1f, \"simulated\": %s, \"processes\": %d}",
+                d->backend, d->health, d->used, d->total, d->busy_pct,
+                d->simulated ? "true" : "false", d->processes);
+    }
+    fprintf(f, "], \"processes\": [");
+    for (int i = 0; i < s->nprocesses; i++) {
+        const hwrt_smi_process *p = &s->processes[i];
+        fprintf(f, "%s{\"pid\": %d, \"name\": ", i ? ", " : "", p->pid);
+        json_str(f, p->name);
+        fprintf(f, ", \"device\": %d, \"used_memory\": %zu, \"overhead\": %zu, \"comm\": %zu, "
+                "\"reserved\": %zu, \"allocated\": %zu, \"exclusive\": %s}", p->device, p->used,
+                p->overhead, p->comm, p->reserved, p->allocated, p->exclusive ? "true" : "false");
+    }
+    fprintf(f, "], \"warnings\": ");
+    json_str(f, s->warnings);
+    fprintf(f, "}\n");
+}
+
+void smi_print_explain(FILE *f, const hwrt_smi_snapshot *s, int pid)
+{
+    int shown = 0;
+    for (int i = 0; i < s->nprocesses; i++) {
+        const hwrt_smi_process *p = &s->processes[i];
+        if (pid && p->pid != pid) continue;
+        shown++;
+        size_t cached = p->reserved - p->allocated;
+        size_t other = p->used - p->overhead - p->comm - p->reserved;
+        fprintf(f, "process %d (%s) on device %d uses %.1f MiB of device memory (what hwrt-smi "
+                "and npu-smi show):\n", p->pid, p->name, p->device, mib(p->used));
+        fprintf(f, "  %10.1f MiB  context / driver overhead (not in the runtime's figures)\n", mib(p->overhead));
+        fprintf(f, "  %10.1f MiB  communication buffers\n", mib(p->comm));
+        fprintf(f, "  %10.1f MiB  pool reserved (memory_reserved) =\n", mib(p->reserved));
+        fprintf(f, "  %10.1f MiB      allocated to live tensors (memory_allocated, get_memory_info 'allocated')\n", mib(p->allocated));
+        fprintf(f, "  %10.1f MiB    + cached in the pool for reuse (freed by empty_cache)\n", mib(cached));
+        if (other)
+            fprintf(f, "  %10.1f MiB  held by the driver beyond the pool's figures (segment rounding to pages)\n", mib(other));
+    }
+    if (!shown) {
+        fprintf(f, pid ? "no process %d on any device\n" : "no process on any device\n", pid);
+        return;
+    }
+    fprintf(f, "\nWhich figure answers which question (the seed's problem 6):\n"
+            "  - Will the next allocation fit / why OOM?  -> device-wide used vs total (hwrt-smi),\n"
+            "    since every process, the driver and communication buffers share the device.\n"
+            "  - How much do my tensors hold?            -> allocated (memory_allocated).\n"
+            "  - How much could empty_cache give back?   -> reserved - allocated (cached).\n"
+            "  - Why is smi higher than get_memory_info? -> context/driver overhead and\n"
+            "    communication buffers are outside the pool; other processes add to smi too.\n");
+}
