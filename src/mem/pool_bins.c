@@ -44,7 +44,8 @@ pblock *pblock_new(void)
     b->freed_at = 0;
     b->nuses = b->nevs = b->nsite = 0;
     b->requested = 0;
-    /* a block parked in a thread cache when its pool was torn down comes back marked */
+    /* a struct recycled from a block parked in a thread cache when hwrt_shutdown tore the
+     * pool down still says so: lookups would treat the new block as freed */
     atomic_store_explicit(&b->in_tc, 0, memory_order_relaxed);
     return b;
 }
