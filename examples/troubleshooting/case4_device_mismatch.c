@@ -6,8 +6,10 @@
  * mode (HWRT_SIM_EXCLUSIVE=1, as on cards in exclusive compute mode) the second rank
  * fails at once with DEVICE_BUSY naming the holder, and a rank whose id exceeds the
  * device count gets INVALID_DEVICE naming the count. The fix: bind device = local rank. */
+#define _GNU_SOURCE
 #include "ts_common.h"
 
+#include <fcntl.h>
 #include <sys/wait.h>
 
 /* Rank 1 runs as a fresh process (the repro re-executes itself: forking a process whose
@@ -39,9 +41,11 @@ static int run_rank1(const char *self, int use_local_rank, int exclusive, int pe
 {
     int up[2], down[2];
     fflush(stdout);
-    if (pipe(up) || pipe(down)) exit(1);
+    if (pipe2(up, O_CLOEXEC) || pipe2(down, O_CLOEXEC)) exit(1);
     pid_t pid = fork();
-    if (pid == 0) {
+    if (pid == 0) {                      /* the child keeps only its two ends */
+        fcntl(down[0], F_SETFD, 0);
+        fcntl(up[1], F_SETFD, 0);
         char a1[8], a2[8], a3[16], a4[16];
         snprintf(a1, sizeof a1, "%d", use_local_rank);
         snprintf(a2, sizeof a2, "%d", exclusive);
@@ -50,15 +54,22 @@ static int run_rank1(const char *self, int use_local_rank, int exclusive, int pe
         execl(self, self, "--rank1", a1, a2, a3, a4, (char *)NULL);
         _exit(127);
     }
+    close(up[1]);                        /* so a dead child reads as EOF, not a hang */
+    close(down[0]);
     char c = 'n';
     if (read(up[0], &c, 1) != 1) c = 'n';
     static hwrt_smi_snapshot snap;
     per_dev[0] = per_dev[1] = 0;
-    if (hwrt_smi_query("sim", 0, &snap) == HWRT_SUCCESS)
+    hwrt_status st = hwrt_smi_query("sim", 0, &snap);
+    if (st == HWRT_SUCCESS)
         for (int i = 0; i < snap.ndevices && i < 2; i++) per_dev[i] = snap.devices[i].processes;
+    else
+        printf("hwrt: hwrt_smi_query -> %s: %s\n", hwrt_status_name(st), hwrt_last_error());
+    if (snap.warnings[0]) printf("hwrt: hwrt_smi_query warnings: %s\n", snap.warnings);
     if (write(down[1], "x", 1) != 1) exit(1);
     waitpid(pid, NULL, 0);
-    close(up[0]); close(up[1]); close(down[0]); close(down[1]);
+    close(up[0]);
+    close(down[1]);
     return c == 'y';
 }
 

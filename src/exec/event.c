@@ -108,7 +108,9 @@ hwrt_status hwrt_event_synchronize(hwrt_event h)
     hwi_event *e = NULL;
     HWI_TRY(hwi_event_resolve(h, &e));
     HWI_TRY(hwi_host_sync_check("hwrt_event_synchronize", NULL));
-    return hwi_ops_if_selected()->event_synchronize(e->be);
+    hwrt_status st = hwi_ops_if_selected()->event_synchronize(e->be);
+    hwi_host_sync_end("hwrt_event_synchronize", NULL, st);
+    return st;
 }
 
 hwrt_status hwrt_event_elapsed_ms(float *ms, hwrt_event start, hwrt_event end)

@@ -9,6 +9,7 @@
 #include "../core/config.h"
 #include "../core/handle.h"
 #include "../core/status.h"
+#include "../prof/prof.h"
 #include "../mem/host_mem.h"
 #include "../mem/pool.h"
 
@@ -132,7 +133,7 @@ hwrt_status hwrt_graph_launch(hwrt_graph h, hwrt_stream sh)
                        "on device %d but the stream is on device %d; launch it on a stream of "
                        "device %d", g->device, s->device, g->device);
     int one_by_one = s->capture || hwi_cfg_int(HWI_CFG_CHECK_SYNC) ||
-                     hwi_cfg_int(HWI_CFG_LAUNCH_BLOCKING);
+                     hwi_cfg_int(HWI_CFG_LAUNCH_BLOCKING) || hwi_prof_active();
     pthread_mutex_lock(&g->mu);
     hwrt_status st = check_inputs(g);
     if (st == HWRT_SUCCESS) st = submit_all(g, s, one_by_one);

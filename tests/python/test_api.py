@@ -326,3 +326,17 @@ def test_threads_have_their_own_current_stream():
     for k in range(1, 5):
         assert np.allclose(results[k], float(k))
     assert rt.current_stream() == rt.default_stream()
+
+
+def test_memory_snapshot(tmp_path):
+    import json
+    keep = hwrt.zeros((1 << 16,))
+    path = tmp_path / "snap.json"
+    if not hwrt._features["caching_pool"]:
+        with pytest.raises(hwrt.NotSupportedError) as e:
+            rt.memory_snapshot(str(path))
+        assert "hwrt_memory_snapshot" in str(e.value)
+        return
+    rt.memory_snapshot(str(path))
+    json.loads(path.read_text())                 # valid JSON
+    assert path.stat().st_size > 0 and keep.nbytes > 0

@@ -43,7 +43,11 @@ static int repeats(size_t n, int quick)
     return r < (size_t)lo ? lo : r > (size_t)hi ? hi : (int)r;
 }
 
-static void measure(bufs *b, size_t n, int reps, double med_gbps[C_COUNT])
+/* Fills med_gbps with each column's median GB/s, and paired[c] with the median over
+ * repeats of column c / the better memcpy of the same repeat (interleaved sizes only:
+ * pairing samples taken moments apart cancels load that drifts between repeats; for
+ * the others it is the ratio of medians). */
+static void measure(bufs *b, size_t n, int reps, double med_gbps[C_COUNT], double paired[C_COUNT])
 {
     double *t = malloc(sizeof(double) * (size_t)reps * C_COUNT);
     if (!t) { fprintf(stderr, "hwrt-bench: out of memory\n"); exit(1); }
@@ -59,6 +63,18 @@ static void measure(bufs *b, size_t n, int reps, double med_gbps[C_COUNT])
         t[c * reps + r] = (double)n / (bench_now_s() - t0) / 1e9;
     }
     for (int c = 0; c < C_COUNT; c++) med_gbps[c] = bench_median(&t[c * reps], reps);
+    double best = med_gbps[C_MEMCPY1] > med_gbps[C_MEMCPY2] ? med_gbps[C_MEMCPY1] : med_gbps[C_MEMCPY2];
+    double *q = malloc(sizeof(double) * (size_t)reps);
+    for (int c = 0; c < C_COUNT; c++) {
+        paired[c] = med_gbps[c] / best;
+        if (!interleave || !q) continue;
+        for (int r = 0; r < reps; r++) {
+            double m1 = t[C_MEMCPY1 * reps + r], m2 = t[C_MEMCPY2 * reps + r];
+            q[r] = t[c * reps + r] / (m1 > m2 ? m1 : m2);
+        }
+        paired[c] = bench_median(q, reps);
+    }
+    free(q);
     free(t);
 }
 
@@ -91,14 +107,16 @@ static void print_size(size_t n, char *buf, size_t len)
     else snprintf(buf, len, "%zu KiB", n >> 10);
 }
 
-static void emit(const bench_opts *o, bench_json *j, size_t n, int reps, const double g[C_COUNT])
+static void emit(const bench_opts *o, bench_json *j, size_t n, int reps, const double g[C_COUNT],
+                 const double paired[C_COUNT])
 {
     double best = g[C_MEMCPY1] > g[C_MEMCPY2] ? g[C_MEMCPY1] : g[C_MEMCPY2];
     char sz[32];
     print_size(n, sz, sizeof sz);
     if (!o->json) {
         printf("%8s %5d %8.2f %8.2f", sz, reps, g[C_MEMCPY1], g[C_MEMCPY2]);
-        for (int c = C_H2D_PIN; c < C_COUNT; c++) printf(" %8.2f %5.2fx", g[c], g[c] / best);
+        for (int c = C_H2D_PIN; c < C_COUNT; c++)
+            printf(" %8.2f %5.2fx %5.2fx", g[c], g[c] / best, paired[c]);
         printf("\n");
         return;
     }
@@ -113,6 +131,7 @@ static void emit(const bench_opts *o, bench_json *j, size_t n, int reps, const d
         bj_num(j, "memcpy_1thread_gbps", g[C_MEMCPY1]);
         bj_num(j, "memcpy_2thread_gbps", g[C_MEMCPY2]);
         bj_num(j, "ratio_vs_best_memcpy", g[c] / best);
+        bj_num(j, "ratio_paired_median", paired[c]);
         bj_close(j, '}');
     }
 }
@@ -132,18 +151,21 @@ int bench_copy(const bench_opts *o, bench_json *j)
         bj_key(j, "rows");
         bj_open(j, NULL, '[');
     } else {
-        printf("copy bandwidth on %s (%s%s), GB/s medians; ratio = hwrt / best memcpy of the "
-               "same size, same run\n", p.name, p.backend, p.simulated ? ", simulated" : "");
-        printf("%8s %5s %8s %8s %8s %6s %8s %6s %8s %6s %8s %6s %8s %6s\n", "size", "reps",
-               "memcpy1", "memcpy2", "H2Dpin", "ratio", "H2Dpage", "ratio", "D2Hpin", "ratio",
-               "D2Hpage", "ratio", "D2D", "ratio");
+        printf("copy bandwidth on %s (%s%s), GB/s medians; ratio = hwrt median / best memcpy "
+               "median of the same size, same run; paired = median over repeats of hwrt / best "
+               "memcpy of the same repeat\n", p.name, p.backend, p.simulated ? ", simulated" : "");
+        printf("%8s %5s %8s %8s", "size", "reps", "memcpy1", "memcpy2");
+        for (int c = C_H2D_PIN; c < C_COUNT; c++)
+            printf(" %8s %6s %6s", c == C_D2D ? "D2D" : c == C_H2D_PIN ? "H2Dpin" : c == C_H2D_PAGE
+                   ? "H2Dpage" : c == C_D2H_PIN ? "D2Hpin" : "D2Hpage", "ratio", "paired");
+        printf("\n");
     }
     for (size_t n = 4096; n <= o->max_bytes; n = n * 4 > o->max_bytes && n < o->max_bytes
                                                     ? o->max_bytes : n * 4) {
-        double g[C_COUNT];
+        double g[C_COUNT], paired[C_COUNT];
         int reps = repeats(n, o->quick);
-        measure(&b, n, reps, g);
-        emit(o, j, n, reps, g);
+        measure(&b, n, reps, g, paired);
+        emit(o, j, n, reps, g, paired);
         fflush(stdout);
     }
     if (o->json) {

@@ -46,7 +46,8 @@ struct sim_op {
     sim_stream *stream;
     uint64_t seq;          /* position in the stream */
     union {
-        struct { void *dst; const void *src; size_t bytes; int kind; int pinned; } copy;
+        struct { void *dst; const void *src; size_t bytes; int kind; int pinned;
+                 struct split_job *job; } copy;     /* job: large copies (sim_work.c) */
         struct { void *dst; int value; size_t bytes; } set;
         hwrt_kernel kernel;
         struct { hwrt_host_fn fn; void *arg; } host;
@@ -100,6 +101,7 @@ struct hwrt_bstream {
     /* op freelist, so that queuing an op costs no malloc: completed ops are pushed on
      * `returned` (lock-free, by whichever thread retires them); producers take the whole
      * returned list at once into `spare`, which alloc_lock guards */
+    _Atomic(struct split_job *) cur_job; /* the in-flight copy's chunks, for waiters to help */
     _Atomic(sim_op *) returned;
     sim_op *spare;
     _Atomic int nspare;               /* ops in spare + returned (approximate) */
@@ -151,6 +153,9 @@ void sim_event_unref(sim_event *e);
 
 /* sim_work.c */
 void sim_op_execute(sim_engine *e, sim_op *op);
+
+/* A thread waiting for s helps copy the chunks of its in-flight large copy (sim_work.c). */
+void sim_split_help(sim_stream *s);
 
 /* sim_kernels.c */
 void sim_kernel_run(const hwrt_kernel *k);

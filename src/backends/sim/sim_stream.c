@@ -38,7 +38,9 @@ static inline void cpu_relax(void)
 
 /* ---- op freelist (see struct hwrt_bstream) ---- */
 
-#define SIM_SPARE_OPS (1 << 20)           /* kept per stream; beyond that ops go back to malloc */
+/* Ops kept per stream for reuse (120 bytes each: at most 15 MiB, reached only by a stream
+ * that once had this many queued); beyond that retired ops go back to malloc. */
+#define SIM_SPARE_OPS (1 << 17)
 
 sim_op *sim_op_new(sim_stream *s, sim_op_type type, int engine)
 {
@@ -122,6 +124,8 @@ static int advance_locked(sim_stream *s, sim_engine *self, sim_op **direct)
             continue;
         }
         s->inflight = 1;
+        if (op->type == SOP_COPY && op->u.copy.job)
+            atomic_store(&s->cur_job, op->u.copy.job);   /* waiters may help (sim_work.c) */
         sim_engine *e = &s->dev->engines[op->engine];
         if (e == self && !atomic_load_explicit(&e->pending, memory_order_acquire))
             *direct = op;
@@ -200,11 +204,16 @@ void sim_stream_wait_seq(sim_stream *s, uint64_t seq)
 {
     if (atomic_load_explicit(&s->completed, memory_order_acquire) >= seq)
         return;
+    sim_split_help(s);
     uint64_t until = sim_now_ns() + s->dev->engines[SIM_ENG_COMPUTE].spin_ns;
     unsigned i = 0;
     while (atomic_load_explicit(&s->completed, memory_order_acquire) < seq) {
         cpu_relax();
         if ((++i & 3) == 0) {
+            if (atomic_load_explicit(&s->cur_job, memory_order_relaxed)) {
+                sim_split_help(s);             /* a large copy became the head: help */
+                until = sim_now_ns() + s->dev->engines[SIM_ENG_COMPUTE].spin_ns;
+            }
             if (sim_now_ns() >= until) break;
             sched_yield();
         }
