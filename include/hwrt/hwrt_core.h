@@ -54,6 +54,10 @@ HWRT_API const char *hwrt_version(void);
  *                offload_disk_size (size), offload_path (path), enable_pinned_mem (bool),
  *                prefetch_depth (int)
  *   execution:   launch_blocking (bool), check_sync (bool), log_level (0..4)
+ *   distributed: dist_timeout (seconds a collective may wait for its peers before it
+ *                returns HWRT_ERROR_DIST; default 300; env HWRT_DIST_TIMEOUT too),
+ *                dist_force_staging (bool: copy through pinned host buffers even when
+ *                the backend's device memory is host-addressable, as on sim)
  * Sizes accept bytes or a number with B/KB/MB/GB/TB (binary multiples, "1.5GB" too).
  * Booleans accept 1/0, true/false, on/off, yes/no (any case).
  * The same keys come from the environment: HWRT_ALLOC_CONF and HWRT_OFFLOAD_CONF

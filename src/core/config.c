@@ -43,6 +43,9 @@ static const cfg_desc schema[HWI_CFG_COUNT] = {
     [HWI_CFG_LAUNCH_BLOCKING] = {"launch_blocking", HWI_T_BOOL, "0", 0, 0, "true or false"},
     [HWI_CFG_CHECK_SYNC] = {"check_sync", HWI_T_BOOL, "0", 0, 0, "true or false"},
     [HWI_CFG_LOG_LEVEL] = {"log_level", HWI_T_INT, "0", 0, 4, "an integer 0 (off) .. 4 (debug)"},
+    [HWI_CFG_DIST_TIMEOUT] = {"dist_timeout", HWI_T_DOUBLE, "300", 0.001, 1e6,
+                              "seconds between 0.001 and 1000000, e.g. \"30\""},
+    [HWI_CFG_DIST_FORCE_STAGING] = {"dist_force_staging", HWI_T_BOOL, "0", 0, 0, "true or false"},
 };
 
 static _Atomic int64_t ival[HWI_CFG_COUNT];
@@ -222,6 +225,7 @@ static void load_env(void)
         {"HWRT_LAUNCH_BLOCKING", HWI_CFG_LAUNCH_BLOCKING},
         {"HWRT_CHECK_SYNC", HWI_CFG_CHECK_SYNC},
         {"HWRT_LOG_LEVEL", HWI_CFG_LOG_LEVEL},
+        {"HWRT_DIST_TIMEOUT", HWI_CFG_DIST_TIMEOUT},
     };
     for (size_t i = 0; i < sizeof single / sizeof single[0]; i++) {
         const char *v = getenv(single[i].env);

@@ -27,6 +27,9 @@ typedef enum hwi_cfg_key {
     HWI_CFG_LAUNCH_BLOCKING,
     HWI_CFG_CHECK_SYNC,
     HWI_CFG_LOG_LEVEL,
+    /* distributed (src/dist) */
+    HWI_CFG_DIST_TIMEOUT,
+    HWI_CFG_DIST_FORCE_STAGING,
     HWI_CFG_COUNT
 } hwi_cfg_key;
 

@@ -1,0 +1,251 @@
+/* Collectives on device tensors.
+ *
+ * Ordering: "synchronize, then run". A collective first waits on the host for the work
+ * queued on its stream (and on any stream that used its tensors), then runs the engine in
+ * the calling thread, and returns with the result in device memory. It is therefore
+ * ordered after all earlier work and before all later work on the stream. Enqueuing a host
+ * function instead would run MPI on a device engine thread (needing MPI_THREAD_MULTIPLE),
+ * could let two streams issue collectives in different orders on different ranks, and
+ * could only report a dead peer later as a sticky error, not as this call's
+ * HWRT_ERROR_DIST. Device engines (NCCL/HCCL) can enqueue for real behind the same seam.
+ *
+ * Data: when the backend's device memory is host-addressable (sim), a host engine works on
+ * it directly, as CUDA-aware MPI or NCCL work on device memory without staging; otherwise
+ * (or with dist_force_staging) the data goes through pinned host buffers, D2H and H2D on
+ * the collective's stream. Collectives from several threads are serialized here. */
+#include "dist.h"
+#include "comm_thread.h"
+#include "../core/config.h"
+#include "../core/status.h"
+#include "../tensor/tensor.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+static pthread_mutex_t coll_mu = PTHREAD_MUTEX_INITIALIZER;
+static void *stage[2];          /* pinned staging buffers, grown on demand */
+static size_t stage_len[2];
+static int hook_added;
+
+typedef struct {
+    const char *api;
+    hwi_stream *s;
+    hwi_tensor *x;              /* the tensor written (allreduce/broadcast: also read) */
+    hwi_tensor *y;              /* the tensor read by allgather / reduce_scatter */
+    int direct;                 /* engine works on device memory in place */
+} coll;
+
+hwrt_status hwi_dist_free_staging(void)
+{
+    for (int i = 0; i < 2; i++) {
+        if (stage[i]) hwrt_host_free(stage[i]);
+        stage[i] = NULL;
+        stage_len[i] = 0;
+    }
+    return HWRT_SUCCESS;
+}
+
+static void describe(const hwi_tensor *t, char *buf, size_t len)
+{
+    size_t o = (size_t)snprintf(buf, len, "%s[", hwrt_dtype_name(t->dtype));
+    for (int i = 0; i < t->ndim && o < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%lld", i ? "," : "", (long long)t->shape[i]);
+    if (o < len) snprintf(buf + o, len - o, "]");
+}
+
+/* Resolve handles and stream; tensors must live on the stream's device. */
+static hwrt_status enter(coll *c, const char *api, hwrt_tensor x, hwrt_tensor y, hwrt_stream sh)
+{
+    memset(c, 0, sizeof *c);
+    c->api = api;
+    HWI_TRY(hwrt_dist_init());
+    HWI_TRY(hwi_tensor_resolve(x, &c->x));
+    if (y) HWI_TRY(hwi_tensor_resolve(y, &c->y));
+    if (sh) HWI_TRY(hwi_stream_resolve(sh, &c->s));
+    else HWI_TRY(hwi_stream_default(c->x->device, &c->s));
+    hwi_tensor *all[2] = {c->x, c->y};
+    for (int i = 0; i < 2; i++)
+        if (all[i] && all[i]->device != c->s->device)
+            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: the %s tensor is on device %d but the "
+                           "stream is on device %d; use a stream of device %d", api,
+                           i ? "input" : c->y ? "output" : "", all[i]->device, c->s->device,
+                           all[i]->device);
+    HWI_TRY(hwi_host_sync_check(api, c->s));
+    c->direct = !strcmp(hwrt_current_backend(), "sim") &&
+                !hwi_cfg_int(HWI_CFG_DIST_FORCE_STAGING);
+    return HWRT_SUCCESS;
+}
+
+/* After validation: wait for earlier work, check the binding once. */
+static hwrt_status order(coll *c)
+{
+    HWI_TRY(hwi_stream_sync(c->s, c->api));
+    HWI_TRY(hwi_tensor_wait(c->x, 0, c->api));
+    if (c->y) HWI_TRY(hwi_tensor_wait(c->y, 1, c->api));
+    if (!hwi_dist_g.devices_checked)
+        HWI_TRY(hwi_dist_exchange_devices(c->api, hwrt_current_backend(), c->x->device,
+                                          HWRT_SUCCESS, ""));
+    return HWRT_SUCCESS;
+}
+
+/* A host-addressable view of t: its memory (direct) or staging slot `slot`, filled from
+ * the device when load is set. */
+static hwrt_status map(coll *c, hwi_tensor *t, int slot, int load, void **buf)
+{
+    if (c->direct || !t->nbytes) { *buf = t->data; return HWRT_SUCCESS; }
+    if (stage_len[slot] < t->nbytes) {
+        if (stage[slot]) hwrt_host_free(stage[slot]);
+        stage[slot] = NULL;
+        stage_len[slot] = 0;
+        HWI_TRY(hwrt_host_alloc(&stage[slot], t->nbytes, HWRT_HOST_PINNED));
+        stage_len[slot] = t->nbytes;
+        if (!hook_added) { hwi_on_shutdown(45, hwi_dist_free_staging); hook_added = 1; }
+    }
+    *buf = stage[slot];
+    if (!load) return HWRT_SUCCESS;
+    HWI_TRY(hwrt_memcpy_async(*buf, t->data, t->nbytes, HWRT_MEMCPY_DEVICE_TO_HOST, c->s->handle));
+    return hwi_stream_sync(c->s, c->api);
+}
+
+/* Put a staged result back into t (no-op when direct). */
+static hwrt_status unmap(coll *c, hwi_tensor *t, void *buf)
+{
+    if (c->direct || !t->nbytes) return HWRT_SUCCESS;
+    HWI_TRY(hwrt_memcpy_async(t->data, buf, t->nbytes, HWRT_MEMCPY_HOST_TO_DEVICE, c->s->handle));
+    return hwi_stream_sync(c->s, c->api);
+}
+
+/* After a timeout on the communication thread, MPI may still complete the abandoned call
+ * later and write into its buffers: keep them alive for the rest of the process. */
+static void abandon(coll *c, hwrt_status st)
+{
+    if (st != HWRT_ERROR_DIST || !hwi_comm_broken())
+        return;
+    hwrt_tensor_retain(c->x->handle);
+    if (c->y) hwrt_tensor_retain(c->y->handle);
+    for (int i = 0; i < 2; i++) {      /* leaked on purpose */
+        stage[i] = NULL;
+        stage_len[i] = 0;
+    }
+}
+
+static hwrt_status check_reduce(const char *api, const hwi_tensor *t, hwrt_reduce_op op)
+{
+    if ((unsigned)op > HWRT_REDUCE_AVG)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: op %d is not a hwrt_reduce_op (SUM 0, "
+                       "PROD 1, MAX 2, MIN 3, AVG 4)", api, (int)op);
+    if (t->dtype == HWRT_BOOL)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: bool tensors cannot be reduced; cast to "
+                       "uint8 (MAX = any, MIN = all)", api);
+    return HWRT_SUCCESS;
+}
+
+static hwrt_status run_reduce(coll *c, hwrt_reduce_op op, void *out, const void *in, size_t n)
+{
+    const hwi_coll_engine *e = hwi_dist_g.eng;
+    hwrt_reduce_op eop = op == HWRT_REDUCE_AVG ? HWRT_REDUCE_SUM : op;
+    hwrt_status st = in ? e->reduce_scatter(in, out, n, c->x->dtype, eop, c->s)
+                        : e->allreduce(out, n, c->x->dtype, eop, c->s);
+    if (st == HWRT_SUCCESS && op == HWRT_REDUCE_AVG)
+        hwi_dist_divide(out, n, c->x->dtype, hwi_dist_g.size);
+    return st;
+}
+
+hwrt_status hwrt_allreduce(hwrt_tensor t, hwrt_reduce_op op, hwrt_stream s)
+{
+    coll c;
+    HWI_TRY(enter(&c, "hwrt_allreduce", t, NULL, s));
+    HWI_TRY(check_reduce(c.api, c.x, op));
+    pthread_mutex_lock(&coll_mu);
+    void *buf = NULL;
+    hwrt_status st = order(&c);
+    if (st == HWRT_SUCCESS) st = map(&c, c.x, 0, 1, &buf);
+    if (st == HWRT_SUCCESS && c.x->nbytes) st = run_reduce(&c, op, buf, NULL, (size_t)c.x->numel);
+    abandon(&c, st);
+    if (st == HWRT_SUCCESS) st = unmap(&c, c.x, buf);
+    pthread_mutex_unlock(&coll_mu);
+    return st;
+}
+
+hwrt_status hwrt_broadcast(hwrt_tensor t, int root, hwrt_stream s)
+{
+    coll c;
+    HWI_TRY(enter(&c, "hwrt_broadcast", t, NULL, s));
+    if (root < 0 || root >= hwi_dist_g.size)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_broadcast: root %d is not a rank of "
+                       "this group of %d (0..%d)", root, hwi_dist_g.size, hwi_dist_g.size - 1);
+    pthread_mutex_lock(&coll_mu);
+    void *buf = NULL;
+    int is_root = root == hwi_dist_g.rank;
+    hwrt_status st = order(&c);
+    if (st == HWRT_SUCCESS) st = map(&c, c.x, 0, is_root, &buf);
+    if (st == HWRT_SUCCESS && c.x->nbytes) st = hwi_dist_g.eng->broadcast(buf, c.x->nbytes, root, c.s);
+    abandon(&c, st);
+    if (st == HWRT_SUCCESS && !is_root) st = unmap(&c, c.x, buf);
+    pthread_mutex_unlock(&coll_mu);
+    return st;
+}
+
+/* big must hold size x small's elements, same dtype (allgather: out is the big one). */
+static hwrt_status check_sizes(const coll *c, const hwi_tensor *big, const char *big_is,
+                               const hwi_tensor *small, const char *small_is)
+{
+    char sb[128], ss[128];
+    describe(big, sb, sizeof sb);
+    describe(small, ss, sizeof ss);
+    int n = hwi_dist_g.size;
+    if (big->dtype != small->dtype)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: dtypes differ: %s %s, %s %s; use one "
+                       "dtype", c->api, big_is, sb, small_is, ss);
+    if (big->numel != small->numel * n)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: the %s %s has %lld elements but must "
+                       "have %d (ranks) x %lld (the elements of the %s %s) = %lld", c->api,
+                       big_is, sb, (long long)big->numel, n, (long long)small->numel, small_is,
+                       ss, (long long)small->numel * n);
+    return HWRT_SUCCESS;
+}
+
+hwrt_status hwrt_allgather(hwrt_tensor out, hwrt_tensor in, hwrt_stream s)
+{
+    coll c;
+    HWI_TRY(enter(&c, "hwrt_allgather", out, in, s));
+    HWI_TRY(check_sizes(&c, c.x, "output", c.y, "input"));
+    pthread_mutex_lock(&coll_mu);
+    void *ob = NULL, *ib = NULL;
+    hwrt_status st = order(&c);
+    if (st == HWRT_SUCCESS) st = map(&c, c.y, 1, 1, &ib);
+    if (st == HWRT_SUCCESS) st = map(&c, c.x, 0, 0, &ob);
+    if (st == HWRT_SUCCESS && c.x->nbytes) st = hwi_dist_g.eng->allgather(ib, ob, c.y->nbytes, c.s);
+    abandon(&c, st);
+    if (st == HWRT_SUCCESS) st = unmap(&c, c.x, ob);
+    pthread_mutex_unlock(&coll_mu);
+    return st;
+}
+
+hwrt_status hwrt_reduce_scatter(hwrt_tensor out, hwrt_tensor in, hwrt_reduce_op op, hwrt_stream s)
+{
+    coll c;
+    HWI_TRY(enter(&c, "hwrt_reduce_scatter", out, in, s));
+    HWI_TRY(check_reduce(c.api, c.y, op));
+    HWI_TRY(check_sizes(&c, c.y, "input", c.x, "output"));
+    pthread_mutex_lock(&coll_mu);
+    void *ob = NULL, *ib = NULL;
+    hwrt_status st = order(&c);
+    if (st == HWRT_SUCCESS) st = map(&c, c.y, 1, 1, &ib);
+    if (st == HWRT_SUCCESS) st = map(&c, c.x, 0, 0, &ob);
+    if (st == HWRT_SUCCESS && c.x->nbytes) st = run_reduce(&c, op, ob, ib, (size_t)c.x->numel);
+    abandon(&c, st);
+    if (st == HWRT_SUCCESS) st = unmap(&c, c.x, ob);
+    pthread_mutex_unlock(&coll_mu);
+    return st;
+}
+
+hwrt_status hwrt_barrier(void)
+{
+    HWI_TRY(hwrt_dist_init());
+    pthread_mutex_lock(&coll_mu);
+    hwrt_status st = hwi_dist_g.eng->barrier();
+    pthread_mutex_unlock(&coll_mu);
+    return st;
+}

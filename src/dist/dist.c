@@ -1,0 +1,123 @@
+/* Joining and leaving the group; rank, size and local rank. */
+#include "dist.h"
+#include "../core/status.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+hwi_dist hwi_dist_g;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+void hwi_dist_lock(void) { pthread_mutex_lock(&mu); }
+void hwi_dist_unlock(void) { pthread_mutex_unlock(&mu); }
+
+void hwi_dist_hostname(char *buf, size_t len)
+{
+    const char *v = getenv("HWRT_DIST_HOSTNAME");
+    if (v && *v) { snprintf(buf, len, "%s", v); return; }
+    if (gethostname(buf, len) != 0) snprintf(buf, len, "localhost");
+    buf[len - 1] = 0;
+}
+
+/* Every rank's host, then local rank/size from it: ranks sharing a host, in rank order.
+ * Computed rather than taken from the launcher, so it is right under every launcher
+ * (msrun/HCCL do not export a local rank) and with HWRT_DIST_HOSTNAME. */
+static hwrt_status learn_hosts(hwi_dist *d)
+{
+    d->hosts = calloc((size_t)d->size, HWI_HOST_LEN);
+    if (!d->hosts)
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_dist_init: host out of memory");
+    char me[HWI_HOST_LEN] = "";
+    hwi_dist_hostname(me, sizeof me);
+    HWI_TRY(d->eng->allgather(me, d->hosts, HWI_HOST_LEN, NULL));
+    d->local_rank = d->local_size = d->nhosts = 0;
+    for (int r = 0; r < d->size; r++) {
+        int same = !strncmp(d->hosts[r], me, HWI_HOST_LEN);
+        d->local_size += same;
+        if (same && r < d->rank) d->local_rank++;
+        int first = 1;
+        for (int q = 0; q < r && first; q++)
+            if (!strncmp(d->hosts[q], d->hosts[r], HWI_HOST_LEN)) first = 0;
+        d->nhosts += first;
+    }
+    return HWRT_SUCCESS;
+}
+
+static hwrt_status join_mpi(hwi_dist *d)
+{
+    int rank = -1, size = -1;
+    HWI_TRY(hwi_mpi_engine_open(&d->eng, &rank, &size, d->mpi_version, sizeof d->mpi_version));
+    if (rank != d->info.rank || size != d->info.size) {
+        d->eng->finalize();
+        return hwi_err(HWRT_ERROR_DIST, "hwrt_dist_init: the %s launcher says rank %d of %d but "
+                       "MPI (%s) sees rank %d of %d: the processes were not started by an MPI "
+                       "launcher, so MPI cannot connect them. Start them with mpirun/mpiexec "
+                       "(or srun --mpi=pmix under Slurm); NCCL/HCCL engines for torchrun/msrun "
+                       "launches come with their backends", d->info.launcher, d->info.rank,
+                       d->info.size, d->mpi_version, rank, size);
+    }
+    d->rank = rank;
+    d->size = size;
+    return learn_hosts(d);
+}
+
+hwrt_status hwrt_dist_init(void)
+{
+    hwi_dist_lock();
+    if (hwi_dist_g.inited) { hwi_dist_unlock(); return HWRT_SUCCESS; }
+    hwi_dist d = {0};
+    hwrt_status st = hwrt_dist_detect(&d.info);
+    if (st == HWRT_SUCCESS && d.info.size == 1) {
+        d.eng = &hwi_engine_self;
+        d.rank = 0; d.size = 1; d.local_rank = 0; d.local_size = 1; d.nhosts = 1;
+    } else if (st == HWRT_SUCCESS) {
+        st = join_mpi(&d);
+    }
+    if (st == HWRT_SUCCESS) {
+        d.inited = 1;
+        hwi_dist_g = d;
+    } else {
+        free(d.hosts);
+    }
+    hwi_dist_unlock();
+    return st;
+}
+
+hwrt_status hwrt_dist_finalize(void)
+{
+    hwi_dist_lock();
+    hwrt_status st = HWRT_SUCCESS;
+    if (hwi_dist_g.inited) {
+        st = hwi_dist_g.eng->finalize();
+        hwi_dist_free_staging();
+        free(hwi_dist_g.hosts);
+        memset(&hwi_dist_g, 0, sizeof hwi_dist_g);
+    }
+    hwi_dist_unlock();
+    return st;
+}
+
+/* Before init: the launcher's word (0, 1, 0 when absent or malformed). */
+static hwrt_dist_info detected(void)
+{
+    hwrt_dist_info i;
+    char saved[1024];
+    snprintf(saved, sizeof saved, "%s", hwrt_last_error());
+    if (hwrt_dist_detect(&i) != HWRT_SUCCESS) {
+        memset(&i, 0, sizeof i);
+        i.size = 1;
+    }
+    if (i.local_rank < 0) i.local_rank = 0;
+    hwi_err(HWRT_SUCCESS, "%s", saved);   /* a query leaves the last error alone */
+    return i;
+}
+
+int hwrt_dist_rank(void) { return hwi_dist_g.inited ? hwi_dist_g.rank : detected().rank; }
+int hwrt_dist_size(void) { return hwi_dist_g.inited ? hwi_dist_g.size : detected().size; }
+int hwrt_dist_local_rank(void)
+{
+    return hwi_dist_g.inited ? hwi_dist_g.local_rank : detected().local_rank;
+}

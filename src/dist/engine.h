@@ -1,0 +1,37 @@
+/* The collective-engine seam. An engine moves and reduces bytes between ranks; the layer
+ * above (collective.c) validates tensors, orders the call after the stream's work and, for
+ * engines that need host-addressable memory, stages device data through pinned buffers.
+ *
+ * Engines today: "self" (one process) and "mpi" (libhwrt_mpi.so, host memory). A device
+ * engine (NCCL on cuda, HCCL on ascend) would set host_memory = 0, receive device
+ * pointers and the stream, and enqueue on it instead of blocking; it slots in here
+ * without changes above. Reduction ops are SUM/PROD/MAX/MIN (AVG is SUM + a division
+ * done above the engine). All calls are blocking and give HWRT_ERROR_DIST when a peer
+ * fails or dist_timeout passes. */
+#ifndef HWI_DIST_ENGINE_H
+#define HWI_DIST_ENGINE_H
+
+#include "../exec/stream.h"
+
+typedef struct hwi_coll_engine {
+    const char *name;
+    int host_memory;      /* 1: buffers must be host-addressable */
+    hwrt_status (*allreduce)(void *buf, size_t count, hwrt_dtype dt, hwrt_reduce_op op,
+                             hwi_stream *s);
+    hwrt_status (*broadcast)(void *buf, size_t bytes, int root, hwi_stream *s);
+    hwrt_status (*allgather)(const void *in, void *out, size_t bytes, hwi_stream *s);
+    hwrt_status (*reduce_scatter)(const void *in, void *out, size_t count, hwrt_dtype dt,
+                                  hwrt_reduce_op op, hwi_stream *s);
+    hwrt_status (*barrier)(void);
+    hwrt_status (*finalize)(void);
+} hwi_coll_engine;
+
+extern const hwi_coll_engine hwi_engine_self;
+
+/* Load libhwrt_mpi.so and start MPI: the engine, this rank, the world size and the MPI
+ * library's version. UNAVAILABLE (with where it looked) when the plugin or libmpi is
+ * missing. */
+hwrt_status hwi_mpi_engine_open(const hwi_coll_engine **eng, int *rank, int *size,
+                                char *version, size_t vlen);
+
+#endif

@@ -1,0 +1,183 @@
+/* The MPI engine: loads libhwrt_mpi.so with dlopen (libhwrt never links MPI) and adapts
+ * its table to the engine seam, turning its (status, sentence) pairs into hwi_err. */
+#define _GNU_SOURCE 1   /* dladdr */
+#include "dist.h"
+#include "mpi_plugin.h"
+#include "comm_thread.h"
+#include "../core/log.h"
+#include "../core/config.h"
+#include "../core/status.h"
+
+#include <dlfcn.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PLUGIN_NAME "libhwrt_mpi.so"
+
+static const hwi_mpi_plugin *plug;
+static void *plug_handle;
+static int in_call;     /* the plugin enforces deadlines itself: call it directly */
+
+static double timeout_s(void) { return hwi_cfg_double(HWI_CFG_DIST_TIMEOUT); }
+
+static hwrt_status wrap(int st, const char *err)
+{
+    if (st == HWRT_SUCCESS) return HWRT_SUCCESS;
+    return hwi_err((hwrt_status)st, "%s", err);
+}
+
+/* One plugin call, as a job for the communication thread. Heap-allocated: after a
+ * timeout the stuck thread may still touch it, so it is then leaked, never freed. */
+typedef struct {
+    enum { J_ALLREDUCE, J_BCAST, J_ALLGATHER, J_REDUCE_SCATTER, J_BARRIER } kind;
+    void *buf;
+    const void *in;
+    size_t n;
+    int dtype, op, root;
+    double timeout;
+} job;
+
+static int run_job(void *arg, char *err, size_t len)
+{
+    job *j = arg;
+    switch (j->kind) {
+    case J_ALLREDUCE: return plug->allreduce(j->buf, j->n, j->dtype, j->op, j->timeout, err, len);
+    case J_BCAST: return plug->broadcast(j->buf, j->n, j->root, j->timeout, err, len);
+    case J_ALLGATHER: return plug->allgather(j->in, j->buf, j->n, j->timeout, err, len);
+    case J_REDUCE_SCATTER:
+        return plug->reduce_scatter(j->in, j->buf, j->n, j->dtype, j->op, j->timeout, err, len);
+    default: return plug->barrier(j->timeout, err, len);
+    }
+}
+
+static hwrt_status submit(job j, const char *what)
+{
+    j.timeout = timeout_s();
+    if (in_call) {                 /* the plugin bounds the call itself: no thread handoff */
+        char err[1024];
+        return wrap(run_job(&j, err, sizeof err), err);
+    }
+    job *h = malloc(sizeof *h);
+    if (!h)
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "%s: host out of memory", what);
+    *h = j;
+    hwrt_status st = hwi_comm_run(run_job, h, h->timeout, what);
+    if (!hwi_comm_broken()) free(h);
+    return st;
+}
+
+static hwrt_status m_allreduce(void *buf, size_t count, hwrt_dtype dt, hwrt_reduce_op op,
+                               hwi_stream *s)
+{
+    return submit((job){.kind = J_ALLREDUCE, .buf = buf, .n = count, .dtype = (int)dt,
+                        .op = (int)op}, "MPI allreduce");
+}
+
+static hwrt_status m_broadcast(void *buf, size_t bytes, int root, hwi_stream *s)
+{
+    return submit((job){.kind = J_BCAST, .buf = buf, .n = bytes, .root = root}, "MPI broadcast");
+}
+
+static hwrt_status m_allgather(const void *in, void *out, size_t bytes, hwi_stream *s)
+{
+    return submit((job){.kind = J_ALLGATHER, .in = in, .buf = out, .n = bytes}, "MPI allgather");
+}
+
+static hwrt_status m_reduce_scatter(const void *in, void *out, size_t count, hwrt_dtype dt,
+                                    hwrt_reduce_op op, hwi_stream *s)
+{
+    return submit((job){.kind = J_REDUCE_SCATTER, .in = in, .buf = out, .n = count,
+                        .dtype = (int)dt, .op = (int)op}, "MPI reduce_scatter");
+}
+
+static hwrt_status m_barrier(void)
+{
+    return submit((job){.kind = J_BARRIER}, "MPI barrier");
+}
+
+/* On the calling thread (MPI_Finalize belongs to the thread that initialised MPI); not
+ * after a timeout, when the communication thread is stuck inside MPI. */
+static hwrt_status m_finalize(void)
+{
+    if (hwi_comm_broken())
+        return HWRT_SUCCESS;
+    hwi_comm_stop();
+    char err[1024];
+    return wrap(plug->finalize(err, sizeof err), err);
+}
+
+static const hwi_coll_engine mpi_engine = {
+    .name = "mpi", .host_memory = 1,
+    .allreduce = m_allreduce, .broadcast = m_broadcast, .allgather = m_allgather,
+    .reduce_scatter = m_reduce_scatter, .barrier = m_barrier, .finalize = m_finalize,
+};
+
+/* Open one candidate path; on failure append dlerror() to why. RTLD_GLOBAL because Open
+ * MPI's own components, loaded later by libmpi, need libmpi's symbols global. */
+static void *try_open(const char *path, char *why, size_t len)
+{
+    dlerror();
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+        const char *e = dlerror();
+        size_t o = strlen(why);
+        snprintf(why + o, len - o, "%s%s", o ? "; " : "", e ? e : path);
+    }
+    return h;
+}
+
+/* HWRT_MPI_PLUGIN, else next to libhwrt (found with dladdr), else the search path. */
+static hwrt_status load_plugin(void)
+{
+    char why[2048] = "", path[4096];
+    const char *forced = getenv("HWRT_MPI_PLUGIN");
+    void *h = NULL;
+    if (forced && *forced) {
+        h = try_open(forced, why, sizeof why);
+    } else {
+        Dl_info di;
+        if (dladdr((void *)hwrt_dist_init, &di) && di.dli_fname) {
+            char self[4096];
+            snprintf(self, sizeof self, "%s", di.dli_fname);
+            snprintf(path, sizeof path, "%s/" PLUGIN_NAME, dirname(self));
+            if (access(path, F_OK) == 0) h = try_open(path, why, sizeof why);
+        }
+        if (!h) h = try_open(PLUGIN_NAME, why, sizeof why);
+    }
+    if (!h)
+        return hwi_err(HWRT_ERROR_UNAVAILABLE, "the MPI plugin could not be loaded (%s), so "
+                       "ranks cannot communicate: build hwrt with Open MPI installed "
+                       "(Debian: apt-get install libopenmpi-dev openmpi-bin) so that "
+                       PLUGIN_NAME " sits next to libhwrt, or point HWRT_MPI_PLUGIN at it",
+                       why);
+    hwi_mpi_entry_fn entry = (hwi_mpi_entry_fn)dlsym(h, HWI_MPI_ENTRY);
+    const hwi_mpi_plugin *p = entry ? entry(HWI_MPI_ABI) : NULL;
+    if (!p) {
+        dlclose(h);
+        return hwi_err(HWRT_ERROR_UNAVAILABLE, "the MPI plugin that was loaded has no %s for "
+                       "ABI %u (a plugin from another hwrt version?): rebuild hwrt",
+                       HWI_MPI_ENTRY, HWI_MPI_ABI);
+    }
+    plug = p;
+    plug_handle = h;   /* kept open for the process: libmpi cannot be unloaded safely */
+    return HWRT_SUCCESS;
+}
+
+hwrt_status hwi_mpi_engine_open(const hwi_coll_engine **eng, int *rank, int *size,
+                                char *version, size_t vlen)
+{
+    if (!plug) HWI_TRY(load_plugin());
+    char err[1024];
+    int threads_ok = 0;
+    HWI_TRY(wrap(plug->init(rank, size, &threads_ok, &in_call, version, vlen, err, sizeof err),
+                 err));
+    if (!threads_ok && !in_call)
+        hwi_log(HWI_LOG_WARN, "MPI was initialised below MPI_THREAD_SERIALIZED; hwrt calls MPI "
+                "from its communication thread, one call at a time (initialise MPI with "
+                "MPI_Init_thread(..., MPI_THREAD_SERIALIZED, ...) to be within the standard)");
+    *eng = &mpi_engine;
+    return HWRT_SUCCESS;
+}

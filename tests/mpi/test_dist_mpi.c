@@ -1,0 +1,303 @@
+/* Multi-process tests, run under mpirun by CTest (tests/mpi/CMakeLists.txt). One program,
+ * one scenario per argv[1]:
+ *   collectives  every collective x op x dtype against the host reference, with device
+ *                work queued before and after on a non-default stream; once working on
+ *                device memory directly, once staged through pinned host buffers
+ *   duplicate    every rank on device 0 (the seed's problem 4) -> named error on all ranks
+ *   range        more ranks per host than devices -> count and local rank named
+ *   global       two (modelled) hosts, device = global rank -> called out
+ *   deadrank     the last rank dies; the others get HWRT_ERROR_DIST within dist_timeout
+ * Each rank prints "N passed, M failed" and exits non-zero on any failure. */
+#include "harness.h"
+#include "dtype_ref.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int rank, size;
+
+static hwrt_tensor make(hwrt_dtype dt, int64_t n, const void *host)
+{
+    hwrt_tensor t = NULL;
+    int64_t shape[1] = {n};
+    OK(host ? hwrt_tensor_from_host(&t, dt, 1, shape, host) : hwrt_tensor_empty(&t, dt, 1, shape));
+    return t;
+}
+
+/* A tensor holding rank r's reference values at elements [base, base + n), produced on
+ * stream s by device work (a scale by 1 of an uploaded copy), so that a collective that
+ * did not wait for s would read stale data. */
+static hwrt_tensor produce(hwrt_dtype dt, int64_t n, int64_t base, hwrt_stream s, void *scratch)
+{
+    for (int64_t i = 0; i < n; i++) ref_store(dt, scratch, i, ref_value(dt, rank, base + i));
+    hwrt_tensor src = make(dt, n, scratch);
+    for (int64_t i = 0; i < n; i++) ref_store(dt, scratch, i, 99);
+    hwrt_tensor t = make(dt, n, scratch);
+    OK(hwrt_op_scale(t, src, 1.0, s));
+    OK(hwrt_tensor_release(src));
+    return t;
+}
+
+/* Copy t out through more device work on s (ordered after the collective). */
+static void fetch(hwrt_tensor t, hwrt_dtype dt, int64_t n, hwrt_stream s, void *host)
+{
+    hwrt_tensor u = make(dt, n, NULL);
+    OK(hwrt_op_scale(u, t, 1.0, s));
+    OK(hwrt_tensor_copy_to_host(u, host, (size_t)n * hwrt_dtype_size(dt)));
+    OK(hwrt_tensor_release(u));
+}
+
+static int compare(const char *what, hwrt_dtype dt, const void *got, int64_t n,
+                   double (*want)(hwrt_dtype, int64_t, const void *), const void *ctx)
+{
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double g = ref_load(dt, got, i), w = want(dt, i, ctx);
+        if (g != w) {
+            if (bad++ < 3)
+                fprintf(stderr, "rank %d: %s %s: element %lld is %g, want %g\n", rank, what,
+                        hwrt_dtype_name(dt), (long long)i, g, w);
+        }
+    }
+    return bad;
+}
+
+static double want_reduce(hwrt_dtype dt, int64_t i, const void *ctx)
+{
+    const int64_t *c = ctx;           /* {op, base} */
+    return ref_reduce(dt, (hwrt_reduce_op)c[0], size, c[1] + i);
+}
+static double want_bcast(hwrt_dtype dt, int64_t i, const void *ctx)
+{
+    return ref_value(dt, *(const int *)ctx, i);
+}
+static double want_gather(hwrt_dtype dt, int64_t i, const void *ctx)
+{
+    int64_t n = *(const int64_t *)ctx;
+    return ref_value(dt, (int)(i / n), i % n);
+}
+
+static const char *const op_names[] = {"sum", "prod", "max", "min", "avg"};
+
+static void collectives_once(hwrt_stream s, const char *mode)
+{
+    /* allreduce at two sizes: below and above the MPI engine's ring threshold (64 KiB,
+     * for every dtype), the larger one not divisible by the rank count */
+    enum { N = 1000, NL = 70001, G = 37, RS = 29 };
+    static unsigned char scratch[8 * 4 * NL], got[8 * 4 * NL];
+    const int64_t sizes[2] = {N, NL};
+    char what[96];
+    for (int d = 0; d < REF_NDTYPES; d++) {
+        hwrt_dtype dt = ref_dtypes[d];
+        for (int op = HWRT_REDUCE_SUM; op <= HWRT_REDUCE_AVG; op++) {
+            for (int k = 0; k < 2; k++) {
+                snprintf(what, sizeof what, "%s allreduce %s n=%lld", mode, op_names[op],
+                         (long long)sizes[k]);
+                TEST_CASE(what);
+                hwrt_tensor t = produce(dt, sizes[k], 0, s, scratch);
+                OK(hwrt_allreduce(t, (hwrt_reduce_op)op, s));
+                fetch(t, dt, sizes[k], s, got);
+                int64_t ctx[2] = {op, 0};
+                EXPECT(compare(what, dt, got, sizes[k], want_reduce, ctx) == 0);
+                OK(hwrt_tensor_release(t));
+            }
+
+            snprintf(what, sizeof what, "%s reduce_scatter %s", mode, op_names[op]);
+            TEST_CASE(what);
+            hwrt_tensor in = produce(dt, (int64_t)RS * size, 0, s, scratch);
+            hwrt_tensor out = make(dt, RS, NULL);
+            OK(hwrt_reduce_scatter(out, in, (hwrt_reduce_op)op, s));
+            fetch(out, dt, RS, s, got);
+            int64_t ctx2[2] = {op, (int64_t)rank * RS};
+            EXPECT(compare(what, dt, got, RS, want_reduce, ctx2) == 0);
+            OK(hwrt_tensor_release(in));
+            OK(hwrt_tensor_release(out));
+        }
+        snprintf(what, sizeof what, "%s broadcast", mode);
+        TEST_CASE(what);
+        int root = d % size;
+        hwrt_tensor t = produce(dt, N, 0, s, scratch);
+        OK(hwrt_broadcast(t, root, s));
+        fetch(t, dt, N, s, got);
+        EXPECT(compare(what, dt, got, N, want_bcast, &root) == 0);
+        OK(hwrt_tensor_release(t));
+
+        snprintf(what, sizeof what, "%s allgather", mode);
+        TEST_CASE(what);
+        hwrt_tensor in = produce(dt, G, 0, s, scratch);
+        hwrt_tensor out = make(dt, (int64_t)G * size, NULL);
+        OK(hwrt_allgather(out, in, s));
+        fetch(out, dt, (int64_t)G * size, s, got);
+        int64_t g = G;
+        EXPECT(compare(what, dt, got, (int64_t)G * size, want_gather, &g) == 0);
+        OK(hwrt_tensor_release(in));
+        OK(hwrt_tensor_release(out));
+    }
+}
+
+/* 1M float32 elements: MPI's large-message algorithms, and the default stream. */
+static void large_allreduce(void)
+{
+    TEST_CASE("large allreduce");
+    int64_t n = 1 << 20;
+    float *h = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++) h[i] = (float)ref_value(HWRT_FLOAT32, rank, i);
+    hwrt_tensor t = make(HWRT_FLOAT32, n, h);
+    OK(hwrt_allreduce(t, HWRT_REDUCE_SUM, NULL));
+    OK(hwrt_tensor_copy_to_host(t, h, (size_t)n * 4));
+    int64_t ctx[2] = {HWRT_REDUCE_SUM, 0};
+    EXPECT(compare("large allreduce", HWRT_FLOAT32, h, n, want_reduce, ctx) == 0);
+    OK(hwrt_tensor_release(t));
+    free(h);
+}
+
+static void bad_arguments(void)
+{
+    TEST_CASE("bad arguments");
+    hwrt_tensor a = make(HWRT_FLOAT32, 8, NULL), b = make(HWRT_FLOAT32, 8, NULL);
+    hwrt_tensor c = make(HWRT_BOOL, 8, NULL);
+    FAILS(hwrt_broadcast(a, size, NULL), HWRT_ERROR_INVALID_ARGUMENT, "is not a rank");
+    FAILS(hwrt_allgather(a, b, NULL), HWRT_ERROR_INVALID_ARGUMENT, "must have");
+    FAILS(hwrt_allreduce(c, HWRT_REDUCE_SUM, NULL), HWRT_ERROR_INVALID_ARGUMENT, "bool");
+    FAILS(hwrt_allreduce(a, (hwrt_reduce_op)9, NULL), HWRT_ERROR_INVALID_ARGUMENT, "op 9");
+    FAILS(hwrt_allreduce(NULL, HWRT_REDUCE_SUM, NULL), HWRT_ERROR_INVALID_HANDLE, "not a live");
+    OK(hwrt_tensor_release(a));
+    OK(hwrt_tensor_release(b));
+    OK(hwrt_tensor_release(c));
+}
+
+static void scenario_collectives(void)
+{
+    TEST_CASE("bind");
+    OK(hwrt_dist_bind_device("sim"));
+    int dev = -1;
+    OK(hwrt_get_device(&dev));
+    EXPECT(dev == hwrt_dist_local_rank());
+    hwrt_stream s = NULL;
+    OK(hwrt_stream_create(&s, 0));
+    collectives_once(s, "direct");
+    OK(hwrt_set_config("dist_force_staging", "true"));
+    collectives_once(s, "staged");
+    OK(hwrt_set_config("dist_force_staging", "false"));
+    large_allreduce();
+    bad_arguments();
+    TEST_CASE("barrier");
+    OK(hwrt_barrier());
+    OK(hwrt_stream_destroy(s));
+}
+
+/* Every rank hard-codes device 0: the check (explicit, or in the first collective) names
+ * the ranks, the host and the device on every rank. hwrt_dist_bind_device then fixes it. */
+static void scenario_duplicate(void)
+{
+    TEST_CASE("duplicate device");
+    OK(hwrt_set_device("sim", 0));
+    hwrt_tensor t = make(HWRT_FLOAT32, 4, NULL);
+    OK(hwrt_op_fill(t, 1.0, NULL));
+    char want[64];
+    snprintf(want, sizeof want, "ranks 0, 1%s", size > 2 ? ", 2" : "");
+    FAILS(hwrt_allreduce(t, HWRT_REDUCE_SUM, NULL), HWRT_ERROR_INVALID_DEVICE, want);
+    EXPECT(strstr(hwrt_last_error(), "sim device 0") != NULL);
+    EXPECT(strstr(hwrt_last_error(), "hwrt_dist_bind_device") != NULL);
+    FAILS(hwrt_dist_check_devices(), HWRT_ERROR_INVALID_DEVICE, "problem 4");
+    OK(hwrt_tensor_release(t));
+    OK(hwrt_dist_bind_device("sim"));
+    OK(hwrt_dist_check_devices());
+    t = make(HWRT_FLOAT32, 4, NULL);
+    OK(hwrt_op_fill(t, 1.0, NULL));
+    OK(hwrt_allreduce(t, HWRT_REDUCE_SUM, NULL));
+    float h[4];
+    OK(hwrt_tensor_copy_to_host(t, h, sizeof h));
+    EXPECT(h[0] == (float)size && h[3] == (float)size);
+    OK(hwrt_tensor_release(t));
+}
+
+/* Run with HWRT_SIM_DEVICES=2 and 4 ranks on one host. */
+static void scenario_range(void)
+{
+    TEST_CASE("ordinal past the device count");
+    hwrt_status st = hwrt_dist_bind_device("sim");
+    EXPECT(st == HWRT_ERROR_INVALID_DEVICE);
+    const char *e = hwrt_last_error();
+    EXPECT(strstr(e, "only 2 devices") != NULL);
+    char want[32];   /* ranks 2 and 3 report themselves; 0 and 1 quote rank 2 */
+    snprintf(want, sizeof want, "local rank %d of 4", rank >= 2 ? rank : 2);
+    EXPECT(strstr(e, want) != NULL);
+    EXPECT(rank >= 2 || strstr(e, "could not bind") != NULL);
+    if (st != HWRT_ERROR_INVALID_DEVICE || !strstr(e, want))
+        fprintf(stderr, "rank %d got: %s\n", rank, e);
+}
+
+/* Run as two modelled hosts (HWRT_DIST_HOSTNAME) of 2 ranks, HWRT_SIM_DEVICES=4. */
+static void scenario_global(void)
+{
+    TEST_CASE("global rank as device");
+    EXPECT(hwrt_dist_local_rank() == rank % 2);
+    OK(hwrt_set_device("sim", rank));              /* the seed's set_device(rank) */
+    FAILS(hwrt_dist_check_devices(), HWRT_ERROR_INVALID_DEVICE, "GLOBAL rank");
+    EXPECT(strstr(hwrt_last_error(), "rank 2 on host nodeB") != NULL);
+    EXPECT(strstr(hwrt_last_error(), "local rank 0") != NULL);
+    OK(hwrt_dist_bind_device("sim"));
+    int dev = -1;
+    OK(hwrt_get_device(&dev));
+    EXPECT(dev == rank % 2);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The last rank dies after the group formed; the others must not hang. */
+static void scenario_deadrank(void)
+{
+    TEST_CASE("dead rank");
+    OK(hwrt_set_config("dist_timeout", "2"));
+    OK(hwrt_dist_bind_device("sim"));
+    hwrt_tensor t = make(HWRT_FLOAT32, 1 << 16, NULL);
+    OK(hwrt_op_fill(t, 1.0, NULL));
+    OK(hwrt_allreduce(t, HWRT_REDUCE_SUM, NULL));         /* everyone alive */
+    if (rank == size - 1) {
+        fflush(NULL);
+        _exit(0);                                          /* dies without a word */
+    }
+    double t0 = now_s();
+    FAILS(hwrt_allreduce(t, HWRT_REDUCE_SUM, NULL), HWRT_ERROR_DIST, "dist_timeout");
+    double waited = now_s() - t0;
+    /* a functional bound (it returned instead of hanging), far above the 2 s timeout */
+    EXPECT(waited < 60.0);
+    FAILS(hwrt_barrier(), HWRT_ERROR_DIST, "earlier collective");
+    OK(hwrt_tensor_release(t));
+    OK(hwrt_dist_finalize());                              /* skips MPI_Finalize */
+    printf("DEADRANK-OK rank %d returned HWRT_ERROR_DIST after %.1f s\n", rank, waited);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "collectives";
+    hwrt_status st = hwrt_dist_init();
+    if (st != HWRT_SUCCESS) {
+        fprintf(stderr, "hwrt_dist_init: %s: %s\n", hwrt_status_name(st), hwrt_last_error());
+        return 1;
+    }
+    rank = hwrt_dist_rank();
+    size = hwrt_dist_size();
+    if (!strcmp(mode, "collectives")) scenario_collectives();
+    else if (!strcmp(mode, "duplicate")) scenario_duplicate();
+    else if (!strcmp(mode, "range")) scenario_range();
+    else if (!strcmp(mode, "global")) scenario_global();
+    else if (!strcmp(mode, "deadrank")) scenario_deadrank();
+    else { fprintf(stderr, "unknown scenario %s\n", mode); return 2; }
+    int rc = test_report();
+    fflush(NULL);
+    if (!strcmp(mode, "deadrank"))
+        _exit(rc);                 /* MPI cannot be finalized with a dead peer */
+    if (hwrt_dist_finalize() != HWRT_SUCCESS) rc = 1;
+    hwrt_shutdown();
+    return rc;
+}
