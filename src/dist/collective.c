@@ -67,9 +67,9 @@ static hwrt_status enter(coll *c, const char *api, hwrt_tensor x, hwrt_tensor y,
     hwi_tensor *all[2] = {c->x, c->y};
     for (int i = 0; i < 2; i++)
         if (all[i] && all[i]->device != c->s->device)
-            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: the %s tensor is on device %d but the "
+            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: the %stensor is on device %d but the "
                            "stream is on device %d; use a stream of device %d", api,
-                           i ? "input" : c->y ? "output" : "", all[i]->device, c->s->device,
+                           i ? "input " : c->y ? "output " : "", all[i]->device, c->s->device,
                            all[i]->device);
     HWI_TRY(hwi_host_sync_check(api, c->s));
     c->direct = !strcmp(hwrt_current_backend(), "sim") &&

@@ -164,6 +164,19 @@ static void bad_arguments(void)
     FAILS(hwrt_allreduce(c, HWRT_REDUCE_SUM, NULL), HWRT_ERROR_INVALID_ARGUMENT, "bool");
     FAILS(hwrt_allreduce(a, (hwrt_reduce_op)9, NULL), HWRT_ERROR_INVALID_ARGUMENT, "op 9");
     FAILS(hwrt_allreduce(NULL, HWRT_REDUCE_SUM, NULL), HWRT_ERROR_INVALID_HANDLE, "not a live");
+    /* a stream of another device than the tensor's */
+    int dev = 0, count = 0;
+    OK(hwrt_get_device(&dev));
+    OK(hwrt_device_count("sim", &count));
+    if (count > 1) {
+        hwrt_stream other = NULL;
+        OK(hwrt_set_device("sim", (dev + 1) % count));
+        OK(hwrt_stream_create(&other, 0));
+        FAILS(hwrt_allreduce(a, HWRT_REDUCE_SUM, other), HWRT_ERROR_INVALID_ARGUMENT,
+              "the tensor is on device");
+        OK(hwrt_stream_destroy(other));
+        OK(hwrt_set_device("sim", dev));
+    }
     OK(hwrt_tensor_release(a));
     OK(hwrt_tensor_release(b));
     OK(hwrt_tensor_release(c));
