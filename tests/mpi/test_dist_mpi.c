@@ -154,6 +154,33 @@ static void large_allreduce(void)
     free(h);
 }
 
+/* A tensor evicted to host memory by the offload manager comes back before the
+ * collective reads it. */
+static void offloaded_allreduce(void)
+{
+    TEST_CASE("offloaded tensor");
+    int64_t n = 4096;
+    float h[4096];
+    for (int64_t i = 0; i < n; i++) h[i] = (float)ref_value(HWRT_FLOAT32, rank, i);
+    OK(hwrt_set_config("memory_offload", "ON"));
+    OK(hwrt_set_config("offload_cpu_size", "16MB"));
+    hwrt_tensor t = make(HWRT_FLOAT32, n, h);
+    OK(hwrt_tensor_set_offloadable(t, 1));
+    OK(hwrt_offload_evict(t));
+    int off = -1;
+    OK(hwrt_offload_location(t, &off));
+    EXPECT(off == 1);                                     /* really in the host tier */
+    OK(hwrt_allreduce(t, HWRT_REDUCE_SUM, NULL));
+    OK(hwrt_tensor_copy_to_host(t, h, sizeof h));
+    int where = -1;
+    OK(hwrt_offload_location(t, &where));
+    EXPECT(where == 0);                                   /* it came back to the device */
+    int64_t ctx[2] = {HWRT_REDUCE_SUM, 0};
+    EXPECT(compare("offloaded allreduce", HWRT_FLOAT32, h, n, want_reduce, ctx) == 0);
+    OK(hwrt_tensor_release(t));
+    OK(hwrt_set_config("memory_offload", "OFF"));
+}
+
 static void bad_arguments(void)
 {
     TEST_CASE("bad arguments");
@@ -196,6 +223,7 @@ static void scenario_collectives(void)
     collectives_once(s, "staged");
     OK(hwrt_set_config("dist_force_staging", "false"));
     large_allreduce();
+    offloaded_allreduce();
     bad_arguments();
     TEST_CASE("barrier");
     OK(hwrt_barrier());
