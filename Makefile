@@ -1,14 +1,37 @@
 # hwrt — top-level commands. Everything is built with CMake under build*/.
 #   make run      build and run the main demo on the simulated NPU
-#   make test     build and run every test suite (installs Debian deps when root)
+#   make test     build and run every test suite (installs Debian deps when root), then
+#                 the same suites under ASan+UBSan+LeakSanitizer (build-asan), the
+#                 "concurrency" tests under TSan (build-tsan) and the API fuzzer for
+#                 FUZZ_TEST_SECONDS (build-fuzz, clang + libFuzzer); see docs/RELIABILITY.md
+#   make fuzz     run the API fuzzer longer: make fuzz FUZZ_SECONDS=3600
 #   make bench    build and run hwrt-bench (figures with same-run baselines)
 #   make install  install library, headers, tools (PREFIX=/usr/local)
 NPROC  ?= $(shell nproc 2>/dev/null || echo 2)
+SHELL  := /bin/bash
 PREFIX ?= /usr/local
 BUILD  ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: all deps build run test test-main bench install clean
+.PHONY: all deps build run test test-main test-asan test-tsan test-fuzz fuzz fuzz-build bench install clean
+
+# Sanitizer passes. Labels other suites add that cannot run under a sanitizer runtime
+# (a Python interpreter or mpirun loading an instrumented libhwrt) are left out there;
+# they run in test-main. Stress tests scale down (HWRT_STRESS_SCALE) under sanitizers.
+SAN_EXCLUDE       ?= python|mpi|bench|gpu
+SAN_STRESS_SCALE  ?= 0.3
+FUZZ_TEST_SECONDS ?= 60
+FUZZ_SECONDS      ?= 600
+SAN_CMAKE = -DCMAKE_BUILD_TYPE=RelWithDebInfo
+ASAN_ENV  = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:strict_string_checks=1 \
+            UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 HWRT_STRESS_SCALE=$(SAN_STRESS_SCALE)
+TSAN_ENV  = TSAN_OPTIONS="suppressions=$(CURDIR)/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1 allocator_may_return_null=1" \
+            HWRT_STRESS_SCALE=$(SAN_STRESS_SCALE) OPENBLAS_NUM_THREADS=1
+FUZZ_ENV  = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# make fuzz grows build-fuzz/corpus across runs; make test starts from the seeds each time
+# (build-fuzz/corpus-ci), so its bounded run spends its time mutating, not replaying.
+FUZZ_RUN  = cd build-fuzz && $(FUZZ_ENV) ./tests/fuzz/hwrt_fuzz \
+            -rss_limit_mb=4096 -timeout=60 -print_final_stats=1
 
 all: build
 
@@ -25,8 +48,35 @@ run: build
 test-main: build
 	cd $(BUILD) && ctest --output-on-failure -j$(NPROC) --timeout 600
 
-test: test-main
-	@echo "make test: all suites passed"
+test: test-main test-asan test-tsan test-fuzz
+	@echo "make test: all suites passed (plain, ASan+UBSan+LSan, TSan, fuzzing)"
+
+test-asan: deps
+	@cmake -S . -B build-asan -DHWRT_SANITIZE=address $(SAN_CMAKE) >/dev/null
+	@cmake --build build-asan -j$(NPROC)
+	cd build-asan && $(ASAN_ENV) ctest --output-on-failure -j$(NPROC) --timeout 900 -LE '$(SAN_EXCLUDE)'
+
+test-tsan: deps
+	@cmake -S . -B build-tsan -DHWRT_SANITIZE=thread $(SAN_CMAKE) >/dev/null
+	@cmake --build build-tsan -j$(NPROC)
+	cd build-tsan && $(TSAN_ENV) ctest --output-on-failure -j$(NPROC) --timeout 900 -L concurrency -LE '$(SAN_EXCLUDE)'
+
+fuzz-build: deps
+	@CC=clang cmake -S . -B build-fuzz -DHWRT_SANITIZE=fuzzer $(SAN_CMAKE) \
+	    -DCMAKE_C_FLAGS=-Wno-unknown-warning-option >/dev/null
+	@cmake --build build-fuzz -j$(NPROC) --target hwrt_fuzz
+
+# Bounded fuzzing on every submission: a finding fails make test and leaves crash-* in
+# build-fuzz/ (replay: ./build-fuzz/tests/fuzz/hwrt_fuzz build-fuzz/crash-...).
+test-fuzz: fuzz-build
+	rm -rf build-fuzz/corpus-ci && mkdir -p build-fuzz/corpus-ci
+	$(FUZZ_RUN) -max_total_time=$(FUZZ_TEST_SECONDS) corpus-ci ../tests/fuzz/corpus 2>&1 | \
+	    grep -v 'failed to allocate' | tail -40; exit $${PIPESTATUS[0]}
+
+fuzz: fuzz-build
+	mkdir -p build-fuzz/corpus
+	$(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS) corpus ../tests/fuzz/corpus 2>&1 | \
+	    grep -v 'failed to allocate'; exit $${PIPESTATUS[0]}
 
 bench: build
 	./$(BUILD)/bin/hwrt-bench all

@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int t_passed, t_failed;
+#include <stdatomic.h>
+
+/* atomic: test threads report too */
+static _Atomic int t_passed, t_failed;
 static const char *t_case = "";
 
 #define TEST_CASE(name) (t_case = (name))
@@ -50,7 +53,7 @@ static const char *t_case = "";
 
 static int test_report(void)
 {
-    printf("%d passed, %d failed\n", t_passed, t_failed);
+    printf("%d passed, %d failed\n", atomic_load(&t_passed), atomic_load(&t_failed));
     return t_failed ? 1 : 0;
 }
 

@@ -4,6 +4,7 @@
 #include "config.h"
 #include "log.h"
 #include "status.h"
+#include "../exec/stream.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -289,6 +290,11 @@ hwrt_status hwrt_device_reset(int device_id)
     if (!ops->device_reset)
         return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "backend %s cannot reset device %d", ops->name,
                        device_id);
+    /* as documented: synchronize first, so work queued before the reset is settled
+     * (skipped by the fault) instead of racing with it; its fault status is expected */
+    hwrt_status st = hwi_streams_sync_device(device_id, "hwrt_device_reset");
+    if (st == HWRT_ERROR_NOT_PERMITTED)
+        return st;
     return ops->device_reset(d->bdev);
 }
 

@@ -6,6 +6,8 @@
 #include "../mem/host_mem.h"
 #include "../mem/pool.h"
 
+#include <stdint.h>
+
 
 /* Check that [p, p+bytes) lies in one live device block; *dev gets its device. */
 static hwrt_status check_device_range(const char *api, const char *side, const void *p,
@@ -21,7 +23,8 @@ static hwrt_status check_device_range(const char *api, const char *side, const v
                        "%s: the %s range %p + %zu bytes runs past the end of its device block "
                        "(%p, %zu bytes, device %d) by %zu bytes; copy fewer bytes", api, side, p,
                        bytes, b.base, b.size, b.device,
-                       (size_t)((const char *)p + bytes - ((const char *)b.base + b.size)));
+                       /* in integers: p + bytes may pass the end of the address space */
+                       (size_t)((uintptr_t)p - (uintptr_t)b.base) + bytes - b.size);
     return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
                    "%s: the %s pointer %p is not device memory from hwrt (a host pointer, or "
                    "freed); allocate it with hwrt_malloc or fix the copy kind", api, side, p);

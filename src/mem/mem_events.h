@@ -4,6 +4,7 @@
 #ifndef HWI_MEM_EVENTS_H
 #define HWI_MEM_EVENTS_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 typedef enum hwi_mem_event_kind {
@@ -21,9 +22,16 @@ typedef void (*hwi_mem_event_fn)(hwi_mem_event_kind kind, int device, const void
 /* Register the observer (NULL removes it). One observer at a time; the last wins. */
 void hwi_mem_events_set(hwi_mem_event_fn fn);
 /* 1 when an observer is registered (so the pool gathers figures only then). */
-int hwi_mem_events_active(void);
+static inline int hwi_mem_events_active(void);
 /* Report an event (the pool calls this). */
 void hwi_mem_event(hwi_mem_event_kind kind, int device, const void *ptr, size_t bytes,
                    size_t allocated, size_t reserved);
+
+/* Inline: the pool's fast path asks this on every call. */
+extern _Atomic(hwi_mem_event_fn) hwi_mem_observer;
+static inline int hwi_mem_events_active(void)
+{
+    return atomic_load_explicit(&hwi_mem_observer, memory_order_relaxed) != NULL;
+}
 
 #endif

@@ -554,7 +554,8 @@ int hwi_pool_find(const void *p, size_t bytes, hwi_block_info *out)
 {
     pthread_mutex_lock(&hwi_pool_mu);
     pblock *b = live_containing(p);
-    int ok = b && (size_t)((const char *)p - b->base) + bytes <= b->requested;
+    size_t off = b ? (size_t)((const char *)p - b->base) : 0;
+    int ok = b && off <= b->requested && bytes <= b->requested - off;   /* no wrap */
     if (b && out) *out = (hwi_block_info){b->seg->dp->device, b->base, b->requested};
     pthread_mutex_unlock(&hwi_pool_mu);
     return ok;

@@ -101,7 +101,7 @@ hwrt_status hwi_offload_ensure(hwi_tensor *const *ts, const int *writes, int n, 
         last = r;
     }
     if (st == HWRT_SUCCESS && last)
-        hwi_plan_prefetch_ahead(last);
+        hwi_plan_prefetch_ahead(last, ts, n);
     pthread_mutex_unlock(&MGR.mu);
     return st;
 }
@@ -315,7 +315,7 @@ hwrt_status hwrt_offload_step(void)
     resolve_pairs(0);
     /* start the next step's first fetches now */
     if (MGR.norder > 0 && hwi_cfg_int(HWI_CFG_AUTO_OFFLOAD))
-        hwi_plan_prefetch_ahead(MGR.order[MGR.norder - 1]);
+        hwi_plan_prefetch_ahead(MGR.order[MGR.norder - 1], NULL, 0);
     pthread_mutex_unlock(&MGR.mu);
     return HWRT_SUCCESS;
 }

@@ -60,7 +60,7 @@ hwi_resident *hwi_plan_pick_victim(int device, hwi_tensor *const *keep, int nkee
     return best;
 }
 
-void hwi_plan_prefetch_ahead(hwi_resident *r)
+void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep)
 {
     if (!learned() || r->order_pos < 0)
         return;
@@ -77,11 +77,11 @@ void hwi_plan_prefetch_ahead(hwi_resident *r)
         if (m.allocated + next->t->nbytes > budget) {
             /* the victim may still be in use by earlier queued ops: waiting for them is
              * the pipeline's natural pace (the device is behind the host) */
-            hwi_resident *v = hwi_plan_pick_victim(next->t->device, &r->t, 1, 1);
+            hwi_resident *v = hwi_plan_pick_victim(next->t->device, keep, nkeep, 1);
             if (!v || distance(v) <= distance(next))
                 return;
         }
-        if (hwi_res_fetch(next, NULL, &r->t, 1, "prefetch") != HWRT_SUCCESS)
+        if (hwi_res_fetch(next, NULL, keep, nkeep, "prefetch") != HWRT_SUCCESS)
             return;                                /* on-demand fetch will report it */
         next->prefetched = 1;
     }

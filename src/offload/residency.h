@@ -62,7 +62,8 @@ uint64_t hwi_res_now_ns(void);
 /* offload_plan.c (callers hold hwi_offload.mu) */
 void hwi_plan_note_use(hwi_resident *r);
 hwi_resident *hwi_plan_pick_victim(int device, hwi_tensor *const *keep, int nkeep, int busy_ok);
-void hwi_plan_prefetch_ahead(hwi_resident *r);
+/* Prefetch the tensors used after r; keep[] (the current op's operands) stay resident. */
+void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep);
 void hwi_plan_forget(hwi_resident *r);
 
 #endif

@@ -110,6 +110,12 @@ typedef struct prof_chunk {
     prof_rec recs[PROF_CHUNK];
 } prof_chunk;
 
+/* The pool of pre-touched chunks (prof_pool.c). */
+prof_chunk *prof_chunk_get(void);          /* from the pool, else freshly mapped */
+void prof_chunk_put(prof_chunk *c);        /* back to the pool, or unmapped past the reserve */
+size_t prof_pool_reserve(void);            /* chunks to keep: HWRT_PROFILE_BUFFER_EVENTS */
+void prof_pool_fill(void);                 /* touch chunks up to the reserve */
+
 struct prof_buf {
     prof_chunk *first, *cur;
     _Atomic size_t count;        /* committed records in all chunks */

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -46,72 +45,11 @@ uint64_t hwi_prof_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Chunk memory is touched before a session needs it and reused by later sessions.
- * Measured on this project's VMs (nested virtualization): the first write to a fresh
- * page costs ~15 us, so writing records into new memory costs 340-600 ns each, into
- * reused memory ~6 ns. hwrt_profiler_start therefore fills a pool of touched chunks
- * (HWRT_PROFILE_BUFFER_EVENTS records, default 262144, ~19 MB), stopping returns the
- * chunks to it, and only a session that outgrows the pool maps more while recording. */
-static pthread_mutex_t pool_mu = PTHREAD_MUTEX_INITIALIZER;
-static prof_chunk *pool;
-static size_t pool_n;
-
-static prof_chunk *chunk_map(void)
-{
-    void *p = mmap(NULL, sizeof(prof_chunk), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-    memset(p, 0, sizeof(prof_chunk));          /* touch every page now */
-    return p;
-}
-
-static prof_chunk *chunk_get(void)
-{
-    pthread_mutex_lock(&pool_mu);
-    prof_chunk *c = pool;
-    if (c) { pool = c->next; pool_n--; }
-    pthread_mutex_unlock(&pool_mu);
-    return c ? c : chunk_map();
-}
-
-static void chunk_put(prof_chunk *c, size_t keep)
-{
-    pthread_mutex_lock(&pool_mu);
-    int kept = pool_n < keep;
-    if (kept) { c->next = pool; pool = c; pool_n++; }
-    pthread_mutex_unlock(&pool_mu);
-    if (!kept) munmap(c, sizeof *c);
-}
-
-static size_t reserve_chunks(void)
-{
-    const char *v = getenv("HWRT_PROFILE_BUFFER_EVENTS");
-    char *end;
-    unsigned long long n = v && *v ? strtoull(v, &end, 10) : 0;
-    if (!v || !*v || *end) n = 262144ull;
-    return (size_t)((n + PROF_CHUNK - 1) / PROF_CHUNK);
-}
-
-/* Fill the pool up to the reserve (at start, so recording rarely touches new pages). */
-static void pool_fill(size_t want)
-{
-    for (;;) {
-        pthread_mutex_lock(&pool_mu);
-        size_t have = pool_n;
-        pthread_mutex_unlock(&pool_mu);
-        if (have >= want) return;
-        prof_chunk *c = chunk_map();
-        if (!c) return;
-        chunk_put(c, want);
-    }
-}
-
 static int chunk_add(prof_buf *b)
 {
     if (atomic_fetch_add(&chunks_used, 1) >= cap_chunks)
         return 0;
-    prof_chunk *c = chunk_get();
+    prof_chunk *c = prof_chunk_get();
     if (!c)
         return 0;
     c->next = NULL;
@@ -291,7 +229,7 @@ hwrt_status hwrt_profiler_start(const char *output_dir)
         return st;
     }
     hwrt_status st = make_dirs(output_dir);
-    if (st == HWRT_SUCCESS) pool_fill(reserve_chunks());
+    if (st == HWRT_SUCCESS) prof_pool_fill();
     if (st == HWRT_SUCCESS) st = prof_hook_install();
     if (st != HWRT_SUCCESS) { pthread_mutex_unlock(&mu); return st; }
     snprintf(out_dir, sizeof out_dir, "%s", output_dir);
@@ -321,7 +259,7 @@ static void free_bufs_locked(void)
     for (int i = 0; i < nbufs; i++) {
         for (prof_chunk *c = bufs[i]->first, *n; c; c = n) {
             n = c->next;
-            chunk_put(c, reserve_chunks());
+            prof_chunk_put(c);
         }
         free(bufs[i]);
     }

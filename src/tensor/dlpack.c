@@ -106,7 +106,8 @@ hwrt_status hwrt_tensor_from_dlpack(hwrt_tensor *out, DLManagedTensorVersioned *
     if (!compact(t))
         return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "%s: strided tensors are not supported; pass a "
                        "compact row-major tensor (e.g. numpy.ascontiguousarray)", api);
-    char *data = (char *)t->data + t->byte_offset;
+    /* an empty tensor may come with data == NULL: no arithmetic on a null pointer */
+    char *data = t->data ? (char *)t->data + t->byte_offset : NULL;
     if (t->device.device_type == kDLCPU || t->device.device_type == kDLCUDAHost) {
         HWI_TRY(hwrt_tensor_from_host(out, dt, t->ndim, t->shape, data));
         if (in->deleter) in->deleter(in);

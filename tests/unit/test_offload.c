@@ -115,6 +115,32 @@ int main(void)
     OK(hwrt_tensor_copy_to_host(t[5], back, sizeof back));     /* still works */
     EXPECT(checksum(back, N) == sum[5]);
 
+    TEST_CASE("every operand offloadable, learned order");
+    OK(hwrt_set_offload_config(&cfg));
+    OK(hwrt_set_config("auto_offload", "true"));
+    for (int step = 0; step < 3; step++) {        /* h = h + t[k], h itself offloadable */
+        hwrt_tensor h;
+        OK(hwrt_tensor_from_host(&h, HWRT_FLOAT32, 1, shape, host[0]));
+        OK(hwrt_tensor_set_offloadable(h, 1));
+        for (int k = 1; k < T; k++) {
+            hwrt_tensor o;
+            OK(hwrt_tensor_empty(&o, HWRT_FLOAT32, 1, shape));
+            OK(hwrt_op_add(o, h, t[k], NULL));
+            OK(hwrt_tensor_release(h));
+            h = o;
+        }
+        OK(hwrt_tensor_copy_to_host(h, back, sizeof back));
+        int ok = 1;
+        for (int i = 0; i < N; i++) {            /* same order of float adds as the device */
+            float want = host[0][i];
+            for (int k = 1; k < T; k++) want += host[k][i];
+            ok &= back[i] == want;
+        }
+        EXPECT(ok);
+        OK(hwrt_tensor_release(h));
+        OK(hwrt_offload_step());
+    }
+
     for (int k = 0; k < T; k++) OK(hwrt_tensor_release(t[k]));
     OK(hwrt_tensor_release(acc));
     OK(hwrt_offload_stats_get(&st));

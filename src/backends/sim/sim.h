@@ -157,6 +157,16 @@ void sim_op_execute(sim_engine *e, sim_op *op);
 /* A thread waiting for s helps copy the chunks of its in-flight large copy (sim_work.c). */
 void sim_split_help(sim_stream *s);
 
+/* sim_fault.c (HWRT_SIM_FAULTS): parse the environment (0 + reason when malformed) and,
+ * with arm set, make it the plan (when the first device opens),
+ * the allocation hook (OUT_OF_MEMORY + sentence when an injected failure fires), the
+ * engine hook (nonzero: the op faults, msg says why; stalls sleep inside) and a log line
+ * of what was injected. */
+int sim_fault_load(char *reason, size_t rlen, int arm);
+hwrt_status sim_fault_alloc(sim_dev *d, size_t bytes, const char *what);
+int sim_fault_inject(sim_dev *d, const sim_op *op, char *msg, size_t len);
+void sim_fault_report(void);
+
 /* sim_kernels.c */
 void sim_kernel_run(const hwrt_kernel *k);
 

@@ -7,6 +7,7 @@
  *   HWRT_SIM_PAGEABLE_GBPS  bandwidth for pageable copies (default: half the link)
  *   HWRT_SIM_COMPUTE_UNITS  reported compute units (default 32)
  *   HWRT_SIM_SPIN_US      adaptive spin window of engines and waiters (default 50)
+ *   HWRT_SIM_FAULTS       fault injection plan (sim_fault.c, docs/RELIABILITY.md)
  * A bad value makes the backend unavailable with a reason naming the variable. The
  * environment is read again whenever no sim device is open. */
 #include "sim.h"
@@ -116,7 +117,7 @@ static int load(sim_config *c, char *reason, size_t rlen)
     c->compute_units = (int)d;
     if (!parse_double("HWRT_SIM_SPIN_US", 0, 1000000, 50, &d, reason, rlen)) return 0;
     c->spin_ns = (uint64_t)(d * 1000);
-    return 1;
+    return sim_fault_load(reason, rlen, 0);    /* validate HWRT_SIM_FAULTS (sim_fault.c) */
 }
 
 extern int sim_open_devices(void);
@@ -129,7 +130,8 @@ hwrt_status sim_config_get(const sim_config **out, char *reason, size_t rlen)
         sim_config c;
         memset(&c, 0, sizeof c);
         ok = load(&c, reason, rlen);
-        if (ok) cfg = c;
+        /* engine threads of a device being opened read cfg: rewrite it only on a change */
+        if (ok && memcmp(&cfg, &c, sizeof c)) cfg = c;
     }
     pthread_mutex_unlock(&mu);
     *out = &cfg;

@@ -73,6 +73,8 @@ hwrt_status sim_device_open(int ordinal, hwrt_bdev **out)
     d->free_ranges[0].len = d->capacity;
     d->nfree = 1;
     d->open_ns = sim_now_ns();
+    if (atomic_load(&open_count) == 0)        /* device opens are serialized by the core */
+        sim_fault_load(reason, sizeof reason, 1);
     int ok = 1;
     for (int i = 0; i < SIM_ENG_COUNT; i++) {
         sim_engine_start(&d->engines[i], d, i);
@@ -95,14 +97,15 @@ hwrt_status sim_device_open(int ordinal, hwrt_bdev **out)
 
 void sim_device_close(hwrt_bdev *d)
 {
-    sim_registry_detach(d);
     for (int i = 0; i < SIM_ENG_COUNT; i++)
         sim_engine_stop(&d->engines[i]);
+    sim_registry_detach(d);        /* after the engines: they publish into the slot */
     munmap(d->arena, d->capacity);
     pthread_mutex_destroy(&d->mem_mu);
     free(d->free_ranges);
     free(d);
-    atomic_fetch_sub(&open_count, 1);
+    if (atomic_fetch_sub(&open_count, 1) == 1)
+        sim_fault_report();
 }
 
 hwrt_status sim_mem_info(hwrt_bdev *d, size_t *free_b, size_t *total, size_t *overhead)
@@ -192,6 +195,7 @@ static int fits(sim_dev *d, size_t len, size_t others)
 hwrt_status sim_segment_alloc(hwrt_bdev *d, size_t bytes, void **dptr)
 {
     size_t len = round_up(bytes ? bytes : 1);
+    HWI_TRY(sim_fault_alloc(d, bytes, "segment allocation"));
     size_t off, others = sim_registry_others_used(d);
     pthread_mutex_lock(&d->mem_mu);
     if (!fits(d, len, others) || !range_take(d, len, &off)) {
@@ -259,6 +263,7 @@ hwrt_status sim_va_map(hwrt_bdev *d, void *addr, size_t bytes)
 {
     size_t len = round_up(bytes);
     HWI_TRY(check_range(d, addr, len, "map"));
+    HWI_TRY(sim_fault_alloc(d, bytes, "mapping memory"));
     size_t others = sim_registry_others_used(d);
     pthread_mutex_lock(&d->mem_mu);
     if (!fits(d, len, others)) {

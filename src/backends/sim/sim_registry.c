@@ -256,11 +256,18 @@ void sim_registry_detach(sim_dev *d)
 size_t sim_registry_others_used(const sim_dev *d)
 {
     if (!reg) return 0;
+    /* on the allocation path: reap dead processes (a kill + /proc read each) at most
+     * every 100 ms, and skip free slots without reading them */
+    static _Atomic uint64_t last_reap;
+    uint64_t now = sim_now_ns(), last = atomic_load(&last_reap);
+    int do_reap = now - last > 100000000ull && atomic_compare_exchange_strong(&last_reap, &last, now);
     size_t sum = 0;
     for (int i = 0; i < REG_SLOTS; i++) {
+        int32_t pid = atomic_load_explicit(&reg->slot[i].pid, memory_order_relaxed);
+        if (!pid || pid == getpid()) continue;
         reg_slot s;
         int corrupt = 0;
-        reap(&reg->slot[i]);
+        if (do_reap) reap(&reg->slot[i]);
         if (read_slot(&reg->slot[i], &s, &corrupt) && s.device == d->ordinal &&
             s.capacity == d->capacity && atomic_load(&s.pid) != getpid())
             sum += s.used;

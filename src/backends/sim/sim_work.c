@@ -12,13 +12,6 @@
  * (smaller ones tend to be cache-resident, where one thread is fastest). */
 #define SIM_SPLIT_MIN ((size_t)32 << 20)
 
-/* Fault injection hook (sim_fault.c): nonzero makes this op fail with that status. */
-__attribute__((weak)) int sim_fault_inject(sim_dev *d, const sim_op *op, char *msg, size_t len)
-{
-    (void)d; (void)op; (void)msg; (void)len;
-    return 0;
-}
-
 static void link_throttle(sim_dev *d, const sim_op *op, uint64_t t0)
 {
     const sim_config *c;
