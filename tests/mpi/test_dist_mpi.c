@@ -84,8 +84,8 @@ static const char *const op_names[] = {"sum", "prod", "max", "min", "avg"};
 
 static void collectives_once(hwrt_stream s, const char *mode)
 {
-    /* allreduce at two sizes: below and above the MPI engine's ring threshold (64 KiB,
-     * for every dtype), the larger one not divisible by the rank count */
+    /* allreduce at two sizes, the larger one (>= 64 KiB for every dtype, not divisible by
+     * the rank count) taking the ring when HWRT_MPI_RING_BYTES=65536 (the np 4 test) */
     enum { N = 1000, NL = 70001, G = 37, RS = 29 };
     static unsigned char scratch[8 * 4 * NL], got[8 * 4 * NL];
     const int64_t sizes[2] = {N, NL};
