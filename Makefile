@@ -29,7 +29,7 @@ test: test-main
 	@echo "make test: all suites passed"
 
 bench: build
-	./$(BUILD)/tools/hwrt-bench all
+	./$(BUILD)/bin/hwrt-bench all
 
 install: build
 	cmake --install $(BUILD)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 extern const hwrt_backend_ops hwrt_backend_sim;
+extern const hwrt_backend_ops hwrt_backend_opencl;
 
 typedef struct {
     const char *name;
@@ -17,7 +18,7 @@ static const entry table[] = {
     {"cuda", NULL, 1},
     {"ascend", NULL, 1},
     {"sim", &hwrt_backend_sim, 1},
-    {"opencl", NULL, 0},
+    {"opencl", &hwrt_backend_opencl, 0},
 };
 
 static const char *const names[] = {"cuda", "ascend", "sim", "opencl", NULL};

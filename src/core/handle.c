@@ -101,3 +101,34 @@ void *hwi_handle_free(const void *h, hwi_htype type)
 }
 
 uint64_t hwi_handle_live(hwi_htype type) { return atomic_load(&live[type & 7]); }
+
+uint64_t hwi_handle_drain(hwi_htype type, void (*fn)(void *obj))
+{
+    void **objs = NULL;
+    uint64_t n = 0, cap = 0;
+    pthread_mutex_lock(&lock);
+    for (uint32_t c = 0; c < nchunks; c++)
+        for (uint32_t i = 0; i < CHUNK_SIZE; i++) {
+            slot *s = &chunks[c][i];
+            uint32_t gen = atomic_load(&s->gen);
+            if (!(gen & 1u) || atomic_load(&s->type) != (uint32_t)type)
+                continue;
+            if (n == cap) {
+                uint64_t nc = cap ? cap * 2 : 64;
+                void **no = realloc(objs, nc * sizeof *no);
+                if (!no) break;                  /* the rest stay live: better than dangling */
+                objs = no;
+                cap = nc;
+            }
+            objs[n++] = atomic_load(&s->obj);
+            atomic_store(&s->gen, gen + 1);
+            atomic_store(&s->obj, NULL);
+            s->next_free = free_head;
+            free_head = c * CHUNK_SIZE + i;
+        }
+    pthread_mutex_unlock(&lock);
+    atomic_fetch_sub(&live[type & 7], n);
+    for (uint64_t i = 0; i < n; i++) fn(objs[i]);
+    free(objs);
+    return n;
+}

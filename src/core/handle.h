@@ -20,6 +20,10 @@ void *hwi_handle_new(hwi_htype type, void *obj);
 void *hwi_handle_get(const void *h, hwi_htype type);
 /* Invalidate h (later lookups fail); returns the object or NULL if h was not live. */
 void *hwi_handle_free(const void *h, hwi_htype type);
+/* Invalidate every live handle of a type and call fn(obj) for each, outside the table
+ * lock (hwrt_shutdown: handles from before it must be stale afterwards, not dangling).
+ * Returns how many there were. */
+uint64_t hwi_handle_drain(hwi_htype type, void (*fn)(void *obj));
 /* Number of live handles of a type (for leak reports and tests). */
 uint64_t hwi_handle_live(hwi_htype type);
 

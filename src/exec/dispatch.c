@@ -108,3 +108,12 @@ hwrt_status hwi_host_sync_check(const char *api, hwi_stream *s)
     }
     return HWRT_SUCCESS;
 }
+
+void hwi_host_sync_end(const char *api, hwi_stream *s, hwrt_status st)
+{
+    int n = atomic_load_explicit(&nhooks, memory_order_acquire);
+    for (int i = 0; i < n; i++) {
+        const hwi_hook *h = atomic_load(&hooks[i]);
+        if (h && h->host_sync_end) h->host_sync_end(h->ctx, api, s, st);
+    }
+}

@@ -39,6 +39,9 @@ typedef struct hwi_hook {
     /* before a host-blocking call on s (s NULL: device-wide); non-SUCCESS forbids it */
     hwrt_status (*host_sync)(void *ctx, const char *api, hwi_stream *s);
     void *ctx;
+    /* optional: after the host-blocking call that host_sync allowed has returned with
+     * st (the profiler measures time blocked in syncs with the pair) */
+    void (*host_sync_end)(void *ctx, const char *api, hwi_stream *s, hwrt_status st);
 } hwi_hook;
 
 /* Hooks are few and long-lived (one per subsystem); adding twice is a no-op. */
@@ -49,5 +52,7 @@ hwrt_status hwi_dispatch(hwi_work *w);
 /* Submit to the backend, bypassing hooks (graph replay uses it). */
 hwrt_status hwi_dispatch_submit(const hwi_work *w);
 hwrt_status hwi_host_sync_check(const char *api, hwi_stream *s);
+/* Tell the hooks that a host-blocking call checked with hwi_host_sync_check returned. */
+void hwi_host_sync_end(const char *api, hwi_stream *s, hwrt_status st);
 
 #endif

@@ -16,6 +16,20 @@ hwrt_status hwi_event_resolve(hwrt_event h, hwi_event **out)
     return HWRT_SUCCESS;
 }
 
+static void drop_event(void *obj)
+{
+    hwi_event *e = obj;
+    hwi_ops_if_selected()->event_destroy(e->be);
+    free(e);
+}
+
+/* Shutdown (after the streams were synchronized): events still alive become stale. */
+static hwrt_status shutdown_events(void)
+{
+    if (hwi_ops_if_selected()) hwi_handle_drain(HWI_H_EVENT, drop_event);
+    return HWRT_SUCCESS;
+}
+
 hwrt_status hwrt_event_create(hwrt_event *out, unsigned flags)
 {
     if (!out)
@@ -38,6 +52,7 @@ hwrt_status hwrt_event_create(hwrt_event *out, unsigned flags)
         free(e);
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_event_create: handle table full");
     }
+    hwi_on_shutdown(35, shutdown_events);
     *out = e->handle;
     return HWRT_SUCCESS;
 }
@@ -93,7 +108,9 @@ hwrt_status hwrt_event_synchronize(hwrt_event h)
     hwi_event *e = NULL;
     HWI_TRY(hwi_event_resolve(h, &e));
     HWI_TRY(hwi_host_sync_check("hwrt_event_synchronize", NULL));
-    return hwi_ops_if_selected()->event_synchronize(e->be);
+    hwrt_status st = hwi_ops_if_selected()->event_synchronize(e->be);
+    hwi_host_sync_end("hwrt_event_synchronize", NULL, st);
+    return st;
 }
 
 hwrt_status hwrt_event_elapsed_ms(float *ms, hwrt_event start, hwrt_event end)

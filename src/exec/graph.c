@@ -2,28 +2,18 @@
  * front-end (handle checks, shape checks, per-tensor bookkeeping per op) and the dispatch
  * hooks: it checks the graph's pointers and events once, submits the node array straight
  * to the backend, then updates the retained tensors once. When a hook must see every op
- * (sync checker on, launch_blocking on, a profiling session recording, replay into a
- * capturing stream) it goes op by op through hwi_dispatch instead. */
+ * (sync checker on, launch_blocking on, replay into a capturing stream) it goes op by op
+ * through hwi_dispatch instead. */
 #include "capture.h"
 #include "event.h"
 #include "../core/config.h"
 #include "../core/handle.h"
 #include "../core/status.h"
+#include "../prof/prof.h"
 #include "../mem/host_mem.h"
 #include "../mem/pool.h"
 
-#include <stdatomic.h>
 #include <stdlib.h>
-
-/* The profiler's "a session records" flag (src/prof, exported from libhwrt). Weak: graph
- * replay works the same in a build without the profiler; with it, a recording session
- * sees every replayed node, because the replay then goes node by node through dispatch. */
-extern __attribute__((weak)) _Atomic int hwi_prof_on;
-
-static int profiling(void)
-{
-    return &hwi_prof_on != NULL && atomic_load_explicit(&hwi_prof_on, memory_order_relaxed);
-}
 
 static pthread_mutex_t list_mu = PTHREAD_MUTEX_INITIALIZER;
 static hwi_graph **live;
@@ -143,7 +133,7 @@ hwrt_status hwrt_graph_launch(hwrt_graph h, hwrt_stream sh)
                        "on device %d but the stream is on device %d; launch it on a stream of "
                        "device %d", g->device, s->device, g->device);
     int one_by_one = s->capture || hwi_cfg_int(HWI_CFG_CHECK_SYNC) ||
-                     hwi_cfg_int(HWI_CFG_LAUNCH_BLOCKING) || profiling();
+                     hwi_cfg_int(HWI_CFG_LAUNCH_BLOCKING) || hwi_prof_active();
     pthread_mutex_lock(&g->mu);
     hwrt_status st = check_inputs(g);
     if (st == HWRT_SUCCESS) st = submit_all(g, s, one_by_one);

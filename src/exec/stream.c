@@ -93,14 +93,24 @@ hwrt_status hwi_stream_sync(hwi_stream *s, const char *api)
 {
     HWI_TRY(hwi_host_sync_check(api, s));
     hwrt_status st = hwi_ops_if_selected()->stream_synchronize(s->bs);
+    hwi_host_sync_end(api, s, st);
     if (st != HWRT_SUCCESS)
         return hwi_err_prefix(st, "%s", api);
     return HWRT_SUCCESS;
 }
 
+static hwrt_status sync_device(int device, const char *api);
+
 hwrt_status hwi_streams_sync_device(int device, const char *api)
 {
     HWI_TRY(hwi_host_sync_check(api, NULL));
+    hwrt_status st = sync_device(device, api);
+    hwi_host_sync_end(api, NULL, st);
+    return st;
+}
+
+static hwrt_status sync_device(int device, const char *api)
+{
     const hwrt_backend_ops *ops = hwi_ops_if_selected();
     hwi_device *d = hwi_device_if_open(device);
     if (!ops || !d)

@@ -2,6 +2,7 @@
  * live blocks for pointer lookup, and a release that waits for the streams that used
  * the block. The caching pool replaces the allocation policy behind the same calls. */
 #include "pool.h"
+#include "mem_events.h"
 #include "../core/status.h"
 
 #include <pthread.h>
@@ -75,7 +76,9 @@ hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void *
     f->reserved += bytes;
     if (f->allocated > f->peak_allocated) f->peak_allocated = f->allocated;
     if (f->reserved > f->peak_reserved) f->peak_reserved = f->reserved;
+    dev_figures now = *f;
     pthread_mutex_unlock(&mu);
+    hwi_mem_event(HWI_MEM_ALLOC, d->ordinal, p, bytes, now.allocated, now.reserved);
     hwi_pool_report(d);
     *out = p;
     return HWRT_SUCCESS;
@@ -97,7 +100,9 @@ hwrt_status hwi_pool_free(void *p, const char *api)
     nblocks--;
     figs[copy.device].allocated -= copy.size;
     figs[copy.device].reserved -= copy.size;
+    dev_figures now = figs[copy.device];
     pthread_mutex_unlock(&mu);
+    hwi_mem_event(HWI_MEM_FREE, copy.device, copy.base, copy.size, now.allocated, now.reserved);
     const hwrt_backend_ops *ops = hwi_ops_if_selected();
     for (int i = 0; i < copy.nstreams; i++)
         ops->stream_synchronize(copy.streams[i]);   /* faults surface at the next sync */

@@ -6,6 +6,7 @@
 #include "../core/handle.h"
 #include "../core/status.h"
 #include "../mem/pool.h"
+#include "../prof/prof.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,8 +49,11 @@ int hwi_res_idle(const hwi_resident *r)
 hwrt_status hwi_res_wait_idle(hwi_resident *r)
 {
     const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    uint64_t t0 = hwi_res_now_ns();
     if (r->ready) HWI_TRY(ops->event_synchronize(r->ready));
     if (r->used) HWI_TRY(ops->event_synchronize(r->used));
+    hwi_prof_record_event(HWI_PROF_OFFLOAD_STALL, "wait for a victim's queued work",
+                          r->t->device, t0, hwi_res_now_ns(), 0);
     return HWRT_SUCCESS;
 }
 
@@ -179,6 +183,8 @@ hwrt_status hwi_res_evict(hwi_resident *r, const char *api)
     t->data = NULL;
     hwi_offload.stats.device_bytes -= t->nbytes;
     hwi_offload.stats.evict_ms += hwi_res_ms_since(t0);
+    hwi_prof_record_event(HWI_PROF_OFFLOAD_EVICT, "evict", t->device, t0, hwi_res_now_ns(),
+                          t->nbytes);
     return HWRT_SUCCESS;
 }
 
@@ -241,11 +247,15 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_stream *wait_on, hwi_tensor *cons
     if (r->has_host) {
         uint64_t h0 = hwi_res_now_ns();
         st = hwrt_memcpy_async(p, r->host, t->nbytes, HWRT_MEMCPY_HOST_TO_DEVICE, fs->handle);
-        if (!r->host_pinned)          /* pageable: the host itself waited for the copy */
+        if (!r->host_pinned) {        /* pageable: the host itself waited for the copy */
             hwi_offload.stats.stall_ms += hwi_res_ms_since(h0);
+            hwi_prof_record_event(HWI_PROF_OFFLOAD_STALL, "pageable fetch", t->device, h0,
+                                  hwi_res_now_ns(), t->nbytes);
+        }
         hwi_offload.stats.fetches_from_host++;
         hwi_offload.stats.bytes_from_host += t->nbytes;
     } else {
+        uint64_t h0 = hwi_res_now_ns();
         st = staging(t->nbytes);
         int fd = st == HWRT_SUCCESS ? open(r->path, O_RDONLY) : -1;
         ssize_t got = fd >= 0 ? pread(fd, hwi_offload.staging, t->nbytes, 0) : -1;
@@ -258,6 +268,8 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_stream *wait_on, hwi_tensor *cons
                                    fs->handle);
         if (st == HWRT_SUCCESS)           /* the bounce buffer is reused by the next read */
             st = hwi_stream_sync(fs, api);
+        hwi_prof_record_event(HWI_PROF_OFFLOAD_STALL, "disk fetch", t->device, h0,
+                              hwi_res_now_ns(), t->nbytes);
         hwi_offload.stats.fetches_from_disk++;
         hwi_offload.stats.bytes_from_disk += t->nbytes;
     }
@@ -274,6 +286,10 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_stream *wait_on, hwi_tensor *cons
     r->dirty = 0;
     hwi_offload.stats.device_bytes += t->nbytes;
     hwi_offload.stats.fetch_ms += hwi_res_ms_since(t0);
+    hwi_prof_record_event(strstr(api, "prefetch") ? HWI_PROF_OFFLOAD_PREFETCH
+                                                  : HWI_PROF_OFFLOAD_FETCH,
+                          r->has_host ? "fetch from host" : "fetch from disk", t->device, t0,
+                          hwi_res_now_ns(), t->nbytes);
     if (wait_on)
         HWI_TRY(ops->stream_wait_event(wait_on->bs, r->ready));
     return HWRT_SUCCESS;

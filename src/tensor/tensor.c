@@ -1,6 +1,7 @@
 /* Tensors: creation, host round trips that are never stale, reference counting. */
 #include "tensor.h"
 #include "../core/handle.h"
+#include "../core/log.h"
 #include "../exec/capture.h"
 #include "../diag/sync_check.h"
 #include "../core/status.h"
@@ -50,6 +51,8 @@ static hwrt_status check_desc(const char *api, hwrt_dtype dt, int ndim, const in
     return HWRT_SUCCESS;
 }
 
+static hwrt_status shutdown_tensors(void);
+
 static hwrt_status make(const char *api, hwrt_dtype dt, int ndim, const int64_t *shape,
                         int device, void *data, DLManagedTensorVersioned *ext, hwi_tensor **out)
 {
@@ -80,6 +83,7 @@ static hwrt_status make(const char *api, hwrt_dtype dt, int ndim, const int64_t 
     } else {
         t->data = data;
     }
+    hwi_on_shutdown(25, shutdown_tensors);
     t->handle = hwi_handle_new(HWI_H_TENSOR, t);
     if (!t->handle) {
         if (!ext && t->data) hwi_pool_free(t->data, api);
@@ -159,6 +163,32 @@ static void reset_streams(hwi_tensor *t)
     t->nwriters = t->nusers = 0;
     t->overflow = 0;
     pthread_mutex_unlock(&t->mu);
+}
+
+static _Atomic int leaked_tensors;
+
+static void drop_tensor(void *obj)
+{
+    hwi_tensor *t = obj;
+    atomic_fetch_add(&leaked_tensors, 1);
+    if (t->ext) {
+        if (t->ext->deleter) t->ext->deleter(t->ext);    /* the owner gets its memory back */
+    } else if (t->data) {
+        hwi_pool_free(t->data, "hwrt_shutdown");
+    }
+    pthread_mutex_destroy(&t->mu);
+    free(t);
+}
+
+/* Shutdown, before the streams go: tensors still alive are released (their handles
+ * become stale, their memory goes back to the pool) and counted in the log. */
+static hwrt_status shutdown_tensors(void)
+{
+    uint64_t n = hwi_handle_drain(HWI_H_TENSOR, drop_tensor);
+    if (n)
+        hwi_log(HWI_LOG_WARN, "hwrt_shutdown: %llu tensor(s) were never released; released them",
+                (unsigned long long)n);
+    return HWRT_SUCCESS;
 }
 
 hwrt_status hwrt_tensor_empty(hwrt_tensor *out, hwrt_dtype dt, int ndim, const int64_t *shape)

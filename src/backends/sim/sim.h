@@ -25,9 +25,13 @@ typedef struct sim_config {
     uint64_t spin_ns;                 /* adaptive spin window before a thread sleeps */
 } sim_config;
 
-enum { SIM_ENG_COMPUTE, SIM_ENG_H2D, SIM_ENG_D2H, SIM_ENG_HOST, SIM_ENG_COUNT };
+/* SIM_ENG_SPLIT is no engine of the modelled device: it is a helper thread that takes half
+ * of a large copy, so that one copy engine reaches the host's memory bandwidth where two
+ * threads copy faster than one (docs/performance.md). */
+enum { SIM_ENG_COMPUTE, SIM_ENG_H2D, SIM_ENG_D2H, SIM_ENG_HOST, SIM_ENG_SPLIT, SIM_ENG_COUNT };
 
-typedef enum { SOP_COPY, SOP_MEMSET, SOP_KERNEL, SOP_HOSTFN, SOP_RECORD, SOP_WAIT } sim_op_type;
+/* SOP_PART: the helper's share of a split copy (sim_work.c), run by SIM_ENG_SPLIT. */
+typedef enum { SOP_COPY, SOP_MEMSET, SOP_KERNEL, SOP_HOSTFN, SOP_RECORD, SOP_WAIT, SOP_PART } sim_op_type;
 
 typedef struct sim_op sim_op;
 typedef struct hwrt_bstream sim_stream;
@@ -42,7 +46,8 @@ struct sim_op {
     sim_stream *stream;
     uint64_t seq;          /* position in the stream */
     union {
-        struct { void *dst; const void *src; size_t bytes; int kind; int pinned; } copy;
+        struct { void *dst; const void *src; size_t bytes; int kind; int pinned;
+                 struct split_job *job; } copy;     /* job: large copies (sim_work.c) */
         struct { void *dst; int value; size_t bytes; } set;
         hwrt_kernel kernel;
         struct { hwrt_host_fn fn; void *arg; } host;
@@ -61,6 +66,7 @@ typedef struct sim_engine {
     int started;
     int kind;
     sim_dev *dev;
+    uint64_t spin_ns;                 /* spin window, read once at start (config may reload) */
     _Atomic uint64_t busy_ns;
     uint64_t published_ns;            /* last busy-time publication (compute engine) */
 } sim_engine;
@@ -92,6 +98,14 @@ struct hwrt_bstream {
     int blocked;                      /* head is a WAIT not yet satisfied */
     _Atomic uint64_t submitted, completed;
     int priority;
+    /* op freelist, so that queuing an op costs no malloc: completed ops are pushed on
+     * `returned` (lock-free, by whichever thread retires them); producers take the whole
+     * returned list at once into `spare`, which alloc_lock guards */
+    _Atomic(struct split_job *) cur_job; /* the in-flight copy's chunks, for waiters to help */
+    _Atomic(sim_op *) returned;
+    sim_op *spare;
+    _Atomic int nspare;               /* ops in spare + returned (approximate) */
+    atomic_flag alloc_lock;
 };
 
 struct hwrt_bevent {
@@ -112,13 +126,22 @@ uint64_t sim_now_ns(void);
 void sim_wait_until_ns(uint64_t deadline);
 
 /* sim_engine.c */
+/* Stream and engine locks are held for a few instructions by a producer and an engine
+ * thread at once: an adaptive mutex spins briefly instead of going to futex sleep. */
+void sim_mutex_init(pthread_mutex_t *mu);
 void sim_engine_start(sim_engine *e, sim_dev *dev, int kind);
 void sim_engine_stop(sim_engine *e);
 void sim_engine_push(sim_engine *e, sim_op *op);
 
 /* sim_stream.c */
-void sim_stream_enqueue(sim_stream *s, sim_op *op);
-void sim_stream_complete(sim_op *op);
+/* Queue op on s; returns its sequence number (op may be retired and reused at once). */
+uint64_t sim_stream_enqueue(sim_stream *s, sim_op *op);
+/* Called by engine e after running op, the head of its stream. Returns the stream's next
+ * op when it is for e and e has nothing else queued: e runs it directly, skipping its
+ * queue (one lock round trip less per op); else NULL. */
+sim_op *sim_stream_complete(sim_engine *e, sim_op *op);
+/* An op for stream s from its freelist (malloc when empty); NULL when out of memory. */
+sim_op *sim_op_new(sim_stream *s, sim_op_type type, int engine);
 /* Wait until the stream has completed op number seq (spin first, then sleep). */
 void sim_stream_wait_seq(sim_stream *s, uint64_t seq);
 hwrt_status sim_dev_fault_status(sim_dev *d);
@@ -130,7 +153,9 @@ void sim_event_unref(sim_event *e);
 
 /* sim_work.c */
 void sim_op_execute(sim_engine *e, sim_op *op);
-sim_op *sim_op_new(sim_op_type type, int engine);
+
+/* A thread waiting for s helps copy the chunks of its in-flight large copy (sim_work.c). */
+void sim_split_help(sim_stream *s);
 
 /* sim_kernels.c */
 void sim_kernel_run(const hwrt_kernel *k);

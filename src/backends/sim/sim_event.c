@@ -52,7 +52,7 @@ int sim_event_done(sim_event *e, uint64_t gen)
 
 hwrt_status sim_event_record(hwrt_bevent *e, hwrt_bstream *s)
 {
-    sim_op *op = sim_op_new(SOP_RECORD, -1);
+    sim_op *op = sim_op_new(s, SOP_RECORD, -1);
     if (!op)
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "recording an event: host out of memory");
     atomic_fetch_add(&e->refs, 1);
@@ -67,7 +67,7 @@ hwrt_status sim_stream_wait_event(hwrt_bstream *s, hwrt_bevent *e)
     uint64_t gen = atomic_load(&e->gen);
     if (sim_event_done(e, gen))
         return HWRT_SUCCESS;              /* nothing pending: no need to queue a wait */
-    sim_op *op = sim_op_new(SOP_WAIT, -1);
+    sim_op *op = sim_op_new(s, SOP_WAIT, -1);
     if (!op)
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "waiting on an event: host out of memory");
     atomic_fetch_add(&e->refs, 1);

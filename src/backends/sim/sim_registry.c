@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #define REG_MAGIC 0x314d53545257480aull     /* "\nHWRTSM1" */
-#define REG_VERSION 1u
+#define REG_VERSION 2u                 /* also in the object's name: layouts never mix */
 #define REG_SLOTS 256
 
 typedef struct {
@@ -87,10 +87,10 @@ static const char *reg_name(char *buf, size_t len)
     const char *env = getenv("HWRT_SIM_REGISTRY");
     if (env && !strcmp(env, "off")) return NULL;
     if (env && *env) {
-        snprintf(buf, len, "%s%s", env[0] == '/' ? "" : "/", env);
+        snprintf(buf, len, "%s%s-v%u", env[0] == '/' ? "" : "/", env, REG_VERSION);
         return buf;
     }
-    snprintf(buf, len, "/hwrt-sim-%u", (unsigned)getuid());
+    snprintf(buf, len, "/hwrt-sim-%u-v%u", (unsigned)getuid(), REG_VERSION);
     return buf;
 }
 

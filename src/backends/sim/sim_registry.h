@@ -2,7 +2,8 @@
  * process publishes what it holds on each simulated device, as a real driver knows every
  * context on a card. Device-wide `used` and free capacity include other processes, and
  * exclusive mode refuses a second opener. Env HWRT_SIM_REGISTRY names the shared-memory
- * object (default "/hwrt-sim-<uid>"; "off" disables sharing). */
+ * object (default "/hwrt-sim-<uid>-v<layout version>"; a given name gets the same
+ * version suffix; "off" disables sharing). */
 #ifndef SIM_REGISTRY_H
 #define SIM_REGISTRY_H
 

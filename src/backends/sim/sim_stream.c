@@ -27,6 +27,64 @@ void sim_mark_blocked(sim_stream *s)
     pthread_mutex_unlock(&blocked_mu);
 }
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* ---- op freelist (see struct hwrt_bstream) ---- */
+
+/* Ops kept per stream for reuse (120 bytes each: at most 15 MiB, reached only by a stream
+ * that once had this many queued); beyond that retired ops go back to malloc. */
+#define SIM_SPARE_OPS (1 << 17)
+
+sim_op *sim_op_new(sim_stream *s, sim_op_type type, int engine)
+{
+    while (atomic_flag_test_and_set_explicit(&s->alloc_lock, memory_order_acquire))
+        cpu_relax();
+    sim_op *op = s->spare;
+    if (!op) op = atomic_exchange_explicit(&s->returned, NULL, memory_order_acquire);
+    if (op) {
+        s->spare = op->next;
+        atomic_fetch_sub_explicit(&s->nspare, 1, memory_order_relaxed);
+    }
+    atomic_flag_clear_explicit(&s->alloc_lock, memory_order_release);
+    if (!op) op = malloc(sizeof *op);
+    if (op) {
+        op->type = type;
+        op->engine = engine;
+    }
+    return op;
+}
+
+/* Retire op to its stream's freelist. Caller holds s->mu (so that the stream outlives
+ * the call: sim_stream_destroy takes s->mu before freeing). */
+static void op_release_locked(sim_stream *s, sim_op *op)
+{
+    if (atomic_load_explicit(&s->nspare, memory_order_relaxed) >= SIM_SPARE_OPS) {
+        free(op);
+        return;
+    }
+    atomic_fetch_add_explicit(&s->nspare, 1, memory_order_relaxed);
+    sim_op *h = atomic_load_explicit(&s->returned, memory_order_relaxed);
+    do op->next = h;
+    while (!atomic_compare_exchange_weak_explicit(&s->returned, &h, op, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+static void free_list(sim_op *op)
+{
+    while (op) {
+        sim_op *next = op->next;
+        free(op);
+        op = next;
+    }
+}
+
 static void pop_head_locked(sim_stream *s, sim_op *op)
 {
     s->head = op->next;
@@ -34,9 +92,11 @@ static void pop_head_locked(sim_stream *s, sim_op *op)
     atomic_store_explicit(&s->completed, op->seq, memory_order_release);
 }
 
-/* Hand the head to an engine, or retire control ops. Returns 1 if an event record was
- * reached (blocked streams must be re-checked once the caller has dropped s->mu). */
-static int advance_locked(sim_stream *s)
+/* Hand the head to an engine, or retire control ops. When the head is for engine `self`
+ * and self has nothing queued, it goes to *direct instead (self runs it next). Returns 1
+ * if an event record was reached (blocked streams must be re-checked once the caller has
+ * dropped s->mu). */
+static int advance_locked(sim_stream *s, sim_engine *self, sim_op **direct)
 {
     int reached = 0;
     while (s->head && !s->inflight) {
@@ -45,7 +105,7 @@ static int advance_locked(sim_stream *s)
             pop_head_locked(s, op);
             sim_event_reached(op->u.ev.ev, op->u.ev.gen);
             sim_event_unref(op->u.ev.ev);
-            free(op);
+            op_release_locked(s, op);
             reached = 1;
             continue;
         }
@@ -60,11 +120,17 @@ static int advance_locked(sim_stream *s)
             s->blocked = 0;
             pop_head_locked(s, op);
             sim_event_unref(op->u.ev.ev);
-            free(op);
+            op_release_locked(s, op);
             continue;
         }
         s->inflight = 1;
-        sim_engine_push(&s->dev->engines[op->engine], op);
+        if (op->type == SOP_COPY && op->u.copy.job)
+            atomic_store(&s->cur_job, op->u.copy.job);   /* waiters may help (sim_work.c) */
+        sim_engine *e = &s->dev->engines[op->engine];
+        if (e == self && !atomic_load_explicit(&e->pending, memory_order_acquire))
+            *direct = op;
+        else
+            sim_engine_push(e, op);
     }
     if (!s->head && s->waiters)
         pthread_cond_broadcast(&s->cv);
@@ -91,7 +157,7 @@ void sim_kick_blocked(void)
         sim_stream *s = list[i];
         pthread_mutex_lock(&s->mu);
         s->blocked = 0;
-        reached |= advance_locked(s);
+        reached |= advance_locked(s, NULL, NULL);
         pthread_mutex_unlock(&s->mu);
     }
     free(list);
@@ -99,54 +165,55 @@ void sim_kick_blocked(void)
         sim_kick_blocked();
 }
 
-void sim_stream_enqueue(sim_stream *s, sim_op *op)
+uint64_t sim_stream_enqueue(sim_stream *s, sim_op *op)
 {
     op->stream = s;
     op->next = NULL;
     pthread_mutex_lock(&s->mu);
-    op->seq = atomic_load_explicit(&s->submitted, memory_order_relaxed) + 1;
-    atomic_store_explicit(&s->submitted, op->seq, memory_order_release);
+    uint64_t seq = atomic_load_explicit(&s->submitted, memory_order_relaxed) + 1;
+    op->seq = seq;
+    atomic_store_explicit(&s->submitted, seq, memory_order_release);
     if (s->tail) s->tail->next = op;
     else s->head = op;
     s->tail = op;
-    int reached = (s->head == op) ? advance_locked(s) : 0;
+    int reached = (s->head == op) ? advance_locked(s, NULL, NULL) : 0;
     pthread_mutex_unlock(&s->mu);
     if (reached)
         sim_kick_blocked();
+    return seq;
 }
 
-/* Called by the engine that ran op (the stream's head). */
-void sim_stream_complete(sim_op *op)
+sim_op *sim_stream_complete(sim_engine *e, sim_op *op)
 {
     sim_stream *s = op->stream;
+    sim_op *direct = NULL;
     pthread_mutex_lock(&s->mu);
     s->inflight = 0;
     pop_head_locked(s, op);
-    int reached = advance_locked(s);
+    op_release_locked(s, op);
+    int reached = advance_locked(s, e, &direct);
     if (s->waiters)
         pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
-    free(op);
+    pthread_mutex_unlock(&s->mu);      /* s may be destroyed from here on unless direct */
     if (reached)
         sim_kick_blocked();
-}
-
-static uint64_t spin_ns(void)
-{
-    const sim_config *c;
-    char r[8];
-    sim_config_get(&c, r, sizeof r);
-    return c->spin_ns;
+    return direct;
 }
 
 void sim_stream_wait_seq(sim_stream *s, uint64_t seq)
 {
     if (atomic_load_explicit(&s->completed, memory_order_acquire) >= seq)
         return;
-    uint64_t until = sim_now_ns() + spin_ns();
+    sim_split_help(s);
+    uint64_t until = sim_now_ns() + s->dev->engines[SIM_ENG_COMPUTE].spin_ns;
     unsigned i = 0;
     while (atomic_load_explicit(&s->completed, memory_order_acquire) < seq) {
-        if ((++i & 63) == 0) {
+        cpu_relax();
+        if ((++i & 3) == 0) {
+            if (atomic_load_explicit(&s->cur_job, memory_order_relaxed)) {
+                sim_split_help(s);             /* a large copy became the head: help */
+                until = sim_now_ns() + s->dev->engines[SIM_ENG_COMPUTE].spin_ns;
+            }
             if (sim_now_ns() >= until) break;
             sched_yield();
         }
@@ -180,7 +247,8 @@ hwrt_status sim_stream_create(hwrt_bdev *dev, int priority, hwrt_bstream **out)
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "creating a stream: host out of memory");
     s->dev = dev;
     s->priority = priority;
-    pthread_mutex_init(&s->mu, NULL);
+    atomic_flag_clear(&s->alloc_lock);
+    sim_mutex_init(&s->mu);
     pthread_cond_init(&s->cv, NULL);
     *out = s;
     return HWRT_SUCCESS;
@@ -189,6 +257,12 @@ hwrt_status sim_stream_create(hwrt_bdev *dev, int priority, hwrt_bstream **out)
 void sim_stream_destroy(hwrt_bstream *s)
 {
     sim_stream_wait_seq(s, atomic_load(&s->submitted));
+    /* the engine that retired the last op may still hold s->mu (it publishes `completed`
+     * before unlocking): wait for it to let go before freeing */
+    pthread_mutex_lock(&s->mu);
+    pthread_mutex_unlock(&s->mu);
+    free_list(s->spare);
+    free_list(atomic_load(&s->returned));
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     free(s);

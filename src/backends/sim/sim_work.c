@@ -6,15 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-sim_op *sim_op_new(sim_op_type type, int engine)
-{
-    sim_op *op = malloc(sizeof *op);
-    if (op) {
-        op->type = type;
-        op->engine = engine;
-    }
-    return op;
-}
+#include <sched.h>
+
+/* Copies of at least this many bytes are split with the SIM_ENG_SPLIT helper thread
+ * (smaller ones tend to be cache-resident, where one thread is fastest). */
+#define SIM_SPLIT_MIN ((size_t)32 << 20)
 
 /* Fault injection hook (sim_fault.c): nonzero makes this op fail with that status. */
 __attribute__((weak)) int sim_fault_inject(sim_dev *d, const sim_op *op, char *msg, size_t len)
@@ -35,22 +31,138 @@ static void link_throttle(sim_dev *d, const sim_op *op, uint64_t t0)
     sim_wait_until_ns(t0 + (uint64_t)((double)op->u.copy.bytes / gbps));
 }
 
+/* Large copies. A host memcpy of tens of MiB is limited by one core's load/store
+ * throughput on many machines, and on a loaded host every thread handoff can cost more
+ * than the copy, so a copy engine that is one thread would model a DMA engine much
+ * slower than the host's memory system. A large copy therefore carries a job: its bytes
+ * cut into chunks taken from a shared cursor by the copy engine, the device's split
+ * helper, and any thread blocked waiting for that stream (hwrt_stream_synchronize, a
+ * pageable copy), which would otherwise sit idle. Only the in-flight head of a stream
+ * publishes its job (everything before it has completed), and the op still completes on
+ * its engine, in stream order. The engine closes the job after its own share and waits
+ * only for chunks already being copied. Jobs are reference counted: the op, the helper
+ * and each waiter that joined hold one. */
+#define SIM_SPLIT_CHUNK ((size_t)1 << 20)
+
+typedef struct split_job {
+    sim_op op;                     /* the SOP_PART queued on the helper; points here */
+    _Atomic size_t next;           /* cursor: offset of the next chunk to take */
+    size_t n;
+    char *dst;
+    const char *src;
+    _Atomic int active;            /* threads copying chunks right now */
+    _Atomic int closed;            /* the engine is done: no new joiners */
+    _Atomic int refs;
+} split_job;
+
+static void job_unref(split_job *j)
+{
+    if (atomic_fetch_sub_explicit(&j->refs, 1, memory_order_acq_rel) == 1) free(j);
+}
+
+static void job_join(split_job *j)
+{
+    atomic_fetch_add(&j->active, 1);
+    while (!atomic_load(&j->closed)) {
+        size_t off = atomic_fetch_add_explicit(&j->next, SIM_SPLIT_CHUNK, memory_order_relaxed);
+        if (off >= j->n) break;
+        size_t len = j->n - off < SIM_SPLIT_CHUNK ? j->n - off : SIM_SPLIT_CHUNK;
+        memcpy(j->dst + off, j->src + off, len);
+    }
+    atomic_fetch_sub_explicit(&j->active, 1, memory_order_release);
+}
+
+/* A job for a copy worth splitting, or NULL (small, overlapping, out of memory). */
+static split_job *job_new(void *dst, const void *src, size_t n)
+{
+    const char *s = src;
+    char *t = dst;
+    if (n < SIM_SPLIT_MIN || (t < s + n && s < t + n)) return NULL;
+    split_job *j = malloc(sizeof *j);
+    if (!j) return NULL;
+    memset(&j->op, 0, sizeof j->op);
+    j->op.type = SOP_PART;
+    j->op.engine = SIM_ENG_SPLIT;
+    j->op.u.copy.job = j;
+    atomic_init(&j->next, 0);
+    j->n = n;
+    j->dst = t;
+    j->src = s;
+    atomic_init(&j->active, 0);
+    atomic_init(&j->closed, 0);
+    atomic_init(&j->refs, 1);      /* the op's */
+    return j;
+}
+
+/* The op is done with its job (copied, or skipped by a fault): unpublish, drop its ref. */
+static void job_finish(sim_op *op)
+{
+    split_job *j = op->u.copy.job;
+    if (!j) return;
+    atomic_store(&j->closed, 1);
+    unsigned i = 0;                /* chunks being copied by others finish first */
+    while (atomic_load_explicit(&j->active, memory_order_acquire))
+        if ((++i & 63) == 0) sched_yield();
+    sim_stream *s = op->stream;
+    pthread_mutex_lock(&s->mu);
+    if (atomic_load(&s->cur_job) == j) atomic_store(&s->cur_job, NULL);
+    pthread_mutex_unlock(&s->mu);
+    op->u.copy.job = NULL;
+    job_unref(j);
+}
+
+static void copy_bytes(sim_dev *d, sim_op *op)
+{
+    split_job *j = op->u.copy.job;
+    if (!j) {
+        memmove(op->u.copy.dst, op->u.copy.src, op->u.copy.bytes);
+        return;
+    }
+    atomic_fetch_add(&j->refs, 1);                  /* the helper's */
+    sim_engine_push(&d->engines[SIM_ENG_SPLIT], &j->op);
+    job_join(j);
+    job_finish(op);
+}
+
+void sim_split_help(sim_stream *s)
+{
+    if (!atomic_load_explicit(&s->cur_job, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&s->mu);    /* the job outlives s->cur_job only with a ref */
+    split_job *j = atomic_load(&s->cur_job);
+    if (j) atomic_fetch_add(&j->refs, 1);
+    pthread_mutex_unlock(&s->mu);
+    if (!j) return;
+    if (!atomic_load(&s->dev->fault)) job_join(j);
+    job_unref(j);
+}
+
 void sim_op_execute(sim_engine *e, sim_op *op)
 {
     sim_dev *d = e->dev;
-    if (atomic_load(&d->fault))
+    if (op->type == SOP_PART) {    /* the helper's share of a large copy */
+        split_job *j = op->u.copy.job;
+        job_join(j);
+        job_unref(j);              /* may free op: the caller must not touch it */
+        return;
+    }
+    if (atomic_load(&d->fault)) {
+        if (op->type == SOP_COPY) job_finish(op);
         return;                               /* sticky fault: queued work is skipped */
+    }
     char msg[256];
     int f = sim_fault_inject(d, op, msg, sizeof msg);
     if (f) {
         memcpy(d->fault_msg, msg, sizeof d->fault_msg);
         atomic_store(&d->fault, f);
+        if (op->type == SOP_COPY) job_finish(op);
         return;
     }
-    uint64_t t0 = sim_now_ns();
+    uint64_t t0;
     switch (op->type) {
     case SOP_COPY:
-        memmove(op->u.copy.dst, op->u.copy.src, op->u.copy.bytes);
+        t0 = sim_now_ns();
+        copy_bytes(d, op);
         link_throttle(d, op, t0);
         break;
     case SOP_MEMSET:
@@ -78,7 +190,7 @@ hwrt_status sim_memcpy_async(hwrt_bstream *s, void *dst, const void *src, size_t
     int engine = kind == HWRT_MEMCPY_HOST_TO_DEVICE   ? SIM_ENG_H2D
                  : kind == HWRT_MEMCPY_DEVICE_TO_HOST ? SIM_ENG_D2H
                                                       : SIM_ENG_COMPUTE;
-    sim_op *op = sim_op_new(SOP_COPY, engine);
+    sim_op *op = sim_op_new(s, SOP_COPY, engine);
     if (!op)
         return oom_op("hwrt_memcpy_async");
     op->u.copy.dst = dst;
@@ -86,12 +198,13 @@ hwrt_status sim_memcpy_async(hwrt_bstream *s, void *dst, const void *src, size_t
     op->u.copy.bytes = bytes;
     op->u.copy.kind = kind;
     op->u.copy.pinned = host_pinned;
-    sim_stream_enqueue(s, op);
+    op->u.copy.job = job_new(dst, src, bytes);
+    uint64_t seq = sim_stream_enqueue(s, op);     /* op may be retired and reused from here */
     int host_side = kind == HWRT_MEMCPY_HOST_TO_DEVICE || kind == HWRT_MEMCPY_DEVICE_TO_HOST;
     if (host_side && !host_pinned) {
         /* pageable: the driver stages through its own buffer, so the call returns only
          * once the host memory has been consumed or filled */
-        sim_stream_wait_seq(s, op->seq);
+        sim_stream_wait_seq(s, seq);
         return sim_dev_fault_status(s->dev);
     }
     return HWRT_SUCCESS;
@@ -99,7 +212,7 @@ hwrt_status sim_memcpy_async(hwrt_bstream *s, void *dst, const void *src, size_t
 
 hwrt_status sim_memset_async(hwrt_bstream *s, void *dptr, int value, size_t bytes)
 {
-    sim_op *op = sim_op_new(SOP_MEMSET, SIM_ENG_COMPUTE);
+    sim_op *op = sim_op_new(s, SOP_MEMSET, SIM_ENG_COMPUTE);
     if (!op)
         return oom_op("hwrt_memset_async");
     op->u.set.dst = dptr;
@@ -111,7 +224,7 @@ hwrt_status sim_memset_async(hwrt_bstream *s, void *dptr, int value, size_t byte
 
 hwrt_status sim_kernel_launch(hwrt_bstream *s, const hwrt_kernel *k)
 {
-    sim_op *op = sim_op_new(SOP_KERNEL, SIM_ENG_COMPUTE);
+    sim_op *op = sim_op_new(s, SOP_KERNEL, SIM_ENG_COMPUTE);
     if (!op)
         return oom_op("kernel launch");
     op->u.kernel = *k;
@@ -121,7 +234,7 @@ hwrt_status sim_kernel_launch(hwrt_bstream *s, const hwrt_kernel *k)
 
 hwrt_status sim_host_func(hwrt_bstream *s, hwrt_host_fn fn, void *arg)
 {
-    sim_op *op = sim_op_new(SOP_HOSTFN, SIM_ENG_HOST);
+    sim_op *op = sim_op_new(s, SOP_HOSTFN, SIM_ENG_HOST);
     if (!op)
         return oom_op("hwrt_launch_host_func");
     op->u.host.fn = fn;

@@ -1,0 +1,126 @@
+/* The hwrt Python module: declarations shared by its C files.
+ *
+ * One extension module, `hwrt`, written against the CPython C API. Its submodules
+ * (hwrt.runtime, hwrt.communication, hwrt.profiler) are module objects made in C and
+ * registered in sys.modules, so `import hwrt.runtime as mrt` works as in the seed. */
+#ifndef HWPY_H
+#define HWPY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <hwrt.h>
+
+/* ---- errors (errors.c) ---- */
+/* Raise the hwrt exception for st, carrying hwrt_last_error(); returns NULL. */
+PyObject *hwpy_raise(hwrt_status st);
+/* Raise the exception of status st with our own sentence; returns NULL. */
+PyObject *hwpy_raise_msg(hwrt_status st, const char *fmt, ...);
+int hwpy_errors_init(PyObject *module);
+
+/* ---- dtypes (dtype.c) ---- */
+typedef struct {
+    PyObject_HEAD
+    hwrt_dtype dt;
+} hwpy_dtype_obj;
+extern PyTypeObject hwpy_dtype_type;
+/* The singleton dtype object of dt (borrowed). */
+PyObject *hwpy_dtype_object(hwrt_dtype dt);
+/* Convert an hwrt dtype, a name ("float16") or a numpy dtype/type to dt. 0 on success,
+ * -1 with TypeError/ValueError set. */
+int hwpy_dtype_convert(PyObject *obj, hwrt_dtype *dt);
+/* O& converter for PyArg_Parse: None leaves *dt untouched. */
+int hwpy_dtype_converter_opt(PyObject *obj, void *dt);
+/* PEP 3118 format and itemsize of a buffer -> dtype; 0 on success, -1 with an error. */
+int hwpy_dtype_from_format(const char *format, Py_ssize_t itemsize, hwrt_dtype *dt);
+/* PEP 3118 format of dt ("e", "f", ...), NULL for bfloat16 which has none. */
+const char *hwpy_dtype_format(hwrt_dtype dt);
+/* numpy's name for dt ("float16"); bfloat16 maps to float32 on the host. */
+const char *hwpy_dtype_numpy_name(hwrt_dtype dt);
+int hwpy_dtype_init(PyObject *module);
+
+/* ---- tensors (tensor.c, tensor_interop.c) ---- */
+typedef struct {
+    PyObject_HEAD
+    hwrt_tensor t;
+    PyObject *weakrefs;
+} hwpy_tensor_obj;
+extern PyTypeObject hwpy_tensor_type;
+#define hwpy_tensor_check(o) PyObject_TypeCheck((o), &hwpy_tensor_type)
+/* Wrap a tensor handle, taking over its reference (released on failure). */
+PyObject *hwpy_tensor_wrap(hwrt_tensor t);
+/* Allocate an uninitialised tensor and wrap it. */
+PyObject *hwpy_tensor_new_empty(hwrt_dtype dt, int ndim, const int64_t *shape);
+/* Shape of a tensor as a C array; returns ndim or -1 with an error set. */
+int hwpy_tensor_shape(hwrt_tensor t, int64_t shape[HWRT_MAX_DIMS]);
+/* Tensor from any host object: buffer protocol, else numpy.asarray(obj). dt_req < 0 keeps
+ * the source dtype; otherwise the data is cast on the device to dt_req. */
+PyObject *hwpy_tensor_from_object(PyObject *obj, int dt_req);
+/* Host copy of the tensor as a numpy array (bfloat16 widened to float32). */
+PyObject *hwpy_tensor_asnumpy(hwrt_tensor t);
+/* A shape argument (an int or a sequence of ints >= 0); returns ndim or -1. */
+int hwpy_parse_shape(PyObject *obj, int64_t shape[HWRT_MAX_DIMS]);
+/* Live hwrt.Tensor objects (for leak tests). */
+extern Py_ssize_t hwpy_live_tensors;
+extern PyBufferProcs hwpy_tensor_as_buffer;
+extern PyNumberMethods hwpy_tensor_as_number;
+PyObject *hwpy_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kw);
+PyObject *hwpy_tensor_dlpack_device(PyObject *self, PyObject *unused);
+PyObject *hwpy_from_dlpack(PyObject *module, PyObject *obj);
+int hwpy_tensor_init(PyObject *module);
+
+/* ---- ops (ops.c) ---- */
+extern PyMethodDef hwpy_ops_methods[];
+/* Tensor methods that are ops (t.sum(), t.astype(), ...). */
+extern PyMethodDef hwpy_tensor_op_methods[];
+
+/* ---- streams and events (stream.c) ---- */
+typedef struct {
+    PyObject_HEAD
+    hwrt_stream s;
+    int owned;            /* 0 for the default stream, which is never destroyed */
+} hwpy_stream_obj;
+extern PyTypeObject hwpy_stream_type;
+/* The stream ops should use now: the innermost StreamCtx of this thread, else NULL
+ * (the current device's default stream). Borrowed from the thread's state. */
+hwrt_stream hwpy_current_stream(void);
+/* Resolve an optional Python stream argument: None -> current stream. 0 / -1 error. */
+int hwpy_stream_arg(PyObject *obj, hwrt_stream *out);
+int hwpy_stream_init(PyObject *module, PyObject *runtime);
+/* The Stream object current on this thread (borrowed; NULL: none set), and setting it
+ * (NULL clears; 0 / -1 with an error). */
+PyObject *hwpy_current_stream_obj(void);
+int hwpy_set_current_stream(PyObject *stream);
+/* Graph capture (graph.c): adds hwrt.runtime.Graph when hwrt has hwrt_graph.h. */
+int hwpy_graph_init(PyObject *runtime);
+int hwpy_graph_features(PyObject *d);
+extern PyMethodDef hwpy_stream_functions[];
+
+/* ---- devices, memory, synchronisation (device.c) ---- */
+extern PyMethodDef hwpy_device_top_methods[];     /* hwrt.set_device, ... */
+extern PyMethodDef hwpy_runtime_methods[];        /* hwrt.runtime.* */
+/* device_id argument: None -> current device. */
+int hwpy_device_arg(PyObject *obj, int *device_id);
+
+/* ---- context and offload configuration (context.c) ---- */
+extern PyMethodDef hwpy_context_methods[];
+int hwpy_context_init(PyObject *module);
+
+/* ---- offload (offload.c) ---- */
+/* "device", "host" or "disk". */
+PyObject *hwpy_offload_location(hwrt_tensor t);
+PyObject *hwpy_tensor_set_offloadable(PyObject *self, PyObject *args, PyObject *kw);
+extern PyMethodDef hwpy_offload_methods[];
+int hwpy_offload_features(PyObject *d);
+
+/* ---- communication and profiler (comm.c) ---- */
+extern PyMethodDef hwpy_comm_methods[];
+/* Put the optional parts present into dict d (dist, profiler, caching_pool). */
+int hwpy_comm_features(PyObject *d);
+int hwpy_device_features(PyObject *d);
+extern PyMethodDef hwpy_prof_methods[];
+
+/* Add methods to a module (module-level functions). */
+int hwpy_add_functions(PyObject *module, PyMethodDef *defs);
+
+#endif

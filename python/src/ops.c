@@ -1,0 +1,430 @@
+/* Ops: hwrt.add/mul/matmul/relu/scale/sum/cast/fill as functions, Tensor methods and
+ * Tensor operators (+ - * / @, unary -). Each enqueues one hwrt_op_* on the current
+ * stream (the innermost StreamCtx, else the device's default stream) and returns at
+ * once: results are read with asnumpy(), which orders itself after the op.
+ * Shapes must match exactly (no broadcasting); a Python scalar operand of + - * / is
+ * applied through fill or scale. Every op accepts out= to write into an existing tensor. */
+#include "hwpy.h"
+
+#define T(o) (((hwpy_tensor_obj *)(o))->t)
+
+typedef struct {
+    hwrt_dtype dtype;
+    int ndim;
+    int64_t shape[HWRT_MAX_DIMS];
+} desc;
+
+static int describe(PyObject *t, desc *d)
+{
+    d->ndim = hwpy_tensor_shape(T(t), d->shape);
+    if (d->ndim < 0) return -1;
+    hwrt_tensor_dtype(T(t), &d->dtype);
+    return 0;
+}
+
+static int need_tensor(PyObject *o, const char *what)
+{
+    if (hwpy_tensor_check(o)) return 0;
+    PyErr_Format(PyExc_TypeError, "%s must be an hwrt.Tensor, not %.100s", what,
+                 Py_TYPE(o)->tp_name);
+    return -1;
+}
+
+/* The output: `out` if given (a Tensor), else a new tensor of d. New reference. */
+static PyObject *output(PyObject *out, const desc *d)
+{
+    if (out && out != Py_None) {
+        if (need_tensor(out, "out") < 0) return NULL;
+        return Py_NewRef(out);
+    }
+    return hwpy_tensor_new_empty(d->dtype, d->ndim, d->shape);
+}
+
+/* Release the GIL around the enqueue (launch_blocking makes it wait for the device). */
+#define ENQUEUE(call)                                                                          \
+    do {                                                                                       \
+        hwrt_status st_;                                                                       \
+        Py_BEGIN_ALLOW_THREADS                                                                 \
+        st_ = (call);                                                                          \
+        Py_END_ALLOW_THREADS                                                                   \
+        if (st_ != HWRT_SUCCESS) {                                                             \
+            Py_DECREF(res);                                                                    \
+            return hwpy_raise(st_);                                                            \
+        }                                                                                      \
+    } while (0)
+
+static PyObject *fill_like(const desc *d, double value, PyObject *out, hwrt_stream s)
+{
+    PyObject *res = output(out, d);
+    if (!res) return NULL;
+    ENQUEUE(hwrt_op_fill(T(res), value, s));
+    return res;
+}
+
+/* An operand as a tensor shaped like `like`: tensors as they are, numbers filled,
+ * anything else (numpy arrays, lists) uploaded and converted to like's dtype. */
+static PyObject *operand(PyObject *o, const desc *like, hwrt_stream s)
+{
+    if (hwpy_tensor_check(o)) return Py_NewRef(o);
+    if (PyFloat_Check(o) || PyLong_Check(o) || PyBool_Check(o)) {
+        double v = PyFloat_AsDouble(o);
+        if (v == -1.0 && PyErr_Occurred()) return NULL;
+        return fill_like(like, v, NULL, s);
+    }
+    return hwpy_tensor_from_object(o, (int)like->dtype);
+}
+
+typedef hwrt_status (*binary_fn)(hwrt_tensor, hwrt_tensor, hwrt_tensor, hwrt_stream);
+
+static PyObject *binary(binary_fn fn, PyObject *a, PyObject *b, PyObject *out, hwrt_stream s)
+{
+    desc d;
+    if (need_tensor(a, "a") < 0 || describe(a, &d) < 0) return NULL;
+    PyObject *bt = operand(b, &d, s);
+    if (!bt) return NULL;
+    PyObject *res = output(out, &d);
+    if (!res) { Py_DECREF(bt); return NULL; }
+    hwrt_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = fn(T(res), T(a), T(bt), s);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(bt);
+    if (st != HWRT_SUCCESS) { Py_DECREF(res); return hwpy_raise(st); }
+    return res;
+}
+
+static PyObject *scale(PyObject *a, double alpha, PyObject *out, hwrt_stream s)
+{
+    desc d;
+    if (need_tensor(a, "a") < 0 || describe(a, &d) < 0) return NULL;
+    PyObject *res = output(out, &d);
+    if (!res) return NULL;
+    ENQUEUE(hwrt_op_scale(T(res), T(a), alpha, s));
+    return res;
+}
+
+static PyObject *matmul(PyObject *a, PyObject *b, PyObject *out, hwrt_stream s)
+{
+    desc da, db;
+    if (need_tensor(a, "a") < 0 || need_tensor(b, "b") < 0 || describe(a, &da) < 0 ||
+        describe(b, &db) < 0)
+        return NULL;
+    /* [M,K] @ [K,N] -> [M,N]; other ranks get hwrt's own sentence from the op */
+    desc d = {.dtype = da.dtype, .ndim = 2};
+    d.shape[0] = da.ndim == 2 ? da.shape[0] : 0;
+    d.shape[1] = db.ndim == 2 ? db.shape[1] : 0;
+    PyObject *res = output(out, &d);
+    if (!res) return NULL;
+    ENQUEUE(hwrt_op_matmul(T(res), T(a), T(b), s));
+    return res;
+}
+
+static PyObject *sum(PyObject *a, PyObject *axis_obj, PyObject *out, hwrt_stream s)
+{
+    desc da;
+    if (need_tensor(a, "a") < 0 || describe(a, &da) < 0) return NULL;
+    int axis = -1;                                /* hwrt: -1 sums everything */
+    desc d = {.dtype = da.dtype == HWRT_BOOL ? HWRT_INT64 : da.dtype, .ndim = 0};
+    if (axis_obj && axis_obj != Py_None) {
+        long ax = PyLong_AsLong(axis_obj);
+        if (ax == -1 && PyErr_Occurred()) return NULL;
+        if (ax < -da.ndim || ax >= da.ndim)
+            return PyErr_Format(PyExc_ValueError, "axis %ld is out of range for a %d-D tensor",
+                                ax, da.ndim);
+        axis = (int)(ax < 0 ? ax + da.ndim : ax);
+        for (int i = 0; i < da.ndim; i++)
+            if (i != axis) d.shape[d.ndim++] = da.shape[i];
+    }
+    PyObject *res = output(out, &d);
+    if (!res) return NULL;
+    ENQUEUE(hwrt_op_sum(T(res), T(a), axis, s));
+    return res;
+}
+
+static PyObject *cast(PyObject *a, hwrt_dtype dt, PyObject *out, hwrt_stream s)
+{
+    desc d;
+    if (need_tensor(a, "a") < 0 || describe(a, &d) < 0) return NULL;
+    d.dtype = dt;
+    PyObject *res = output(out, &d);
+    if (!res) return NULL;
+    ENQUEUE(hwrt_op_cast(T(res), T(a), s));
+    return res;
+}
+
+/* ---- module functions ---- */
+
+#define STREAM_OR_FAIL(obj, s) if (hwpy_stream_arg((obj), &(s)) < 0) return NULL
+
+static PyObject *f_add(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"a", "b", "out", "stream", NULL};
+    PyObject *a, *b, *out = Py_None, *so = Py_None;
+    hwrt_stream s;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OO:add", kwlist, &a, &b, &out, &so))
+        return NULL;
+    STREAM_OR_FAIL(so, s);
+    if (!hwpy_tensor_check(a) && hwpy_tensor_check(b)) { PyObject *x = a; a = b; b = x; }
+    return binary(hwrt_op_add, a, b, out, s);
+}
+
+static PyObject *f_mul(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"a", "b", "out", "stream", NULL};
+    PyObject *a, *b, *out = Py_None, *so = Py_None;
+    hwrt_stream s;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OO:mul", kwlist, &a, &b, &out, &so))
+        return NULL;
+    STREAM_OR_FAIL(so, s);
+    if (!hwpy_tensor_check(a) && hwpy_tensor_check(b)) { PyObject *x = a; a = b; b = x; }
+    if (hwpy_tensor_check(a) && (PyFloat_Check(b) || PyLong_Check(b))) {
+        double v = PyFloat_AsDouble(b);
+        if (v == -1.0 && PyErr_Occurred()) return NULL;
+        return scale(a, v, out, s);
+    }
+    return binary(hwrt_op_mul, a, b, out, s);
+}
+
+static PyObject *f_matmul(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"a", "b", "out", "stream", NULL};
+    PyObject *a, *b, *out = Py_None, *so = Py_None;
+    hwrt_stream s;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OO:matmul", kwlist, &a, &b, &out, &so))
+        return NULL;
+    STREAM_OR_FAIL(so, s);
+    return matmul(a, b, out, s);
+}
+
+static PyObject *f_relu(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"a", "out", "stream", NULL};
+    PyObject *a, *out = Py_None, *so = Py_None;
+    hwrt_stream s;
+    desc d;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OO:relu", kwlist, &a, &out, &so))
+        return NULL;
+    STREAM_OR_FAIL(so, s);
+    if (need_tensor(a, "a") < 0 || describe(a, &d) < 0) return NULL;
+    PyObject *res = output(out, &d);
+    if (!res) return NULL;
+    ENQUEUE(hwrt_op_relu(T(res), T(a), s));
+    return res;
+}
+
+static PyObject *f_scale(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"a", "alpha", "out", "stream", NULL};
+    PyObject *a, *out = Py_None, *so = Py_None;
+    double alpha;
+    hwrt_stream s;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Od|$OO:scale", kwlist, &a, &alpha, &out, &so))
+        return NULL;
+    STREAM_OR_FAIL(so, s);
+    return scale(a, alpha, out, s);
+}
+
+static PyObject *f_sum(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"a", "axis", "out", "stream", NULL};
+    PyObject *a, *axis = Py_None, *out = Py_None, *so = Py_None;
+    hwrt_stream s;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$OO:sum", kwlist, &a, &axis, &out, &so))
+        return NULL;
+    STREAM_OR_FAIL(so, s);
+    return sum(a, axis, out, s);
+}
+
+static PyObject *f_cast(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"a", "dtype", "out", "stream", NULL};
+    PyObject *a, *dto, *out = Py_None, *so = Py_None;
+    hwrt_stream s;
+    hwrt_dtype dt;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|$OO:cast", kwlist, &a, &dto, &out, &so))
+        return NULL;
+    STREAM_OR_FAIL(so, s);
+    if (hwpy_dtype_convert(dto, &dt) < 0) return NULL;
+    return cast(a, dt, out, s);
+}
+
+/* full(shape, value, dtype=float32), zeros(shape, dtype), ones(shape, dtype) */
+static PyObject *make_full(PyObject *shape_obj, double value, int dt)
+{
+    desc d = {.dtype = dt >= 0 ? (hwrt_dtype)dt : HWRT_FLOAT32};
+    d.ndim = hwpy_parse_shape(shape_obj, d.shape);
+    if (d.ndim < 0) return NULL;
+    return fill_like(&d, value, NULL, hwpy_current_stream());
+}
+
+static PyObject *f_full(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"shape", "fill_value", "dtype", NULL};
+    PyObject *shape;
+    double v;
+    int dt = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Od|O&:full", kwlist, &shape, &v,
+                                     hwpy_dtype_converter_opt, &dt))
+        return NULL;
+    return make_full(shape, v, dt);
+}
+
+static PyObject *f_zeros(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"shape", "dtype", NULL};
+    PyObject *shape;
+    int dt = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O&:zeros", kwlist, &shape,
+                                     hwpy_dtype_converter_opt, &dt))
+        return NULL;
+    return make_full(shape, 0.0, dt);
+}
+
+static PyObject *f_ones(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"shape", "dtype", NULL};
+    PyObject *shape;
+    int dt = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O&:ones", kwlist, &shape,
+                                     hwpy_dtype_converter_opt, &dt))
+        return NULL;
+    return make_full(shape, 1.0, dt);
+}
+
+#define KW(fn) (PyCFunction)(void (*)(void))(fn), METH_VARARGS | METH_KEYWORDS
+PyMethodDef hwpy_ops_methods[] = {
+    {"add", KW(f_add), "add(a, b, *, out=None, stream=None): a + b elementwise (b may be a number)."},
+    {"mul", KW(f_mul), "mul(a, b, *, out=None, stream=None): a * b elementwise (b may be a number)."},
+    {"matmul", KW(f_matmul), "matmul(a, b, *, out=None, stream=None): [M,K] @ [K,N] through BLAS."},
+    {"relu", KW(f_relu), "relu(a, *, out=None, stream=None): max(a, 0)."},
+    {"scale", KW(f_scale), "scale(a, alpha, *, out=None, stream=None): alpha * a."},
+    {"sum", KW(f_sum), "sum(a, axis=None, *, out=None, stream=None): sum of all elements (0-d "
+                       "result) or along one axis."},
+    {"cast", KW(f_cast), "cast(a, dtype, *, out=None, stream=None): elementwise conversion."},
+    {"full", KW(f_full), "full(shape, fill_value, dtype=float32): a filled tensor."},
+    {"zeros", KW(f_zeros), "zeros(shape, dtype=float32)"},
+    {"ones", KW(f_ones), "ones(shape, dtype=float32)"},
+    {NULL}};
+
+/* ---- Tensor methods ---- */
+
+static PyObject *m_astype(PyObject *self, PyObject *dto)
+{
+    hwrt_dtype dt;
+    if (hwpy_dtype_convert(dto, &dt) < 0) return NULL;
+    return cast(self, dt, NULL, hwpy_current_stream());
+}
+
+static PyObject *m_sum(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"axis", NULL};
+    PyObject *axis = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:sum", kwlist, &axis)) return NULL;
+    return sum(self, axis, NULL, hwpy_current_stream());
+}
+
+static PyObject *m_relu(PyObject *self, PyObject *unused)
+{
+    desc d;
+    if (describe(self, &d) < 0) return NULL;
+    PyObject *res = output(NULL, &d);
+    if (!res) return NULL;
+    ENQUEUE(hwrt_op_relu(T(res), T(self), hwpy_current_stream()));
+    return res;
+}
+
+static PyObject *m_matmul(PyObject *self, PyObject *b)
+{
+    return matmul(self, b, NULL, hwpy_current_stream());
+}
+
+static PyObject *m_fill(PyObject *self, PyObject *v)
+{
+    double value = PyFloat_AsDouble(v);
+    if (value == -1.0 && PyErr_Occurred()) return NULL;
+    desc d;
+    if (describe(self, &d) < 0) return NULL;
+    return fill_like(&d, value, self, hwpy_current_stream());
+}
+
+PyMethodDef hwpy_tensor_op_methods[] = {
+    {"astype", m_astype, METH_O, "astype(dtype) -> Tensor: converted on the device."},
+    {"sum", KW(m_sum), "sum(axis=None) -> Tensor"},
+    {"relu", m_relu, METH_NOARGS, "relu() -> Tensor"},
+    {"matmul", m_matmul, METH_O, "matmul(b) -> Tensor"},
+    {"fill", m_fill, METH_O, "fill(value) -> self: set every element (enqueued)."},
+    {NULL}};
+
+/* ---- operators ---- */
+
+static int is_number(PyObject *o) { return PyFloat_Check(o) || PyLong_Check(o); }
+
+static PyObject *nb_add(PyObject *a, PyObject *b)
+{
+    if (!hwpy_tensor_check(a)) { PyObject *x = a; a = b; b = x; }
+    if (!is_number(b) && !hwpy_tensor_check(b)) Py_RETURN_NOTIMPLEMENTED;
+    return binary(hwrt_op_add, a, b, NULL, hwpy_current_stream());
+}
+
+static PyObject *nb_mul(PyObject *a, PyObject *b)
+{
+    if (!hwpy_tensor_check(a)) { PyObject *x = a; a = b; b = x; }
+    if (is_number(b)) {
+        double v = PyFloat_AsDouble(b);
+        if (v == -1.0 && PyErr_Occurred()) return NULL;
+        return scale(a, v, NULL, hwpy_current_stream());
+    }
+    if (!hwpy_tensor_check(b)) Py_RETURN_NOTIMPLEMENTED;
+    return binary(hwrt_op_mul, a, b, NULL, hwpy_current_stream());
+}
+
+static PyObject *nb_negative(PyObject *a)
+{
+    return scale(a, -1.0, NULL, hwpy_current_stream());
+}
+
+static PyObject *nb_sub(PyObject *a, PyObject *b)
+{
+    hwrt_stream s = hwpy_current_stream();
+    if (hwpy_tensor_check(a) && is_number(b)) {        /* a - x */
+        double v = PyFloat_AsDouble(b);
+        if (v == -1.0 && PyErr_Occurred()) return NULL;
+        PyObject *nb = PyFloat_FromDouble(-v);
+        PyObject *res = nb ? binary(hwrt_op_add, a, nb, NULL, s) : NULL;
+        Py_XDECREF(nb);
+        return res;
+    }
+    if (!hwpy_tensor_check(b) || (!hwpy_tensor_check(a) && !is_number(a)))
+        Py_RETURN_NOTIMPLEMENTED;
+    PyObject *neg = scale(b, -1.0, NULL, s);            /* a - b = (-b) + a */
+    PyObject *res = neg ? binary(hwrt_op_add, neg, a, NULL, s) : NULL;
+    Py_XDECREF(neg);
+    return res;
+}
+
+static PyObject *nb_truediv(PyObject *a, PyObject *b)
+{
+    if (!hwpy_tensor_check(a) || !is_number(b)) Py_RETURN_NOTIMPLEMENTED;
+    double v = PyFloat_AsDouble(b);
+    if (v == -1.0 && PyErr_Occurred()) return NULL;
+    if (v == 0.0) {
+        PyErr_SetString(PyExc_ZeroDivisionError, "tensor division by zero");
+        return NULL;
+    }
+    return scale(a, 1.0 / v, NULL, hwpy_current_stream());
+}
+
+static PyObject *nb_matmul(PyObject *a, PyObject *b)
+{
+    if (!hwpy_tensor_check(a) || !hwpy_tensor_check(b)) Py_RETURN_NOTIMPLEMENTED;
+    return matmul(a, b, NULL, hwpy_current_stream());
+}
+
+PyNumberMethods hwpy_tensor_as_number = {
+    .nb_add = nb_add,
+    .nb_subtract = nb_sub,
+    .nb_multiply = nb_mul,
+    .nb_negative = nb_negative,
+    .nb_true_divide = nb_truediv,
+    .nb_matrix_multiply = nb_matmul,
+};

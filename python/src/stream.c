@@ -1,0 +1,442 @@
+/* hwrt.runtime.Stream, Event, StreamCtx and the per-thread current stream.
+ *
+ * The C API has no "current stream" (NULL means the device's default stream); MindSpore
+ * and PyTorch do. The module keeps one per Python thread, in the thread's state dict:
+ * StreamCtx(s) makes s current inside a `with` block, set_cur_stream(s) outside one,
+ * and every op the module enqueues uses it. */
+#include "hwpy.h"
+
+#define CUR_KEY "hwrt.current_stream"
+
+typedef struct {
+    PyObject_HEAD
+    hwrt_event e;
+} event_obj;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *stream;      /* the Stream to make current */
+    PyObject *prev;        /* what was current on __enter__ (NULL: none) */
+} ctx_obj;
+
+static PyTypeObject event_type, ctx_type;
+
+/* ---- the thread's current stream ---- */
+
+PyObject *hwpy_current_stream_obj(void)     /* borrowed; NULL when none was set */
+{
+    PyObject *d = PyThreadState_GetDict();
+    return d ? PyDict_GetItemString(d, CUR_KEY) : NULL;
+}
+
+int hwpy_set_current_stream(PyObject *stream)   /* NULL clears */
+{
+    PyObject *d = PyThreadState_GetDict();
+    if (!d) {
+        PyErr_SetString(PyExc_RuntimeError, "no thread state dict");
+        return -1;
+    }
+    if (!stream) {
+        if (PyDict_GetItemString(d, CUR_KEY)) return PyDict_DelItemString(d, CUR_KEY);
+        return 0;
+    }
+    return PyDict_SetItemString(d, CUR_KEY, stream);
+}
+
+hwrt_stream hwpy_current_stream(void)
+{
+    PyObject *o = hwpy_current_stream_obj();
+    return o ? ((hwpy_stream_obj *)o)->s : NULL;
+}
+
+int hwpy_stream_arg(PyObject *obj, hwrt_stream *out)
+{
+    if (!obj || obj == Py_None) {
+        *out = hwpy_current_stream();
+        return 0;
+    }
+    if (!PyObject_TypeCheck(obj, &hwpy_stream_type)) {
+        PyErr_Format(PyExc_TypeError, "stream must be an hwrt.runtime.Stream or None, not %.100s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    *out = ((hwpy_stream_obj *)obj)->s;
+    return 0;
+}
+
+/* ---- Stream ---- */
+
+static PyObject *stream_wrap(hwrt_stream s, int owned)
+{
+    hwpy_stream_obj *o = PyObject_New(hwpy_stream_obj, &hwpy_stream_type);
+    if (!o) {
+        if (owned) hwrt_stream_destroy(s);
+        return NULL;
+    }
+    o->s = s;
+    o->owned = owned;
+    return (PyObject *)o;
+}
+
+static PyObject *stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"priority", NULL};
+    int priority = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|i:Stream", kwlist, &priority)) return NULL;
+    hwrt_stream s;
+    hwrt_status st = hwrt_stream_create(&s, priority);
+    if (st != HWRT_SUCCESS) return hwpy_raise(st);
+    return stream_wrap(s, 1);
+}
+
+static void stream_dealloc(PyObject *self)
+{
+    hwpy_stream_obj *o = (hwpy_stream_obj *)self;
+    if (o->owned && o->s) {
+        hwrt_stream s = o->s;
+        Py_BEGIN_ALLOW_THREADS
+        hwrt_stream_destroy(s);           /* waits for the stream's queued work */
+        Py_END_ALLOW_THREADS
+    }
+    o->s = NULL;
+    Py_TYPE(self)->tp_free(self);
+}
+
+#define CALL_NOGIL(call)                                                                    \
+    do {                                                                                    \
+        hwrt_status st_;                                                                    \
+        Py_BEGIN_ALLOW_THREADS                                                              \
+        st_ = (call);                                                                       \
+        Py_END_ALLOW_THREADS                                                                \
+        if (st_ != HWRT_SUCCESS) return hwpy_raise(st_);                                    \
+    } while (0)
+
+static PyObject *stream_synchronize(PyObject *self, PyObject *unused)
+{
+    CALL_NOGIL(hwrt_stream_synchronize(((hwpy_stream_obj *)self)->s));
+    Py_RETURN_NONE;
+}
+
+static PyObject *stream_query(PyObject *self, PyObject *unused)
+{
+    hwrt_status st = hwrt_stream_query(((hwpy_stream_obj *)self)->s);
+    if (st == HWRT_SUCCESS) Py_RETURN_TRUE;
+    if (st == HWRT_ERROR_NOT_READY) Py_RETURN_FALSE;
+    return hwpy_raise(st);
+}
+
+static PyObject *stream_wait_event(PyObject *self, PyObject *ev)
+{
+    if (!PyObject_TypeCheck(ev, &event_type))
+        return PyErr_Format(PyExc_TypeError, "wait_event takes an hwrt.runtime.Event");
+    hwrt_status st = hwrt_stream_wait_event(((hwpy_stream_obj *)self)->s, ((event_obj *)ev)->e);
+    if (st != HWRT_SUCCESS) return hwpy_raise(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *event_make(int timing);
+
+static PyObject *stream_record_event(PyObject *self, PyObject *args)
+{
+    PyObject *ev = Py_None;
+    if (!PyArg_ParseTuple(args, "|O:record_event", &ev)) return NULL;
+    if (ev == Py_None) {
+        ev = event_make(0);
+        if (!ev) return NULL;
+    } else if (!PyObject_TypeCheck(ev, &event_type)) {
+        return PyErr_Format(PyExc_TypeError, "record_event takes an hwrt.runtime.Event or None");
+    } else {
+        Py_INCREF(ev);
+    }
+    hwrt_status st = hwrt_event_record(((event_obj *)ev)->e, ((hwpy_stream_obj *)self)->s);
+    if (st != HWRT_SUCCESS) { Py_DECREF(ev); return hwpy_raise(st); }
+    return ev;
+}
+
+/* s.wait_stream(other): work queued on s later waits for other's work queued so far. */
+static PyObject *stream_wait_stream(PyObject *self, PyObject *other)
+{
+    if (!PyObject_TypeCheck(other, &hwpy_stream_type))
+        return PyErr_Format(PyExc_TypeError, "wait_stream takes an hwrt.runtime.Stream");
+    PyObject *ev = event_make(0);
+    if (!ev) return NULL;
+    hwrt_status st = hwrt_event_record(((event_obj *)ev)->e, ((hwpy_stream_obj *)other)->s);
+    if (st == HWRT_SUCCESS)
+        st = hwrt_stream_wait_event(((hwpy_stream_obj *)self)->s, ((event_obj *)ev)->e);
+    Py_DECREF(ev);
+    if (st != HWRT_SUCCESS) return hwpy_raise(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *stream_get_id(PyObject *self, void *c)
+{
+    return PyLong_FromVoidPtr(((hwpy_stream_obj *)self)->s);
+}
+
+static PyObject *stream_get_device_id(PyObject *self, void *c)
+{
+    int d;
+    hwrt_status st = hwrt_stream_device(((hwpy_stream_obj *)self)->s, &d);
+    return st == HWRT_SUCCESS ? PyLong_FromLong(d) : hwpy_raise(st);
+}
+
+static PyObject *stream_richcompare(PyObject *a, PyObject *b, int op)
+{
+    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &hwpy_stream_type))
+        Py_RETURN_NOTIMPLEMENTED;
+    int eq = ((hwpy_stream_obj *)a)->s == ((hwpy_stream_obj *)b)->s;
+    return PyBool_FromLong(op == Py_EQ ? eq : !eq);
+}
+
+static Py_hash_t stream_hash(PyObject *self)
+{
+    return _Py_HashPointer(((hwpy_stream_obj *)self)->s);
+}
+
+static PyObject *stream_repr(PyObject *self)
+{
+    hwpy_stream_obj *o = (hwpy_stream_obj *)self;
+    return PyUnicode_FromFormat("Stream(id=%p%s)", (void *)o->s, o->owned ? "" : ", default");
+}
+
+static PyMethodDef stream_methods[] = {
+    {"synchronize", stream_synchronize, METH_NOARGS, "Block until the work queued so far is done."},
+    {"query", stream_query, METH_NOARGS, "True when the stream is idle."},
+    {"wait_event", stream_wait_event, METH_O, "Later work waits for the event's last record."},
+    {"wait_stream", stream_wait_stream, METH_O, "Later work waits for the other stream's work so far."},
+    {"record_event", stream_record_event, METH_VARARGS, "record_event(event=None) -> Event"},
+    {NULL}};
+
+static PyGetSetDef stream_getset[] = {
+    {"id", stream_get_id, NULL, "the hwrt_stream handle value", NULL},
+    {"device_id", stream_get_device_id, NULL, "device ordinal", NULL},
+    {NULL}};
+
+PyTypeObject hwpy_stream_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "hwrt.runtime.Stream",
+    .tp_basicsize = sizeof(hwpy_stream_obj),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Stream(priority=0): an in-order queue of device work on the current device. "
+              "Dropping it waits for its queued work.",
+    .tp_new = stream_new,
+    .tp_dealloc = stream_dealloc,
+    .tp_methods = stream_methods,
+    .tp_getset = stream_getset,
+    .tp_richcompare = stream_richcompare,
+    .tp_hash = stream_hash,
+    .tp_repr = stream_repr,
+};
+
+/* ---- Event ---- */
+
+static PyObject *event_make(int timing)
+{
+    hwrt_event e;
+    hwrt_status st = hwrt_event_create(&e, timing ? HWRT_EVENT_DEFAULT : HWRT_EVENT_DISABLE_TIMING);
+    if (st != HWRT_SUCCESS) return hwpy_raise(st);
+    event_obj *o = PyObject_New(event_obj, &event_type);
+    if (!o) { hwrt_event_destroy(e); return NULL; }
+    o->e = e;
+    return (PyObject *)o;
+}
+
+static PyObject *event_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"enable_timing", "blocking", NULL};
+    int timing = 0, blocking = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|pp:Event", kwlist, &timing, &blocking))
+        return NULL;
+    return event_make(timing);      /* hwrt's synchronize waits the same way either way */
+}
+
+static void event_dealloc(PyObject *self)
+{
+    event_obj *o = (event_obj *)self;
+    if (o->e) hwrt_event_destroy(o->e);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *event_record(PyObject *self, PyObject *args)
+{
+    PyObject *so = Py_None;
+    hwrt_stream s;
+    if (!PyArg_ParseTuple(args, "|O:record", &so) || hwpy_stream_arg(so, &s) < 0) return NULL;
+    hwrt_status st = hwrt_event_record(((event_obj *)self)->e, s);
+    if (st != HWRT_SUCCESS) return hwpy_raise(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *event_wait(PyObject *self, PyObject *args)
+{
+    PyObject *so = Py_None;
+    hwrt_stream s;
+    if (!PyArg_ParseTuple(args, "|O:wait", &so) || hwpy_stream_arg(so, &s) < 0) return NULL;
+    hwrt_status st = hwrt_stream_wait_event(s, ((event_obj *)self)->e);
+    if (st != HWRT_SUCCESS) return hwpy_raise(st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *event_synchronize(PyObject *self, PyObject *unused)
+{
+    CALL_NOGIL(hwrt_event_synchronize(((event_obj *)self)->e));
+    Py_RETURN_NONE;
+}
+
+static PyObject *event_query(PyObject *self, PyObject *unused)
+{
+    hwrt_status st = hwrt_event_query(((event_obj *)self)->e);
+    if (st == HWRT_SUCCESS) Py_RETURN_TRUE;
+    if (st == HWRT_ERROR_NOT_READY) Py_RETURN_FALSE;
+    return hwpy_raise(st);
+}
+
+static PyObject *event_elapsed_time(PyObject *self, PyObject *end)
+{
+    if (!PyObject_TypeCheck(end, &event_type))
+        return PyErr_Format(PyExc_TypeError, "elapsed_time takes the end hwrt.runtime.Event");
+    float ms;
+    hwrt_status st = hwrt_event_elapsed_ms(&ms, ((event_obj *)self)->e, ((event_obj *)end)->e);
+    if (st != HWRT_SUCCESS) return hwpy_raise(st);
+    return PyFloat_FromDouble(ms);
+}
+
+static PyMethodDef event_methods[] = {
+    {"record", event_record, METH_VARARGS, "record(stream=None): capture the stream's work so far."},
+    {"wait", event_wait, METH_VARARGS, "wait(stream=None): the stream's later work waits for this event."},
+    {"synchronize", event_synchronize, METH_NOARGS, "Block until the recorded work is done."},
+    {"query", event_query, METH_NOARGS, "True when the recorded work is done (or never recorded)."},
+    {"elapsed_time", event_elapsed_time, METH_O,
+     "elapsed_time(end_event) -> ms of device time between this record and end_event's "
+     "(both need enable_timing=True)."},
+    {NULL}};
+
+static PyTypeObject event_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "hwrt.runtime.Event",
+    .tp_basicsize = sizeof(event_obj),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Event(enable_timing=False, blocking=False): a marker in a stream.",
+    .tp_new = event_new,
+    .tp_dealloc = event_dealloc,
+    .tp_methods = event_methods,
+};
+
+/* ---- StreamCtx ---- */
+
+static PyObject *ctx_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"ctx_stream", NULL};
+    PyObject *s;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O:StreamCtx", kwlist, &s)) return NULL;
+    if (s != Py_None && !PyObject_TypeCheck(s, &hwpy_stream_type))
+        return PyErr_Format(PyExc_TypeError, "StreamCtx takes an hwrt.runtime.Stream or None");
+    ctx_obj *o = (ctx_obj *)type->tp_alloc(type, 0);
+    if (!o) return NULL;
+    o->stream = Py_NewRef(s);
+    o->prev = NULL;
+    return (PyObject *)o;
+}
+
+static void ctx_dealloc(PyObject *self)
+{
+    ctx_obj *o = (ctx_obj *)self;
+    Py_XDECREF(o->stream);
+    Py_XDECREF(o->prev);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *ctx_enter(PyObject *self, PyObject *unused)
+{
+    ctx_obj *o = (ctx_obj *)self;
+    Py_XSETREF(o->prev, Py_XNewRef(hwpy_current_stream_obj()));
+    if (hwpy_set_current_stream(o->stream == Py_None ? NULL : o->stream) < 0) return NULL;
+    return Py_NewRef(o->stream);
+}
+
+static PyObject *ctx_exit(PyObject *self, PyObject *args)
+{
+    ctx_obj *o = (ctx_obj *)self;
+    int rc = hwpy_set_current_stream(o->prev);
+    Py_CLEAR(o->prev);
+    if (rc < 0) return NULL;
+    Py_RETURN_FALSE;
+}
+
+static PyMethodDef ctx_methods[] = {
+    {"__enter__", ctx_enter, METH_NOARGS, NULL},
+    {"__exit__", ctx_exit, METH_VARARGS, NULL},
+    {NULL}};
+
+static PyTypeObject ctx_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "hwrt.runtime.StreamCtx",
+    .tp_basicsize = sizeof(ctx_obj),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "StreamCtx(stream): `with StreamCtx(s):` makes s the current stream of this "
+              "thread; ops created inside run on it.",
+    .tp_new = ctx_new,
+    .tp_dealloc = ctx_dealloc,
+    .tp_methods = ctx_methods,
+};
+
+/* ---- functions ---- */
+
+static PyObject *default_stream(PyObject *m, PyObject *unused)
+{
+    hwrt_stream s;
+    hwrt_status st = hwrt_stream_default(&s);
+    if (st != HWRT_SUCCESS) return hwpy_raise(st);
+    return stream_wrap(s, 0);
+}
+
+static PyObject *current_stream(PyObject *m, PyObject *unused)
+{
+    PyObject *o = hwpy_current_stream_obj();
+    return o ? Py_NewRef(o) : default_stream(m, NULL);
+}
+
+static PyObject *set_cur_stream(PyObject *m, PyObject *s)
+{
+    if (s != Py_None && !PyObject_TypeCheck(s, &hwpy_stream_type))
+        return PyErr_Format(PyExc_TypeError, "set_cur_stream takes an hwrt.runtime.Stream");
+    if (hwpy_set_current_stream(s == Py_None ? NULL : s) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *synchronize_stream(PyObject *m, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"stream", NULL};
+    PyObject *so = Py_None;
+    hwrt_stream s;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:synchronize_stream", kwlist, &so) ||
+        hwpy_stream_arg(so, &s) < 0)
+        return NULL;
+    CALL_NOGIL(hwrt_stream_synchronize(s));
+    Py_RETURN_NONE;
+}
+
+PyMethodDef hwpy_stream_functions[] = {
+    {"current_stream", current_stream, METH_NOARGS,
+     "The stream ops use now: the innermost StreamCtx's, else the default stream."},
+    {"default_stream", default_stream, METH_NOARGS, "The current device's default stream."},
+    {"set_cur_stream", set_cur_stream, METH_O, "Make a stream current for this thread (None: default)."},
+    {"synchronize_stream", (PyCFunction)(void (*)(void))synchronize_stream,
+     METH_VARARGS | METH_KEYWORDS,
+     "synchronize_stream(stream=None): block until the work queued on the stream (default: "
+     "the current stream) is done."},
+    {NULL}};
+
+int hwpy_stream_init(PyObject *module, PyObject *runtime)
+{
+    if (PyType_Ready(&hwpy_stream_type) < 0 || PyType_Ready(&event_type) < 0 ||
+        PyType_Ready(&ctx_type) < 0)
+        return -1;
+    PyObject *targets[2] = {module, runtime};
+    for (int i = 0; i < 2; i++)
+        if (PyModule_AddObjectRef(targets[i], "Stream", (PyObject *)&hwpy_stream_type) < 0 ||
+            PyModule_AddObjectRef(targets[i], "Event", (PyObject *)&event_type) < 0 ||
+            PyModule_AddObjectRef(targets[i], "StreamCtx", (PyObject *)&ctx_type) < 0)
+            return -1;
+    return 0;
+}

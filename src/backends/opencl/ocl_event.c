@@ -1,0 +1,116 @@
+/* Events: a record is a marker (clEnqueueMarkerWithWaitList) on the stream's in-order
+ * queue; the event keeps the marker of its last record. Timestamps are the marker's
+ * CL_PROFILING_COMMAND_END, moved onto the host's CLOCK_MONOTONIC by the offset measured
+ * when the device was opened. */
+#include "ocl.h"
+#include "../../core/status.h"
+
+#include <stdlib.h>
+
+hwrt_status ocl_event_create(hwrt_bdev *d, unsigned flags, hwrt_bevent **out)
+{
+    ocl_event *e = calloc(1, sizeof *e);
+    if (!e)
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "creating an event: host out of memory");
+    e->dev = d;
+    e->flags = flags;
+    pthread_mutex_init(&e->mu, NULL);
+    *out = e;
+    return HWRT_SUCCESS;
+}
+
+void ocl_event_destroy(hwrt_bevent *e)
+{
+    if (e->ev) ocl.ReleaseEvent(e->ev);   /* queued waits hold their own reference */
+    pthread_mutex_destroy(&e->mu);
+    free(e);
+}
+
+hwrt_status ocl_event_record(hwrt_bevent *e, hwrt_bstream *s)
+{
+    cl_event m;
+    pthread_mutex_lock(&s->enq_mu);
+    cl_int err = ocl.EnqueueMarkerWithWaitList(s->q, 0, NULL, &m);
+    if (err != CL_SUCCESS) {
+        pthread_mutex_unlock(&s->enq_mu);
+        return ocl_err(err, "opencl device %d: recording an event (clEnqueueMarkerWithWaitList)",
+                       s->dev->ordinal);
+    }
+    ocl.RetainEvent(m);                     /* one reference for the stream, one for e */
+    pthread_mutex_lock(&e->mu);
+    cl_event old = e->ev;
+    e->ev = m;
+    pthread_mutex_unlock(&e->mu);
+    ocl_stream_track(s, m);
+    pthread_mutex_unlock(&s->enq_mu);
+    if (old) ocl.ReleaseEvent(old);
+    return HWRT_SUCCESS;
+}
+
+static cl_event current(hwrt_bevent *e)
+{
+    pthread_mutex_lock(&e->mu);
+    cl_event m = e->ev;
+    if (m) ocl.RetainEvent(m);
+    pthread_mutex_unlock(&e->mu);
+    return m;
+}
+
+hwrt_status ocl_event_query(hwrt_bevent *e)
+{
+    cl_event m = current(e);
+    if (!m) return HWRT_SUCCESS;
+    hwrt_status st = ocl_event_status(m, "hwrt_event_query");
+    ocl.ReleaseEvent(m);
+    return st;
+}
+
+hwrt_status ocl_event_synchronize(hwrt_bevent *e)
+{
+    cl_event m = current(e);
+    if (!m) return HWRT_SUCCESS;
+    ocl.WaitForEvents(1, &m);              /* errors show in the status below */
+    hwrt_status st = ocl_event_status(m, "hwrt_event_synchronize");
+    ocl.ReleaseEvent(m);
+    return st;
+}
+
+hwrt_status ocl_event_timestamp_ns(hwrt_bevent *e, uint64_t *ns)
+{
+    cl_event m = current(e);
+    if (!m)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "the event was never recorded");
+    hwrt_status st = ocl_event_status(m, "event timestamp");
+    cl_ulong end = 0;
+    if (st == HWRT_ERROR_NOT_READY)
+        st = hwi_err(HWRT_ERROR_NOT_READY, "the event's last record has not been reached yet");
+    if (st == HWRT_SUCCESS) {
+        cl_int err = ocl.GetEventProfilingInfo(m, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
+        if (err != CL_SUCCESS)
+            st = ocl_err(err, "opencl device %d: reading an event's timestamp "
+                         "(CL_PROFILING_COMMAND_END)", e->dev->ordinal);
+    }
+    ocl.ReleaseEvent(m);
+    if (st == HWRT_SUCCESS)
+        *ns = (uint64_t)((int64_t)end - e->dev->ts_offset);
+    return st;
+}
+
+hwrt_status ocl_event_elapsed_ms(float *ms, hwrt_bevent *a, hwrt_bevent *b)
+{
+    if ((a->flags | b->flags) & HWRT_EVENT_DISABLE_TIMING)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
+                       "hwrt_event_elapsed_ms: an event was created with "
+                       "HWRT_EVENT_DISABLE_TIMING; create both with HWRT_EVENT_DEFAULT");
+    if (a->dev != b->dev)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_event_elapsed_ms: the events belong to "
+                       "devices %d and %d; timestamps of different devices do not compare",
+                       a->dev->ordinal, b->dev->ordinal);
+    uint64_t ta, tb;
+    hwrt_status st = ocl_event_timestamp_ns(a, &ta);
+    if (st == HWRT_SUCCESS) st = ocl_event_timestamp_ns(b, &tb);
+    if (st != HWRT_SUCCESS)
+        return hwi_err_prefix(st, "hwrt_event_elapsed_ms");
+    *ms = (float)(((double)tb - (double)ta) / 1e6);
+    return HWRT_SUCCESS;
+}

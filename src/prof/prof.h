@@ -1,0 +1,123 @@
+/* The profiler's tracer: sessions, per-thread record buffers, and the entry point other
+ * subsystems (offload, collectives) use to add their own events.
+ *
+ * Timestamps are CLOCK_MONOTONIC nanoseconds on the host; the sim backend's device
+ * timestamps use the same clock, so host and device spans share one time axis. */
+#ifndef HWI_PROF_H
+#define HWI_PROF_H
+
+#include "hwrt.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* Categories for hwi_prof_record_event (stable: they are written into the raw files). */
+typedef enum hwi_prof_cat {
+    HWI_PROF_OFFLOAD_EVICT = 1,   /* device -> host/disk, bytes moved */
+    HWI_PROF_OFFLOAD_FETCH = 2,   /* host/disk -> device on demand, bytes moved */
+    HWI_PROF_OFFLOAD_PREFETCH = 3,/* fetch ahead of use */
+    HWI_PROF_OFFLOAD_STALL = 4,   /* time a caller was blocked waiting for residency */
+    HWI_PROF_COLLECTIVE = 5,      /* a collective (name: "AllReduce", ...), bytes per rank */
+    HWI_PROF_USER = 6             /* anything else worth a span on the host timeline */
+} hwi_prof_cat;
+
+/* These three are exported from libhwrt (HWRT_API) so that separately built plugins
+ * (src/plugins/, e.g. the MPI collectives module) can record events too. */
+
+/* Nonzero while a session records; a cheap check before building an event. */
+extern HWRT_API _Atomic int hwi_prof_on;
+static inline int hwi_prof_active(void)
+{
+    return atomic_load_explicit(&hwi_prof_on, memory_order_relaxed);
+}
+
+/* CLOCK_MONOTONIC in ns. */
+HWRT_API uint64_t hwi_prof_now_ns(void);
+
+/* Record a span [start_ns, end_ns] (host clock, hwi_prof_now_ns) of category cat on
+ * device (-1: none) that moved `bytes` (0 if not applicable). `name` must outlive the
+ * process (a string literal): it is written out when the session stops. Does nothing
+ * when no session is running. Thread-safe, lock-free on the calling thread's buffer.
+ * Usage (offload, around a blocking fetch):
+ *     uint64_t t0 = hwi_prof_now_ns();  ...fetch...;
+ *     hwi_prof_record_event(HWI_PROF_OFFLOAD_FETCH, "fetch", dev, t0, hwi_prof_now_ns(), n);
+ */
+HWRT_API void hwi_prof_record_event(hwi_prof_cat cat, const char *name, int device,
+                                    uint64_t start_ns, uint64_t end_ns, uint64_t bytes);
+
+/* ---- internal to src/prof ---- */
+
+typedef enum { PREC_WORK = 1, PREC_SYNC, PREC_MEM, PREC_EXT } prof_rec_type;
+
+enum { PREC_F_FAILED = 1 };
+
+typedef struct prof_rec {
+    uint8_t type;          /* prof_rec_type */
+    uint8_t kind;          /* work: hwi_work_kind; mem: hwi_mem_event_kind; ext: category */
+    uint8_t sub;           /* copy: hwrt_memcpy_kind; kernel: hwrt_dtype */
+    uint8_t pinned;        /* copy: host side page-locked */
+    uint8_t flags;         /* PREC_F_FAILED */
+    int16_t device;        /* -1: none / device-wide */
+    uint32_t stream;       /* profiler stream id (0: none) */
+    const char *name;      /* static string */
+    uint64_t t0, t1;       /* host span; mem: t0 = t1 = time of the event */
+    _Atomic uint64_t dev_end; /* device time the marker after the work was reached (0: none);
+                              written by whichever thread resolves the marker */
+    uint64_t bytes;        /* copy, memset, mem and ext bytes */
+    uint64_t a, b, c;      /* kernel: m (or n), k, nn; mem: allocated, reserved after, addr */
+} prof_rec;
+
+/* A record slot in the calling thread's buffer, or NULL (no session, or the cap was hit
+ * and the drop counted). Fill it, then prof_commit(). Between the two the session
+ * cannot finish stopping. */
+prof_rec *prof_begin(void);
+void prof_commit(prof_rec *r);
+
+/* Stream registry and device markers (prof_markers.c). */
+typedef struct hwi_stream hwi_stream;
+typedef struct prof_stream prof_stream;
+/* The profiler's state for s (registered on first use; never freed), or NULL when out
+ * of host memory. */
+prof_stream *prof_stream_get(hwi_stream *s);
+uint32_t prof_stream_id(const prof_stream *p);
+/* Queue a marker after the work just submitted on s; its device time lands in
+ * r->dev_end once reached. Cheap: it recycles events and resolves reached markers. */
+void prof_marker_attach(prof_stream *p, hwi_stream *s, prof_rec *r);
+/* Resolve every pending marker, waiting until deadline_ns (host clock) at most; with
+ * destroy, give every backend event back too (before devices close). */
+void prof_markers_drain(uint64_t deadline_ns, int destroy);
+/* Append the "#stream" lines of the raw file to f (a FILE *). */
+void prof_markers_describe(void *f);
+/* Launches kept without a device time (backend without timestamps, timeouts). */
+uint64_t prof_markers_missing(void);
+void prof_markers_reset_missing(void);
+/* Name of the backend seen on the launch path ("" before the first launch). */
+const char *prof_markers_backend(void);
+
+/* Dispatch hook and memory observer (prof_hook.c). */
+hwrt_status prof_hook_install(void);
+void prof_hook_remove(void);
+
+/* Raw file writer (prof_writer.c): every committed record of every thread buffer. */
+typedef struct prof_buf prof_buf;
+hwrt_status prof_write_raw(const char *path, prof_buf *const *bufs, int nbufs,
+                           const char *header);
+
+/* Thread buffers, as the writer walks them. */
+#define PROF_CHUNK 4096
+typedef struct prof_chunk {
+    struct prof_chunk *next;
+    prof_rec recs[PROF_CHUNK];
+} prof_chunk;
+
+struct prof_buf {
+    prof_chunk *first, *cur;
+    _Atomic size_t count;        /* committed records in all chunks */
+    size_t in_cur;               /* slots used in cur */
+    _Atomic int busy;            /* between prof_begin and prof_commit */
+    uint32_t index;              /* host thread number in the session */
+    long os_tid;
+    char thread_name[32];
+};
+
+#endif

@@ -1,0 +1,299 @@
+/* report.html: one self-contained file (inline CSS, inline script, data embedded as
+ * JSON; nothing fetched), rendered by the browser into SVG:
+ *   - the verdict and headline figures;
+ *   - a timeline with one lane per device engine and stream, and one per host thread;
+ *   - a memory-over-time curve per device (allocated and reserved);
+ *   - an op breakdown table with bars.
+ * Long traces are reduced per lane before embedding: spans closer than 1/3000 of the
+ * trace are merged (the merged span keeps the name of its longest part), so the page
+ * stays light at 1e5+ ops. When rendering is done the script sets
+ * <body data-rendered="1"> and fills #render-stats, which the tests read back. */
+#include "prof_data.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_page.h"   /* REPORT_CSS, REPORT_JS */
+
+typedef struct span { uint64_t s, e; int name, cat; } span;
+typedef struct lane {
+    char group[96], name[128];
+    int kind;                  /* 0 device, 1 host */
+    int file, device, engine;
+    uint32_t key;              /* stream (device) or thread index (host) */
+    span *v; size_t n, cap;
+} lane;
+
+enum { CAT_KERNEL, CAT_H2D, CAT_D2H, CAT_D2D, CAT_MEMSET, CAT_HOSTFN, CAT_WAIT, CAT_LAUNCH,
+       CAT_SYNC, CAT_OFFLOAD };
+
+static const char *names[256];
+static int nnames;
+
+static int name_idx(const char *s)
+{
+    for (int i = 0; i < nnames; i++)
+        if (names[i] == s || !strcmp(names[i], s)) return i;
+    if (nnames == 256) return 255;
+    names[nnames] = s;
+    return nnames++;
+}
+
+static void json_html(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20 || c == '<' || c == '>' || c == '&') fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static lane *lane_get(lane **lanes, int *n, int kind, int file, int device, int engine,
+                      uint32_t key)
+{
+    for (int i = 0; i < *n; i++) {
+        lane *l = &(*lanes)[i];
+        if (l->kind == kind && l->file == file && l->device == device && l->engine == engine &&
+            l->key == key)
+            return l;
+    }
+    lane *nl = realloc(*lanes, (size_t)(*n + 1) * sizeof *nl);
+    if (!nl) return NULL;
+    *lanes = nl;
+    lane *l = &nl[(*n)++];
+    memset(l, 0, sizeof *l);
+    l->kind = kind; l->file = file; l->device = device; l->engine = engine; l->key = key;
+    return l;
+}
+
+static void lane_add(lane *l, uint64_t s, uint64_t e, int name, int cat)
+{
+    if (!l) return;
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 256;
+        span *nv = realloc(l->v, nc * sizeof *nv);
+        if (!nv) return;
+        l->v = nv;
+        l->cap = nc;
+    }
+    l->v[l->n++] = (span){s, e, name, cat};
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* Merge spans closer than res; a merged span keeps its longest part's name and kind. */
+static void lane_reduce(lane *l, uint64_t res)
+{
+    qsort(l->v, l->n, sizeof *l->v, span_cmp);
+    size_t w = 0;
+    uint64_t best = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        span x = l->v[i];
+        if (w && x.s <= l->v[w - 1].e + res) {
+            span *m = &l->v[w - 1];
+            if (x.e - x.s > best) { best = x.e - x.s; m->name = x.name; m->cat = x.cat; }
+            if (x.e > m->e) m->e = x.e;
+        } else {
+            l->v[w++] = x;
+            best = x.e - x.s;
+        }
+    }
+    l->n = w;
+}
+
+static int op_cat(const pop *o)
+{
+    if (!strcmp(o->kind, "copy")) return o->sub == 1 ? CAT_H2D : o->sub == 2 ? CAT_D2H : CAT_D2D;
+    if (!strcmp(o->kind, "memset")) return CAT_MEMSET;
+    if (!strcmp(o->kind, "hostfn")) return CAT_HOSTFN;
+    if (!strcmp(o->kind, "wait")) return CAT_WAIT;
+    return CAT_KERNEL;
+}
+
+static int lane_cmp(const void *a, const void *b)
+{
+    const lane *x = a, *y = b;
+    if (x->file != y->file) return x->file - y->file;
+    if (x->kind != y->kind) return y->kind - x->kind;          /* host first */
+    if (x->device != y->device) return x->device - y->device;
+    if (x->engine != y->engine) return x->engine - y->engine;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static int build_lanes(const prof_data *d, lane **lanes)
+{
+    int n = 0;
+    for (size_t i = 0; i < d->nops; i++) {
+        const pop *o = &d->ops[i];
+        lane *h = lane_get(lanes, &n, 1, o->file, -1, 0, o->thread);
+        lane_add(h, o->t0, o->t1, name_idx(o->name), CAT_LAUNCH);
+        if (o->on_device)
+            lane_add(lane_get(lanes, &n, 0, o->file, o->device, o->engine, o->stream), o->dstart,
+                     o->dend, name_idx(o->name), op_cat(o));
+    }
+    for (size_t i = 0; i < d->nsyncs; i++)
+        lane_add(lane_get(lanes, &n, 1, d->syncs[i].file, -1, 0, d->syncs[i].thread),
+                 d->syncs[i].t0, d->syncs[i].t1, name_idx(d->syncs[i].name), CAT_SYNC);
+    for (size_t i = 0; i < d->nexts; i++)
+        lane_add(lane_get(lanes, &n, 1, d->exts[i].file, d->exts[i].device, 1, 0),
+                 d->exts[i].t0, d->exts[i].t1, name_idx(d->exts[i].name), CAT_OFFLOAD);
+    qsort(*lanes, (size_t)n, sizeof **lanes, lane_cmp);
+    for (int i = 0; i < n; i++) {
+        lane *l = &(*lanes)[i];
+        const pfile *pf = &d->files[l->file];
+        if (l->kind == 0) {
+            snprintf(l->group, sizeof l->group, "NPU %d (%s, pid %ld)", l->device, pf->backend,
+                     pf->pid);
+            snprintf(l->name, sizeof l->name, "%s / stream %u", engine_names[l->engine], l->key);
+        } else if (l->engine == 1) {
+            snprintf(l->group, sizeof l->group, "Host pid %ld", pf->pid);
+            snprintf(l->name, sizeof l->name, "offload/collectives dev %d", l->device);
+        } else {
+            snprintf(l->group, sizeof l->group, "Host pid %ld", pf->pid);
+            snprintf(l->name, sizeof l->name, "thread %u", l->key);
+        }
+    }
+    return n;
+}
+
+static void emit_lanes(FILE *f, const prof_data *d, lane *lanes, int n)
+{
+    uint64_t res = (d->end_ns > d->base_ns ? d->end_ns - d->base_ns : 1) / 3000;
+    fprintf(f, "\"lanes\":[");
+    for (int i = 0; i < n; i++) {
+        lane *l = &lanes[i];
+        lane_reduce(l, res);
+        fprintf(f, "%s\n{\"group\":", i ? "," : "");
+        json_html(f, l->group);
+        fprintf(f, ",\"name\":");
+        json_html(f, l->name);
+        fprintf(f, ",\"kind\":\"%s\",\"spans\":[", l->kind ? "host" : "device");
+        for (size_t k = 0; k < l->n; k++)
+            fprintf(f, "%s[%.3f,%.3f,%d,%d]", k ? "," : "", rel_us(d, l->v[k].s),
+                    (double)(l->v[k].e - l->v[k].s) / 1e3, l->v[k].name, l->v[k].cat);
+        fprintf(f, "]}");
+        free(l->v);
+    }
+    fprintf(f, "],\n\"names\":[");
+    for (int i = 0; i < nnames; i++) {
+        if (i) fputc(',', f);
+        json_html(f, names[i]);
+    }
+    fprintf(f, "],\n");
+}
+
+static void emit_memory(FILE *f, const prof_data *d)
+{
+    fprintf(f, "\"mem\":[");
+    int first = 1;
+    for (int fi = 0; fi < d->nfiles; fi++)
+        for (int dev = -1; dev < 64; dev++) {
+            size_t cnt = 0;
+            for (size_t i = 0; i < d->nmems; i++)
+                cnt += d->mems[i].file == fi && d->mems[i].device == dev;
+            if (!cnt) continue;
+            size_t stride = cnt > 4000 ? (cnt + 3999) / 4000 : 1, k = 0;
+            fprintf(f, "%s\n{\"name\":\"NPU %d (pid %ld)\",\"pts\":[", first ? "" : ",", dev,
+                    d->files[fi].pid);
+            first = 0;
+            int firstpt = 1;
+            for (size_t i = 0; i < d->nmems; i++) {
+                const pmem *m = &d->mems[i];
+                if (m->file != fi || m->device != dev) continue;
+                if (k++ % stride && k != cnt) continue;
+                fprintf(f, "%s[%.3f,%.6f,%.6f]", firstpt ? "" : ",", rel_us(d, m->t),
+                        (double)m->allocated / 1048576.0, (double)m->reserved / 1048576.0);
+                firstpt = 0;
+            }
+            fprintf(f, "]}");
+        }
+    fprintf(f, "],\n");
+}
+
+static void emit_ops(FILE *f, const prof_figures *pf)
+{
+    uint64_t all = 0;
+    for (int i = 0; i < pf->nops; i++)
+        if (strcmp(pf->ops[i].task_type, "EVENT_WAIT")) all += pf->ops[i].total_ns;
+    fprintf(f, "\"ops\":[");
+    for (int i = 0; i < pf->nops; i++) {
+        const op_stat *s = &pf->ops[i];
+        int wait = !strcmp(s->task_type, "EVENT_WAIT");
+        fprintf(f, "%s\n{\"name\":", i ? "," : "");
+        json_html(f, s->name);
+        fprintf(f, ",\"type\":\"%s\",\"device\":%d,\"count\":%llu,\"total\":%.3f,\"avg\":%.3f,"
+                "\"min\":%.3f,\"max\":%.3f,\"pct\":%.2f}", s->task_type, s->device,
+                (unsigned long long)s->count, (double)s->total_ns / 1e3,
+                (double)s->total_ns / 1e3 / (double)s->count, (double)s->min_ns / 1e3,
+                (double)s->max_ns / 1e3,
+                wait || !all ? 0.0 : 100.0 * (double)s->total_ns / (double)all);
+    }
+    fprintf(f, "],\n");
+}
+
+static void emit_summary(FILE *f, const prof_data *d, const prof_figures *pf,
+                         const prof_verdict *v)
+{
+    fprintf(f, "\"verdict\":{\"headline\":");
+    json_html(f, v->headline);
+    fprintf(f, ",\"lines\":[");
+    for (int i = 0; i < v->nlines; i++) {
+        if (i) fputc(',', f);
+        json_html(f, v->lines[i]);
+    }
+    uint64_t events = 0;
+    for (int i = 0; i < d->nfiles; i++) events += d->files[i].events;
+    fprintf(f, "]},\n\"stats\":{\"processes\":%d,\"events\":%llu,\"dropped\":%llu,"
+            "\"missing\":%llu,\"launches\":%llu,\"syncs\":%llu,\"device_ms\":%.3f,"
+            "\"memcpy_ms\":%.3f,\"kernel_ms\":%.3f,\"idle_ms\":%.3f,\"span_ms\":%.3f,"
+            "\"sync_ms\":%.3f,\"peak_allocated_mb\":%.3f,\"peak_reserved_mb\":%.3f,"
+            "\"trace_ms\":%.3f}\n",
+            d->nfiles, (unsigned long long)events, (unsigned long long)pf->dropped,
+            (unsigned long long)pf->missing, (unsigned long long)pf->launches,
+            (unsigned long long)pf->syncs, pf->device_ns / 1e6, pf->memcpy_ns / 1e6,
+            pf->kernel_ns / 1e6, pf->idle_ns / 1e6, pf->span_ns / 1e6, pf->sync_ns / 1e6,
+            pf->peak_allocated / 1048576.0, pf->peak_reserved / 1048576.0,
+            (d->end_ns - d->base_ns) / 1e6);
+}
+
+int export_report_html(const prof_data *d, const prof_figures *pf, const prof_verdict *v,
+                       const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    nnames = 0;
+    lane *lanes = NULL;
+    int n = build_lanes(d, &lanes);
+    fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+            "<title>hwrt-prof report</title>\n<style>%s</style></head>\n<body>\n"
+            "<h1>hwrt-prof report</h1>\n<div id=\"meta\"></div>\n"
+            "<section id=\"verdict\"></section>\n"
+            "<h2>Timeline</h2><div id=\"timeline\"></div>\n"
+            "<h2>Device memory over time</h2><div id=\"memory\"></div>\n"
+            "<h2>Op breakdown</h2><div id=\"ops\"></div>\n"
+            "<div id=\"render-stats\"></div>\n"
+            "<script>\nconst DATA = {", REPORT_CSS);
+    emit_lanes(f, d, lanes, n);
+    free(lanes);
+    emit_memory(f, d);
+    emit_ops(f, pf);
+    emit_summary(f, d, pf, v);
+    fprintf(f, "};\n%s</script>\n</body></html>\n", REPORT_JS);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        snprintf(err, errlen, "writing %s failed (disk full?)", path);
+        return -1;
+    }
+    return 0;
+}
