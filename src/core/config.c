@@ -30,6 +30,7 @@ static const cfg_desc schema[HWI_CFG_COUNT] = {
                               "a fraction between 0 and 1 (0 = off)"},
     [HWI_CFG_RECORD_ALLOC_SITES] = {"record_alloc_sites", HWI_T_BOOL, "0", 0, 0, "true or false"},
     [HWI_CFG_PINNED_POOL] = {"pinned_pool", HWI_T_BOOL, "1", 0, 0, "true or false"},
+    [HWI_CFG_THREAD_CACHE] = {"thread_cache", HWI_T_BOOL, "1", 0, 0, "true or false"},
     [HWI_CFG_MEMORY_OFFLOAD] = {"memory_offload", HWI_T_BOOL, "0", 0, 0, "ON or OFF"},
     [HWI_CFG_AUTO_OFFLOAD] = {"auto_offload", HWI_T_BOOL, "1", 0, 0, "true or false"},
     [HWI_CFG_OFFLOAD_CPU_SIZE] = {"offload_cpu_size", HWI_T_SIZE, "0", 0, 0,

@@ -14,6 +14,7 @@ typedef enum hwi_cfg_key {
     HWI_CFG_GC_THRESHOLD,
     HWI_CFG_RECORD_ALLOC_SITES,
     HWI_CFG_PINNED_POOL,
+    HWI_CFG_THREAD_CACHE,
     /* offload */
     HWI_CFG_MEMORY_OFFLOAD,
     HWI_CFG_AUTO_OFFLOAD,

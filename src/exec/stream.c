@@ -43,6 +43,7 @@ static hwrt_status create(hwi_device *d, int priority, int is_default, hwi_strea
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "creating a stream: handle table full");
     }
     hwi_on_shutdown(30, shutdown_streams);
+    hwi_pool_set_sync(hwi_streams_sync_device);   /* the pool's slow paths sync devices */
     *out = s;
     return HWRT_SUCCESS;
 }
@@ -199,6 +200,7 @@ hwrt_status hwrt_stream_destroy(hwrt_stream h)
     hwi_handle_free(h, HWI_H_STREAM);
     const hwrt_backend_ops *ops = hwi_ops_if_selected();
     hwrt_status st = ops->stream_synchronize(s->bs);
+    hwi_pool_stream_destroyed(s->bs);              /* the pool forgets the stream */
     ops->stream_destroy(s->bs);
     free(s);
     return st;
@@ -296,8 +298,5 @@ hwrt_status hwrt_free_async(void *dptr, hwrt_stream h)
         return HWRT_SUCCESS;
     hwi_stream *s = NULL;
     HWI_TRY(hwi_stream_resolve(h, &s));
-    hwi_block_info b;
-    if (hwi_pool_find(dptr, 1, &b) && b.base == dptr && b.device == s->device)
-        HWI_TRY(hwi_pool_record_stream(dptr, s->bs));
-    return hwi_pool_free(dptr, "hwrt_free_async");
+    return hwi_pool_free_on(dptr, s->bs, s->device, "hwrt_free_async");
 }

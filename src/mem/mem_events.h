@@ -20,6 +20,8 @@ typedef void (*hwi_mem_event_fn)(hwi_mem_event_kind kind, int device, const void
 
 /* Register the observer (NULL removes it). One observer at a time; the last wins. */
 void hwi_mem_events_set(hwi_mem_event_fn fn);
+/* 1 when an observer is registered (so the pool gathers figures only then). */
+int hwi_mem_events_active(void);
 /* Report an event (the pool calls this). */
 void hwi_mem_event(hwi_mem_event_kind kind, int device, const void *ptr, size_t bytes,
                    size_t allocated, size_t reserved);

@@ -1,169 +1,229 @@
-/* Device memory, first version: one backend segment per block, a sorted registry of
- * live blocks for pointer lookup, and a release that waits for the streams that used
- * the block. The caching pool replaces the allocation policy behind the same calls. */
-#include "pool.h"
+/* The stream-ordered caching device-memory pool (PyTorch/CUDA-caching-allocator design,
+ * backend-agnostic: it only calls the backend's segment_alloc/free, va_* and event
+ * slots).
+ *
+ * - Requests round up to 512 B. Requests <= 1 MiB come from 2 MiB "small" segments,
+ *   larger ones from "large" segments (20 MiB below 10 MiB, else the request rounded to
+ *   the device granule), or from one expandable address range per stream whose granules
+ *   are mapped on demand (expandable_segments).
+ * - Free blocks are kept per (device, stream it was allocated for, small/large), best fit,
+ *   split on allocation and coalesced with free neighbours on free.
+ * - A block is reused at once by work on its own stream (stream order makes that safe);
+ *   other streams recorded on it (hwi_pool_record_stream) get a backend event at free
+ *   time and the block stays PENDING until every event has completed. hwi_pool_free
+ *   never blocks.
+ * - Before growing past max_device_memory or failing on the device, the pool syncs the
+ *   device, returns every cached segment and retries; then it fails with a breakdown. */
+#include "pool_tcache.h"
 #include "mem_events.h"
+#include "../core/config.h"
+#include "../core/log.h"
 #include "../core/status.h"
 
-#include <pthread.h>
+#include <execinfo.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_STREAMS 8
+pthread_mutex_t hwi_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+dpool *hwi_pool_devs[HWI_MAX_DEVICES];
 
-typedef struct block {
-    void *base;
-    size_t size;
-    int device;
-    hwrt_bstream *streams[MAX_STREAMS];
-    int nstreams;
-} block;
+uint64_t hwi_pool_free_seq;                /* bumped whenever a block becomes free */
+static _Atomic(hwi_pool_sync_fn) sync_fn;
 
-typedef struct dev_figures {
-    size_t allocated, reserved, peak_allocated, peak_reserved;
-} dev_figures;
+/* internal try_alloc outcomes: sync the device, clean up, try again */
+#define WANT_GC ((hwrt_status)2000)
+#define WANT_TRIM ((hwrt_status)2001)
 
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static block *blocks;        /* sorted by base */
-static size_t nblocks, cap_blocks;
-static dev_figures figs[HWI_MAX_DEVICES];
+hwrt_status hwi_pool_teardown(void);
+hwrt_status hwi_pool_oom(dpool *dp, size_t req, size_t rsize, const char *cause);
 
-static size_t find_index(const void *p)   /* first block with base > p */
+void hwi_pool_set_sync(hwi_pool_sync_fn fn) { atomic_store(&sync_fn, fn); }
+
+hwrt_status hwi_pool_sync_device(int device, const char *api)
 {
-    size_t lo = 0, hi = nblocks;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if ((const char *)blocks[mid].base <= (const char *)p) lo = mid + 1;
-        else hi = mid;
+    hwi_pool_sync_fn fn = atomic_load(&sync_fn);
+    return fn ? fn(device, api) : HWRT_SUCCESS;
+}
+
+static size_t round_size(size_t n) { return n < POOL_ROUND ? POOL_ROUND : (n + POOL_ROUND - 1) & ~(POOL_ROUND - 1); }
+static size_t round_to(size_t n, size_t g) { return (n + g - 1) / g * g; }
+
+static dpool *dpool_get(hwi_device *d)
+{
+    dpool *dp = hwi_pool_devs[d->ordinal];
+    if (dp) return dp;
+    dp = calloc(1, sizeof *dp);
+    if (!dp) return NULL;
+    dp->device = d->ordinal;
+    dp->bdev = d->bdev;
+    dp->st.max_split_size = -1;
+    hwi_pool_devs[d->ordinal] = dp;
+    hwi_on_shutdown(40, hwi_pool_teardown);
+    return dp;
+}
+
+static spool *spool_get(dpool *dp, hwrt_bstream *bs, int kind)
+{
+    spool *sp = dp->last;
+    if (sp && sp->owner == bs && sp->kind == kind) return sp;
+    for (sp = dp->spools; sp; sp = sp->next)
+        if (sp->owner == bs && sp->kind == kind) break;
+    if (!sp) {
+        sp = calloc(1, sizeof *sp);
+        if (!sp) return NULL;
+        sp->owner = bs;
+        sp->kind = kind;
+        sp->dp = dp;
+        sp->next = dp->spools;
+        dp->spools = sp;
     }
-    return lo;
+    dp->last = sp;
+    return sp;
 }
 
-static block *lookup_locked(const void *p)
+/* ---- events: cross-stream reuse ---- */
+
+static hwrt_bevent *event_get(dpool *dp)
 {
-    size_t i = find_index(p);
-    if (i == 0) return NULL;
-    block *b = &blocks[i - 1];
-    if ((const char *)p < (const char *)b->base + (b->size ? b->size : 1)) return b;
-    return NULL;
+    if (dp->nev) return dp->evcache[--dp->nev];
+    hwrt_bevent *e = NULL;
+    if (hwi_ops_if_selected()->event_create(dp->bdev, 0, &e) != HWRT_SUCCESS) return NULL;
+    return e;
 }
 
-hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void **out)
+static void event_put(dpool *dp, hwrt_bevent *e)
+{
+    if (dp->nev == dp->cap_ev) {
+        int nc = dp->cap_ev ? dp->cap_ev * 2 : 16;
+        hwrt_bevent **n = realloc(dp->evcache, (size_t)nc * sizeof *n);
+        if (!n) { hwi_ops_if_selected()->event_destroy(e); return; }
+        dp->evcache = n;
+        dp->cap_ev = nc;
+    }
+    dp->evcache[dp->nev++] = e;
+}
+
+/* A block becomes free: active drops, it merges with free neighbours. freed_at was set
+ * when the caller freed it (a PENDING block keeps that time: a device sync begun after
+ * it covers its owner stream's work, and its events have completed). */
+static void make_free(pblock *b)
+{
+    dpool *dp = b->seg->dp;
+    pool_stat_sub(&dp->st.active, 1);
+    pool_stat_sub(&dp->st.active_bytes, (int64_t)b->size);
+    pblock_coalesce_insert(b);
+}
+
+/* Move PENDING blocks whose events have all completed to the free bins. */
+static void process_events(dpool *dp)
 {
     const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    void *p;
-    HWI_TRY(ops->segment_alloc(d->bdev, bytes, &p));
-    pthread_mutex_lock(&mu);
-    if (nblocks == cap_blocks) {
-        size_t nc = cap_blocks ? cap_blocks * 2 : 64;
-        block *nb = realloc(blocks, nc * sizeof *nb);
-        if (!nb) {
-            pthread_mutex_unlock(&mu);
-            ops->segment_free(d->bdev, p, bytes);
-            return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_malloc: host out of memory for "
-                           "the block registry");
+    for (pblock *b = dp->pending, *n; b; b = n) {
+        n = b->fnext;
+        while (b->nevs && ops->event_query(b->evs[b->nevs - 1]) != HWRT_ERROR_NOT_READY)
+            event_put(dp, b->evs[--b->nevs]);   /* done (or faulted: it will not run) */
+        if (b->nevs) continue;
+        if (b->fprev) b->fprev->fnext = b->fnext;
+        else dp->pending = b->fnext;
+        if (b->fnext) b->fnext->fprev = b->fprev;
+        b->fnext = b->fprev = NULL;
+        make_free(b);
+    }
+}
+
+/* ---- segment policy ---- */
+
+static size_t large_seg_size(dpool *dp, size_t rsize)
+{
+    if (rsize < ((size_t)10 << 20)) return (size_t)20 << 20;
+    size_t g = pseg_granule(dp);
+    return round_to(rsize, g > POOL_SMALL_SEG ? g : POOL_SMALL_SEG);
+}
+
+static size_t device_total(dpool *dp)
+{
+    size_t f, t, o;
+    if (hwi_ops_if_selected()->mem_info(dp->bdev, &f, &t, &o) != HWRT_SUCCESS) return 0;
+    return t;
+}
+
+/* garbage_collection_threshold: before the pool grows past that fraction of the cap
+ * (or of the device), it gives back cached segments, least recently freed first. */
+static int gc_wanted(dpool *dp, size_t need, size_t cap)
+{
+    double thr = hwi_cfg_double(HWI_CFG_GC_THRESHOLD);
+    if (thr <= 0) return 0;
+    size_t limit = cap ? cap : device_total(dp);
+    if ((double)((size_t)dp->st.reserved_bytes.current + need) <= thr * (double)limit) return 0;
+    dp->gc_need = need;
+    for (pseg *s = dp->segs; s; s = s->next)
+        if (s->first->state == B_FREE && (!s->first->next || s->expandable)) return 1;
+    return 0;
+}
+
+/* Would trimming free mapped granules of expandable ranges give anything back? */
+static int trimmable(dpool *dp)
+{
+    for (pseg *s = dp->segs; s; s = s->next) {
+        if (!s->expandable) continue;
+        for (pblock *b = s->first; b; b = b->next) {
+            if (b->state != B_FREE) continue;
+            size_t off = (size_t)(b->base - s->base);
+            for (size_t g = (off + s->gran - 1) / s->gran; g < (off + b->size) / s->gran; g++)
+                if (s->gmap[g]) return 1;
         }
-        blocks = nb;
-        cap_blocks = nc;
     }
-    size_t i = find_index(p);
-    memmove(&blocks[i + 1], &blocks[i], (nblocks - i) * sizeof *blocks);
-    nblocks++;
-    blocks[i] = (block){.base = p, .size = bytes, .device = d->ordinal};
-    if (bs) blocks[i].streams[blocks[i].nstreams++] = bs;
-    dev_figures *f = &figs[d->ordinal];
-    f->allocated += bytes;
-    f->reserved += bytes;
-    if (f->allocated > f->peak_allocated) f->peak_allocated = f->allocated;
-    if (f->reserved > f->peak_reserved) f->peak_reserved = f->reserved;
-    dev_figures now = *f;
-    pthread_mutex_unlock(&mu);
-    hwi_mem_event(HWI_MEM_ALLOC, d->ordinal, p, bytes, now.allocated, now.reserved);
-    hwi_pool_report(d);
-    *out = p;
-    return HWRT_SUCCESS;
+    return 0;
 }
 
-hwrt_status hwi_pool_free(void *p, const char *api)
+static int seg_releasable(pseg *s, uint64_t snap)
 {
-    pthread_mutex_lock(&mu);
-    block *b = lookup_locked(p);
-    if (!b || b->base != p) {
-        pthread_mutex_unlock(&mu);
-        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
-                       "%s(%p): %s; pass the exact pointer hwrt_malloc returned, once", api, p,
-                       b ? "the pointer is inside a block, not its start"
-                         : "hwrt did not allocate this pointer (a host pointer, or already freed)");
+    pblock *b = s->first;
+    return b->state == B_FREE && !b->next && b->freed_at <= snap;
+}
+
+/* Release cached memory freed before snap (the device was synchronized after snap was
+ * taken, so no queued work can still touch it). target: stop once reserved <= target
+ * (SIZE_MAX: release everything). Oldest-freed segments go first. */
+static void release_cached(dpool *dp, uint64_t snap, size_t target, int trim_only)
+{
+    for (pseg *s = dp->segs; s; s = s->next)
+        if (s->expandable)
+            for (pblock *b = s->first; b; b = b->next)
+                if (b->state == B_FREE && b->freed_at <= snap) pseg_trim_block(b);
+    while (!trim_only && ((size_t)dp->st.reserved_bytes.current > target  || target == SIZE_MAX)) {
+        pseg *best = NULL;
+        for (pseg *s = dp->segs; s; s = s->next)
+            if (seg_releasable(s, snap) && (!best || s->first->freed_at < best->first->freed_at))
+                best = s;
+        if (!best) break;
+        pbin_remove(best->sp, best->first);
+        pseg_release(best);
     }
-    block copy = *b;
-    memmove(b, b + 1, (size_t)(&blocks[nblocks] - (b + 1)) * sizeof *b);
-    nblocks--;
-    figs[copy.device].allocated -= copy.size;
-    figs[copy.device].reserved -= copy.size;
-    dev_figures now = figs[copy.device];
-    pthread_mutex_unlock(&mu);
-    hwi_mem_event(HWI_MEM_FREE, copy.device, copy.base, copy.size, now.allocated, now.reserved);
+}
+
+/* ---- the backend's monitor (hwrt-smi) ---- */
+
+/* Under the lock: should the monitor hear about dp now? Every change of reserved (what
+ * a device monitor shows as used); allocated once it moved by max(64 MiB, reserved/8),
+ * or otherwise every 1024th locked call that moved it, so hot loops do not publish on
+ * every call. The thread caches' shares (<= 2 MiB per thread) are not included. */
+static int report_due(dpool *dp, size_t *resv, size_t *alloc)
+{
     const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    for (int i = 0; i < copy.nstreams; i++)
-        ops->stream_synchronize(copy.streams[i]);   /* faults surface at the next sync */
-    hwi_device *d = hwi_device_if_open(copy.device);
-    hwrt_status st = ops->segment_free(d->bdev, copy.base, copy.size);
-    hwi_pool_report(d);
-    return st;
-}
-
-hwrt_status hwi_pool_record_stream(void *p, hwrt_bstream *bs)
-{
-    pthread_mutex_lock(&mu);
-    block *b = lookup_locked(p);
-    hwrt_status st = HWRT_SUCCESS;
-    if (!b) {
-        st = hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_record_stream(%p): not a live block "
-                     "allocated by hwrt", p);
-    } else {
-        int have = 0;
-        for (int i = 0; i < b->nstreams; i++) have |= b->streams[i] == bs;
-        if (!have && b->nstreams < MAX_STREAMS) b->streams[b->nstreams++] = bs;
-        else if (!have) hwi_ops_if_selected()->stream_synchronize(bs);
-    }
-    pthread_mutex_unlock(&mu);
-    return st;
-}
-
-int hwi_pool_find(const void *p, size_t bytes, hwi_block_info *out)
-{
-    pthread_mutex_lock(&mu);
-    block *b = lookup_locked(p);
-    int ok = b && (size_t)((const char *)p - (const char *)b->base) + bytes <= b->size;
-    if (b && out) *out = (hwi_block_info){b->device, b->base, b->size};
-    pthread_mutex_unlock(&mu);
-    return ok;
-}
-
-int hwi_pool_is_device_ptr(const void *p, int *device)
-{
-    pthread_mutex_lock(&mu);
-    block *b = lookup_locked(p);
-    if (b && device) *device = b->device;
-    pthread_mutex_unlock(&mu);
-    return b != NULL;
-}
-
-void hwi_pool_fill_info(int device, hwrt_memory_info *info)
-{
-    pthread_mutex_lock(&mu);
-    dev_figures f = figs[device];
-    pthread_mutex_unlock(&mu);
-    info->allocated = f.allocated;
-    info->reserved = f.reserved;
-    info->peak_allocated = f.peak_allocated;
-    info->peak_reserved = f.peak_reserved;
-}
-
-hwrt_status hwi_pool_empty_cache(hwi_device *d)
-{
-    (void)d;            /* this first version returns each block's segment at free time */
-    return HWRT_SUCCESS;
+    if (!ops || !ops->report_usage) return 0;
+    *resv = (size_t)dp->st.reserved_bytes.current;
+    *alloc = (size_t)dp->st.allocated_bytes.current;
+    if (*resv == dp->reported_resv && *alloc == dp->reported_alloc) return 0;
+    size_t moved = *alloc > dp->reported_alloc ? *alloc - dp->reported_alloc
+                                               : dp->reported_alloc - *alloc;
+    size_t step = *resv / 8 > ((size_t)64 << 20) ? *resv / 8 : (size_t)64 << 20;
+    if (*resv == dp->reported_resv && moved < step && ++dp->report_skips < 1024) return 0;
+    dp->report_skips = 0;
+    dp->reported_resv = *resv;
+    dp->reported_alloc = *alloc;
+    return 1;
 }
 
 void hwi_pool_report(hwi_device *d)
@@ -173,4 +233,393 @@ void hwi_pool_report(hwi_device *d)
     hwrt_memory_info m;
     hwi_pool_fill_info(d->ordinal, &m);
     ops->report_usage(d->bdev, m.reserved, m.allocated);
+}
+
+/* ---- allocation ---- */
+
+static int use_expandable(void)
+{
+    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    return hwi_cfg_int(HWI_CFG_EXPANDABLE_SEGMENTS) && ops->va_reserve && ops->va_map &&
+           ops->va_unmap && ops->va_release;
+}
+
+/* A fresh segment (or expandable range) for sp; its whole-range block, out of the bins. */
+static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc, pblock **out)
+{
+    pseg *seg = NULL;
+    if (use_expandable()) {
+        size_t g = pseg_granule(dp), total = device_total(dp);
+        size_t va = round_to(rsize, g), chunk = round_to(total / 8, g);
+        if (va < chunk) va = chunk;
+        if (pseg_new(dp, sp, va, 1, &seg) == HWRT_SUCCESS) {
+            *out = seg->first;
+            return HWRT_SUCCESS;
+        }                      /* no address space left: fall back to a plain segment */
+    }
+    size_t need = sp->kind == PK_SMALL ? POOL_SMALL_SEG : large_seg_size(dp, rsize);
+    /* the 20 MiB segment of a small large request is a convenience: when the cap or
+     * the device cannot give it, the request rounded to the granule will do */
+    size_t g = pseg_granule(dp), exact = round_to(rsize, g > POOL_SMALL_SEG ? g : POOL_SMALL_SEG);
+    if (sp->kind == PK_SMALL || exact > need) exact = need;
+    size_t resv = (size_t)dp->st.reserved_bytes.current;
+    if (cap && resv + need > cap && resv + exact <= cap) need = exact;
+    if (!no_gc && gc_wanted(dp, need, cap)) return WANT_GC;
+    if (cap && resv + need > cap)
+        return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "the max_device_memory cap is reached");
+    hwrt_status st = pseg_new(dp, sp, need, 0, &seg);
+    if (st == HWRT_ERROR_OUT_OF_MEMORY && exact < need) st = pseg_new(dp, sp, exact, 0, &seg);
+    HWI_TRY(st);
+    if ((size_t)dp->st.reserved_bytes.current > dp->hw_reserved)
+        dp->hw_reserved = (size_t)dp->st.reserved_bytes.current;
+    *out = seg->first;
+    return HWRT_SUCCESS;
+}
+
+/* Map what an expandable block needs; WANT_* asks the caller to sync and clean first.
+ * Free mapped granules are unmapped (which needs a device sync) only when mapping more
+ * would raise reserved above its high-water mark: below it, cached pages are reused
+ * freely; at it, holes are given back first so the peak does not grow. */
+static hwrt_status map_block(dpool *dp, pblock *b, size_t cap, int no_gc, int no_trim)
+{
+    size_t need = pseg_unmapped_in(b->seg, b->base, b->size);
+    if (!need) return HWRT_SUCCESS;
+    size_t resv = (size_t)dp->st.reserved_bytes.current;
+    if (!no_trim && resv + need > dp->hw_reserved && trimmable(dp)) return WANT_TRIM;
+    if (!no_gc && gc_wanted(dp, need, cap)) return WANT_GC;
+    HWI_TRY(pseg_map_range(b->seg, b->base, b->size, cap));
+    resv = (size_t)dp->st.reserved_bytes.current;
+    if (resv > dp->hw_reserved) dp->hw_reserved = resv;
+    return HWRT_SUCCESS;
+}
+
+static int should_split(const pblock *b, size_t size, size_t msz)
+{
+    size_t rem = b->size - size;
+    if (b->seg->expandable || b->seg->sp->kind == PK_SMALL) return rem >= POOL_ROUND;
+    return (!msz || size < msz) && rem > POOL_LARGE_MIN_SPLIT;
+}
+
+static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsize,
+                             int no_gc, int no_trim, pblock **out)
+{
+    if (dp->pending) process_events(dp);
+    spool *sp = spool_get(dp, bs, rsize <= POOL_SMALL_MAX ? PK_SMALL : PK_LARGE);
+    if (!sp)
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
+    size_t msz = (size_t)hwi_cfg_int(HWI_CFG_MAX_SPLIT_SIZE);
+    size_t cap = (size_t)hwi_cfg_int(HWI_CFG_MAX_DEVICE_MEMORY);
+    pblock *b = pbin_search(sp, rsize, msz);
+    if (b) pbin_remove(sp, b);
+    else HWI_TRY(grow(dp, sp, rsize, cap, no_gc, &b));
+    b->state = B_ALLOC;                        /* taken: the split rest must not merge back */
+    if (should_split(b, rsize, msz)) pblock_split(b, rsize);
+    if (b->seg->expandable) {
+        hwrt_status st = map_block(dp, b, cap, no_gc, no_trim);
+        if (st != HWRT_SUCCESS) {
+            pblock_coalesce_insert(b);         /* back, unchanged in the figures */
+            return st;
+        }
+    }
+    b->state = B_ALLOC;
+    b->requested = req;
+    b->nuses = 0;
+    b->alloc_seq = ++dp->alloc_seq;
+    if (!pmap_put(b)) {
+        pblock_coalesce_insert(b);
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
+    }
+    pool_stat_add(&dp->st.allocation, 1);
+    pool_stat_add(&dp->st.allocated_bytes, (int64_t)b->size);
+    pool_stat_add(&dp->st.requested_bytes, (int64_t)req);
+    pool_stat_add(&dp->st.active, 1);
+    pool_stat_add(&dp->st.active_bytes, (int64_t)b->size);
+    *out = b;
+    return HWRT_SUCCESS;
+}
+
+/* Synchronize the device with the pool lock released; sets *snap to the free sequence
+ * before the sync: blocks freed up to it are no longer touched by queued work. */
+static hwrt_status sync_unlocked(dpool *dp, const char *api, uint64_t *snap)
+{
+    tc_request_flush();                        /* parked blocks back first: they count */
+    *snap = hwi_pool_free_seq;
+    hwi_pool_sync_fn fn = atomic_load(&sync_fn);
+    pthread_mutex_unlock(&hwi_pool_mu);
+    hwrt_status st = fn ? fn(dp->device, api) : HWRT_SUCCESS;
+    pthread_mutex_lock(&hwi_pool_mu);
+    dp->st.num_sync_all_streams++;
+    if (st == HWRT_SUCCESS) process_events(dp);
+    return st;
+}
+
+static hwrt_status alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pblock **b)
+{
+    size_t rsize = round_size(bytes);
+    int no_gc = 0, no_trim = 0, retried = 0;
+    for (;;) {
+        hwrt_status st = try_alloc(dp, bs, bytes, rsize, no_gc, no_trim, b);
+        if (st == HWRT_SUCCESS) return st;
+        if (st != WANT_GC && st != WANT_TRIM && (st != HWRT_ERROR_OUT_OF_MEMORY || retried)) {
+            if (st != HWRT_ERROR_OUT_OF_MEMORY) return st;
+            dp->st.num_ooms++;
+            return hwi_pool_oom(dp, bytes, rsize, hwrt_last_error());
+        }
+        uint64_t snap;
+        hwrt_status sst = sync_unlocked(dp, "device memory allocation", &snap);
+        if (st == WANT_GC) {
+            no_gc = 1;
+            if (sst == HWRT_SUCCESS) {
+                double thr = hwi_cfg_double(HWI_CFG_GC_THRESHOLD);
+                size_t cap = (size_t)hwi_cfg_int(HWI_CFG_MAX_DEVICE_MEMORY);
+                size_t limit = cap ? cap : device_total(dp);
+                size_t target = (size_t)(thr * (double)limit);
+                release_cached(dp, snap, target > dp->gc_need ? target - dp->gc_need : 0, 0);
+            }
+        } else if (st == WANT_TRIM) {
+            no_trim = 1;
+            if (sst == HWRT_SUCCESS) release_cached(dp, snap, 0, 1);
+        } else {
+            retried = 1;
+            dp->st.num_alloc_retries++;
+            if (sst == HWRT_SUCCESS) release_cached(dp, snap, SIZE_MAX, 0);
+        }
+    }
+}
+
+static hwrt_status __attribute__((noinline))
+alloc_slow(hwi_device *d, size_t bytes, hwrt_bstream *bs, void **out)
+{
+    void *site[POOL_SITE_DEPTH + 1];
+    int nsite = 0;
+    if (hwi_cfg_int(HWI_CFG_RECORD_ALLOC_SITES))
+        nsite = backtrace(site, POOL_SITE_DEPTH + 1);
+    pthread_mutex_lock(&hwi_pool_mu);
+    dpool *dp = dpool_get(d);
+    pblock *b = NULL;
+    if (dp) tc_slow_enter(dp, bs);
+    hwrt_status st = dp ? alloc_locked(dp, bs, bytes, &b)
+                        : hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
+    size_t resv = 0, alloc = 0;
+    int report = 0;
+    if (st == HWRT_SUCCESS) {
+        tc_note_alloc(dp, bs, b);
+        b->nsite = nsite > 1 ? nsite - 1 : 0;   /* frame 0 is this function */
+        if (b->nsite) memcpy(b->site, site + 1, (size_t)b->nsite * sizeof(void *));
+        *out = b->base;
+        report = report_due(dp, &resv, &alloc);
+    }
+    pthread_mutex_unlock(&hwi_pool_mu);
+    if (report) hwi_ops_if_selected()->report_usage(d->bdev, resv, alloc);
+    return st;
+}
+
+/* The profiler's view of an allocation or free, with the device's figures after it. */
+static void mem_event(hwi_mem_event_kind kind, int device, const void *p, size_t bytes)
+{
+    hwrt_memory_info m;
+    hwi_pool_fill_info(device, &m);
+    hwi_mem_event(kind, device, p, bytes, m.allocated, m.reserved);
+}
+
+hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void **out)
+{
+    /* the thread cache is off while record_alloc_sites is on, so sites are never lost */
+    hwrt_status st = tc_try_alloc(d, bs, bytes, out) ? HWRT_SUCCESS : alloc_slow(d, bytes, bs, out);
+    if (st == HWRT_SUCCESS && hwi_mem_events_active())
+        mem_event(HWI_MEM_ALLOC, d->ordinal, *out, bytes);
+    return st;
+}
+
+/* ---- free, record_stream ---- */
+
+/* The live block containing p (exact base first: the common case). */
+static pblock *live_containing(const void *p)
+{
+    pblock *b = pmap_get(p);
+    if (b) return atomic_load_explicit(&b->in_tc, memory_order_relaxed) ? NULL : b;
+    pseg *s = pseg_index_find(p);
+    if (!s) return NULL;
+    for (b = s->first; b; b = b->next)
+        if ((const char *)p >= b->base && (const char *)p < b->base + b->size)
+            break;
+    return b && b->state == B_ALLOC && !atomic_load_explicit(&b->in_tc, memory_order_relaxed) ? b : NULL;
+}
+
+static void record_events(dpool *dp, pblock *b)
+{
+    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    b->nevs = 0;
+    for (int i = 0; i < b->nuses; i++) {
+        hwrt_bevent *e = event_get(dp);
+        if (!e) { ops->stream_synchronize(b->uses[i]); continue; }  /* cannot defer: wait */
+        if (ops->event_record(e, b->uses[i]) != HWRT_SUCCESS) { event_put(dp, e); continue; }
+        b->evs[b->nevs++] = e;
+    }
+    b->nuses = 0;
+}
+
+static hwrt_status __attribute__((noinline)) free_slow(void *p, const char *api)
+{
+    pthread_mutex_lock(&hwi_pool_mu);
+    pblock *b = pmap_get(p);
+    if (b && atomic_load_explicit(&b->in_tc, memory_order_relaxed)) b = NULL;   /* parked */
+    if (b) {
+        pmap_take(p);
+        atomic_fetch_add(&b->tc_gen, 1);       /* no thread cache may take it back */
+    } else {
+        int inside = live_containing(p) != NULL;
+        pthread_mutex_unlock(&hwi_pool_mu);
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
+                       "%s(%p): %s; pass the exact pointer hwrt_malloc returned, once", api, p,
+                       inside ? "the pointer is inside a block, not its start"
+                              : "hwrt did not allocate this pointer (a host pointer, or already freed)");
+    }
+    dpool *dp = b->seg->dp;
+    pool_stat_sub(&dp->st.allocation, 1);
+    pool_stat_sub(&dp->st.allocated_bytes, (int64_t)b->size);
+    pool_stat_sub(&dp->st.requested_bytes, (int64_t)b->requested);
+    free(b->tag);
+    b->tag = NULL;
+    b->freed_at = ++hwi_pool_free_seq;
+    if (b->nuses) record_events(dp, b);
+    if (b->nevs) {
+        b->state = B_PENDING;
+        b->fprev = NULL;
+        b->fnext = dp->pending;
+        if (dp->pending) dp->pending->fprev = b;
+        dp->pending = b;
+    } else {
+        make_free(b);
+    }
+    size_t resv = 0, alloc = 0;
+    int report = report_due(dp, &resv, &alloc);
+    pthread_mutex_unlock(&hwi_pool_mu);
+    if (report) hwi_ops_if_selected()->report_usage(dp->bdev, resv, alloc);
+    return HWRT_SUCCESS;
+}
+
+hwrt_status hwi_pool_free(void *p, const char *api)
+{
+    hwi_block_info info = {.device = -1};
+    if (hwi_mem_events_active() && !hwi_pool_find(p, 1, &info)) info.device = -1;
+    hwrt_status st = tc_try_free(p) ? HWRT_SUCCESS : free_slow(p, api);
+    if (st == HWRT_SUCCESS && info.device >= 0)
+        mem_event(HWI_MEM_FREE, info.device, p, info.size);
+    return st;
+}
+
+hwrt_status hwi_pool_free_on(void *p, hwrt_bstream *bs, int device, const char *api)
+{
+    tcache *t = hwi_tc;
+    if (t && t->owner == bs && t->device == device && tc_try_free(p)) return HWRT_SUCCESS;
+    pthread_mutex_lock(&hwi_pool_mu);
+    pblock *b = live_containing(p);
+    int record = b && b->base == (char *)p && b->seg->dp->device == device && bs &&
+                 bs != b->seg->sp->owner;
+    pthread_mutex_unlock(&hwi_pool_mu);
+    if (record) HWI_TRY(hwi_pool_record_stream(p, bs));
+    return hwi_pool_free(p, api);
+}
+
+hwrt_status hwi_pool_record_stream(void *p, hwrt_bstream *bs)
+{
+    pthread_mutex_lock(&hwi_pool_mu);
+    pblock *b = live_containing(p);
+    hwrt_status st = HWRT_SUCCESS;
+    if (!b) {
+        st = hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_record_stream(%p): not a live block "
+                     "allocated by hwrt", p);
+    } else if (bs && bs != b->seg->sp->owner) {
+        int have = 0;
+        for (int i = 0; i < b->nuses; i++) have |= b->uses[i] == bs;
+        if (!have && b->nuses == b->cap_uses) {
+            int nc = b->cap_uses ? b->cap_uses * 2 : 4;
+            hwrt_bstream **u = realloc(b->uses, (size_t)nc * sizeof *u);
+            hwrt_bevent **e = u ? realloc(b->evs, (size_t)nc * sizeof *e) : NULL;
+            if (u) b->uses = u;
+            if (e) { b->evs = e; b->cap_uses = nc; }
+        }
+        if (!have && b->nuses < b->cap_uses) b->uses[b->nuses++] = bs;
+        else if (!have)
+            st = hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_record_stream: host out of memory");
+    }
+    pthread_mutex_unlock(&hwi_pool_mu);
+    return st;
+}
+
+/* ---- lookups ---- */
+
+int hwi_pool_find(const void *p, size_t bytes, hwi_block_info *out)
+{
+    pthread_mutex_lock(&hwi_pool_mu);
+    pblock *b = live_containing(p);
+    int ok = b && (size_t)((const char *)p - b->base) + bytes <= b->requested;
+    if (b && out) *out = (hwi_block_info){b->seg->dp->device, b->base, b->requested};
+    pthread_mutex_unlock(&hwi_pool_mu);
+    return ok;
+}
+
+int hwi_pool_is_device_ptr(const void *p, int *device)
+{
+    pthread_mutex_lock(&hwi_pool_mu);
+    pseg *s = pseg_index_find(p);
+    if (s && device) *device = s->dp->device;
+    pthread_mutex_unlock(&hwi_pool_mu);
+    return s != NULL;
+}
+
+/* ---- cache control ---- */
+
+hwrt_status hwi_pool_empty_cache(hwi_device *d)
+{
+    pthread_mutex_lock(&hwi_pool_mu);
+    dpool *dp = hwi_pool_devs[d->ordinal];
+    hwrt_status st = HWRT_SUCCESS;
+    if (dp) {
+        uint64_t snap;
+        st = sync_unlocked(dp, "hwrt_empty_cache", &snap);
+        if (st == HWRT_SUCCESS) release_cached(dp, snap, SIZE_MAX, 0);
+    }
+    size_t resv = 0, alloc = 0;
+    if (dp) dp->report_skips = 1024;           /* the monitor gets exact figures now */
+    int report = dp && report_due(dp, &resv, &alloc);
+    pthread_mutex_unlock(&hwi_pool_mu);
+    if (report) hwi_ops_if_selected()->report_usage(d->bdev, resv, alloc);
+    return st;
+}
+
+/* The stream's work is done (exec synchronized it): its cached blocks join the
+ * NULL-stream pool of the device, and no block keeps it as a user. */
+void hwi_pool_stream_destroyed(hwrt_bstream *bs)
+{
+    pthread_mutex_lock(&hwi_pool_mu);
+    tc_request_flush();                        /* caches keyed by bs give their blocks back */
+    for (int i = 0; i < HWI_MAX_DEVICES; i++) {
+        dpool *dp = hwi_pool_devs[i];
+        if (!dp) continue;
+        for (pseg *s = dp->segs; s; s = s->next) {
+            for (pblock *b = s->first; b; b = b->next)
+                for (int k = 0; k < b->nuses; k++)
+                    if (b->uses[k] == bs) b->uses[k--] = b->uses[--b->nuses];
+            if (s->sp->owner != bs) continue;
+            spool *to = spool_get(dp, NULL, s->sp->kind);
+            if (!to) continue;                 /* host OOM: keep it under the old key */
+            spool *from = s->sp;
+            for (pblock *b = s->first; b; b = b->next)
+                if (b->state == B_FREE) pbin_remove(from, b);
+            s->sp = to;
+            for (pblock *b = s->first; b; b = b->next)
+                if (b->state == B_FREE) pbin_insert(to, b);
+        }
+        for (spool **pp = &dp->spools; *pp;) {
+            spool *sp = *pp;
+            int used = 0;
+            for (pseg *s = dp->segs; s && !used; s = s->next) used = s->sp == sp;
+            if (sp->owner == bs && !used) { *pp = sp->next; free(sp); }
+            else pp = &sp->next;
+        }
+        dp->last = NULL;
+    }
+    pthread_mutex_unlock(&hwi_pool_mu);
 }

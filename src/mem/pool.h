@@ -1,6 +1,8 @@
-/* Device memory as the layers above see it: allocation, stream-ordered release, and
- * pointer lookup (which device, which live block) for validating copies and kernels.
- * Streams are the backend's (hwrt_bstream), so this layer sits below src/exec. */
+/* Device memory as the layers above see it: a stream-ordered caching pool per device,
+ * with pointer lookup (which device, which live block) for validating copies and kernels.
+ * Streams are the backend's (hwrt_bstream), so this layer sits below src/exec; exec
+ * registers a device-wide synchronize for the pool's slow paths (empty_cache, the retry
+ * before OOM, garbage collection). See docs/memory.md. */
 #ifndef HWI_POOL_H
 #define HWI_POOL_H
 
@@ -12,11 +14,18 @@ typedef struct hwi_block_info {
     size_t size;           /* usable bytes of the block (the caller's request) */
 } hwi_block_info;
 
-/* Allocate on device for use on stream bs (NULL: no stream yet). */
+/* Allocate on device for use on stream bs (NULL: no stream; such blocks are reused
+ * only by other NULL-stream allocations, as the default stream's are). Non-blocking on
+ * the hot path; before failing it synchronizes the device, frees cached segments and
+ * retries. OUT_OF_MEMORY sentence: requested, total, free, allocated, cached, cap, fix. */
 hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void **out);
-/* Free a block; it is reused once every stream recorded on it has finished the work
- * queued before this call. */
+/* Free a block; non-blocking. It is reused once every stream recorded on it has
+ * finished the work queued before this call (backend events), and at once by work
+ * on the stream it was allocated for (stream order). */
 hwrt_status hwi_pool_free(void *p, const char *api);
+/* Stream-ordered free on bs (hwrt_free_async): bs is recorded as a user first when the
+ * block is on `device` and was allocated for another stream; non-blocking. */
+hwrt_status hwi_pool_free_on(void *p, hwrt_bstream *bs, int device, const char *api);
 /* Note that stream bs (of the block's device) uses the block. */
 hwrt_status hwi_pool_record_stream(void *p, hwrt_bstream *bs);
 /* The live block containing [p, p+bytes): 1 and *out filled, or 0. */
@@ -25,9 +34,27 @@ int hwi_pool_find(const void *p, size_t bytes, hwi_block_info *out);
 int hwi_pool_is_device_ptr(const void *p, int *device);
 /* Tell the backend's monitor (hwrt-smi's source) what the pool of d holds now. */
 void hwi_pool_report(hwi_device *d);
-/* Return every cached, unused segment of d to the device. */
+/* Synchronize d and return every cached, unused segment of d to the device. */
 hwrt_status hwi_pool_empty_cache(hwi_device *d);
 /* allocated, reserved and peak figures for one device (other fields untouched). */
 void hwi_pool_fill_info(int device, hwrt_memory_info *info);
+
+/* Counters of one device (zeros for a device never used). */
+void hwi_pool_stats(int device, hwrt_mem_stats *out);
+void hwi_pool_reset_peaks(int device);
+/* Tag of a live block (copied; NULL clears). INVALID_ARGUMENT if p is not one. */
+hwrt_status hwi_pool_set_tag(void *p, const char *tag);
+/* JSON of the device's segments and blocks into f. */
+hwrt_status hwi_pool_snapshot(int device, void *file /* FILE* */);
+/* Live blocks found by the last hwrt_shutdown's leak report (tests read it). */
+size_t hwi_pool_last_leaks(void);
+
+/* Hooks from src/exec: synchronize every stream of a device (blocking). */
+typedef hwrt_status (*hwi_pool_sync_fn)(int device, const char *api);
+void hwi_pool_set_sync(hwi_pool_sync_fn fn);
+/* Run the registered synchronize for device (SUCCESS when no stream ever existed). */
+hwrt_status hwi_pool_sync_device(int device, const char *api);
+/* A stream is being destroyed (after its work finished): forget it. */
+void hwi_pool_stream_destroyed(hwrt_bstream *bs);
 
 #endif

@@ -1,0 +1,205 @@
+/* Free-block bins of one (device, stream, kind) pool, and block bookkeeping.
+ *
+ * Bins: one exact bin per 512 B step up to 2 MiB (every small-pool block size), then
+ * eight sub-bins per power of two, each kept sorted by size. A two-level bitmap finds
+ * the first non-empty bin at or above a request, so the first acceptable block found
+ * is the best fit (smallest block that is large enough). Guarded by hwi_pool_mu. */
+#include "pool_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NWORDS ((POOL_NBINS + 63) / 64)
+
+static pblock *spare;           /* recycled block structs */
+
+void pool_stat_add(hwrt_stat *s, int64_t n)
+{
+    s->current += n;
+    s->allocated += n;
+    if (s->current > s->peak) s->peak = s->current;
+}
+
+void pool_stat_sub(hwrt_stat *s, int64_t n)
+{
+    s->current -= n;
+    s->freed += n;
+}
+
+/* Fields not set here (uses, evs, site) are set by whoever needs them. */
+pblock *pblock_new(void)
+{
+    pblock *b = spare;
+    if (!b) {
+        b = calloc(1, sizeof *b);
+        if (b) b->bin = -1;
+        return b;
+    }
+    spare = b->fnext;
+    b->prev = b->next = b->fprev = b->fnext = NULL;
+    b->seg = NULL;
+    b->state = B_FREE;
+    b->bin = -1;
+    b->counted = 0;
+    b->freed_at = 0;
+    b->nuses = b->nevs = b->nsite = 0;
+    b->requested = 0;
+    return b;
+}
+
+void pblock_put(pblock *b)
+{
+    free(b->tag);
+    b->tag = NULL;
+    b->fnext = spare;
+    spare = b;
+}
+
+int pblock_is_split(const pblock *b) { return b->prev || b->next; }
+
+static int bin_of(size_t size)
+{
+    if (size <= POOL_SMALL_SEG) return (int)(size / POOL_ROUND) - 1;
+    int l = 63 - __builtin_clzll((unsigned long long)size);
+    int b = POOL_EXACT_BINS + (l - 21) * 8 + (int)((size >> (l - 3)) & 7);
+    return b < POOL_NBINS ? b : POOL_NBINS - 1;
+}
+
+static void mark(spool *sp, int bin, int on)
+{
+    int w = bin >> 6;
+    uint64_t bit = 1ull << (bin & 63);
+    if (on) sp->bitmap[w] |= bit;
+    else sp->bitmap[w] &= ~bit;
+    if (sp->bitmap[w]) sp->summary[w >> 6] |= 1ull << (w & 63);
+    else sp->summary[w >> 6] &= ~(1ull << (w & 63));
+}
+
+/* First non-empty bin >= from, or -1: the word of `from`, then the summary. */
+static int next_bin(const spool *sp, int from)
+{
+    if (from >= POOL_NBINS) return -1;
+    int w = from >> 6;
+    uint64_t m = sp->bitmap[w] & (~0ull << (from & 63));
+    if (m) return w * 64 + __builtin_ctzll(m);
+    int nw = w + 1;
+    for (int sw = nw >> 6; sw < 2; sw++) {
+        uint64_t sm = sp->summary[sw];
+        if (sw == nw >> 6) sm &= ~0ull << (nw & 63);
+        if (sm) {
+            int x = sw * 64 + __builtin_ctzll(sm);
+            return x * 64 + __builtin_ctzll(sp->bitmap[x]);
+        }
+    }
+    return -1;
+}
+
+/* Counted in inactive_split: a free piece of a split plain segment (expandable ranges
+ * always have an unmapped free tail, which is not memory held). */
+static int counts_split(const pblock *b) { return pblock_is_split(b) && !b->seg->expandable; }
+
+void pbin_insert(spool *sp, pblock *b)
+{
+    int bin = bin_of(b->size);
+    b->bin = bin;
+    pblock *prev = NULL, *next = sp->bins[bin];
+    if (bin >= POOL_EXACT_BINS)               /* keep large bins sorted by size */
+        while (next && next->size < b->size) { prev = next; next = next->fnext; }
+    b->fprev = prev;
+    b->fnext = next;
+    if (next) next->fprev = b;
+    if (prev) prev->fnext = b;
+    else sp->bins[bin] = b;
+    mark(sp, bin, 1);
+    if (counts_split(b)) {
+        b->counted = 1;                       /* remembered for the matching remove */
+        pool_stat_add(&sp->dp->st.inactive_split, 1);
+        pool_stat_add(&sp->dp->st.inactive_split_bytes, (int64_t)b->size);
+    }
+}
+
+void pbin_remove(spool *sp, pblock *b)
+{
+    if (b->bin < 0) return;
+    if (b->fprev) b->fprev->fnext = b->fnext;
+    else sp->bins[b->bin] = b->fnext;
+    if (b->fnext) b->fnext->fprev = b->fprev;
+    if (!sp->bins[b->bin]) mark(sp, b->bin, 0);
+    b->bin = -1;
+    b->fnext = b->fprev = NULL;
+    if (b->counted) {
+        b->counted = 0;
+        pool_stat_sub(&sp->dp->st.inactive_split, 1);
+        pool_stat_sub(&sp->dp->st.inactive_split_bytes, (int64_t)b->size);
+    }
+}
+
+/* Would the pool hand out b for a request of size bytes? max_split_size (msz) keeps
+ * big blocks whole: small requests may not take them, and big requests take them only
+ * when little would be wasted. */
+static int acceptable(const pblock *b, size_t size, size_t msz)
+{
+    if (b->size < size) return 0;
+    if (!msz || b->seg->expandable) return 1;
+    if (size < msz && b->size >= msz) return 0;
+    if (size >= msz && b->size >= size + POOL_OVERSIZE_SLACK) return 0;
+    return 1;
+}
+
+pblock *pbin_search(spool *sp, size_t size, size_t msz)
+{
+    int tries = 0;
+    for (int bin = next_bin(sp, bin_of(size)); bin >= 0; bin = next_bin(sp, bin + 1)) {
+        for (pblock *b = sp->bins[bin]; b; b = b->fnext) {
+            if (acceptable(b, size, msz)) return b;
+            if (++tries > 256) return NULL;   /* bounded: the slow path allocates */
+            if (bin < POOL_EXACT_BINS) break; /* an exact bin holds one size */
+        }
+    }
+    return NULL;
+}
+
+/* Put a free block back, merged with free neighbours (never with PENDING ones). */
+pblock *pblock_coalesce_insert(pblock *b)
+{
+    spool *sp = b->seg->sp;
+    pblock *p = b->prev, *n = b->next;
+    if (p && p->state == B_FREE) {
+        pbin_remove(sp, p);
+        p->size += b->size;
+        p->next = n;
+        if (n) n->prev = p;
+        if (b->freed_at > p->freed_at) p->freed_at = b->freed_at;
+        pblock_put(b);
+        b = p;
+    }
+    if (n && n->state == B_FREE) {
+        pbin_remove(sp, n);
+        b->size += n->size;
+        b->next = n->next;
+        if (n->next) n->next->prev = b;
+        if (n->freed_at > b->freed_at) b->freed_at = n->freed_at;
+        pblock_put(n);
+    }
+    b->state = B_FREE;
+    pbin_insert(sp, b);
+    return b;
+}
+
+/* Cut b (out of the bins) to size bytes; the rest goes back to the bins. */
+void pblock_split(pblock *b, size_t size)
+{
+    pblock *r = pblock_new();
+    if (!r) return;                           /* host OOM: hand out the whole block */
+    r->base = b->base + size;
+    r->size = b->size - size;
+    r->seg = b->seg;
+    r->state = B_FREE;
+    r->freed_at = b->freed_at;
+    r->prev = b;
+    r->next = b->next;
+    if (b->next) b->next->prev = r;
+    b->next = r;
+    b->size = size;
+    pblock_coalesce_insert(r);
+}

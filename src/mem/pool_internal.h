@@ -1,0 +1,141 @@
+/* The caching pool's internal structures, shared by pool.c (allocation policy),
+ * pool_seg.c (segments and expandable address ranges), pool_stats.c (figures, summary,
+ * snapshot, leak report) and pool_map.c (pointer registry). Everything here is guarded by
+ * hwi_pool_mu; nothing here is visible above src/mem. */
+#ifndef HWI_POOL_INTERNAL_H
+#define HWI_POOL_INTERNAL_H
+
+#include "pool.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define POOL_ROUND ((size_t)512)                 /* every block is a multiple of this */
+#define POOL_SMALL_MAX ((size_t)1 << 20)         /* requests <= 1 MiB use the small pool */
+#define POOL_SMALL_SEG ((size_t)2 << 20)         /* small pool segment size */
+#define POOL_LARGE_MIN_SPLIT ((size_t)1 << 20)   /* large remainders must exceed this */
+#define POOL_OVERSIZE_SLACK ((size_t)20 << 20)   /* oversize reuse tolerance (PyTorch's) */
+#define POOL_EXACT_BINS 4096                     /* one bin per 512 B step up to 2 MiB */
+#define POOL_NBINS (POOL_EXACT_BINS + 44 * 8)    /* + 8 sub-bins per power of two above */
+#define POOL_SITE_DEPTH 6
+
+enum { PK_SMALL, PK_LARGE };
+enum { B_FREE, B_ALLOC, B_PENDING };
+
+typedef struct pseg pseg;
+typedef struct spool spool;
+typedef struct dpool dpool;
+
+typedef struct pblock {
+    /* first cache line: what the thread cache's fast path touches */
+    char *base;
+    size_t size;                 /* rounded size (what allocated_bytes counts) */
+    size_t requested;            /* the caller's size (requested_bytes) */
+    _Atomic uint64_t tc_gen;     /* bumped when the block leaves a thread's hands (never reset) */
+    _Atomic int in_tc;           /* parked in a thread cache: freed for the caller, not in bins */
+    int nuses, cap_uses;         /* streams recorded with hwi_pool_record_stream */
+    char *tag;
+    hwrt_bstream **uses;
+    /* the rest: pool bookkeeping under the lock */
+    pseg *seg;
+    struct pblock *prev, *next;  /* address neighbours inside the segment */
+    struct pblock *fprev, *fnext;/* bin list (FREE) or pending list (PENDING) */
+    int state;
+    int bin;
+    int counted;                 /* counted in inactive_split while in a bin */
+    int nevs;
+    uint64_t freed_at;           /* hwi free sequence when it last became free */
+    hwrt_bevent **evs;           /* PENDING: events recorded on those streams at free */
+    void *site[POOL_SITE_DEPTH];
+    int nsite;
+    uint64_t alloc_seq;          /* allocation order, for snapshots and leak reports */
+} pblock;
+
+struct pseg {
+    dpool *dp;
+    spool *sp;                   /* owner: the (stream, kind) pool its free blocks go to */
+    char *base;
+    size_t size;                 /* bytes (address range for expandable segments) */
+    size_t mapped;               /* bytes counted in reserved */
+    int expandable;
+    unsigned char *gmap;         /* expandable: 1 per mapped granule */
+    size_t gran, ngran;
+    pblock *first;
+    pseg *next;                  /* device's segment list */
+    uint64_t created_seq;
+};
+
+struct spool {
+    hwrt_bstream *owner;         /* NULL: no stream given (hwrt_malloc, tensors) */
+    int kind;
+    dpool *dp;
+    spool *next;
+    pblock *bins[POOL_NBINS];
+    uint64_t bitmap[(POOL_NBINS + 63) / 64];
+    uint64_t summary[2];         /* bit w: bitmap[w] is non-zero */
+};
+
+struct dpool {
+    int device;
+    hwrt_bdev *bdev;
+    spool *spools;
+    spool *last;                 /* last spool used: the hot path skips the list walk */
+    pseg *segs;
+    pblock *pending;             /* blocks waiting for stream events */
+    hwrt_bevent **evcache;       /* idle backend events for reuse */
+    int nev, cap_ev;
+    hwrt_mem_stats st;
+    uint64_t alloc_seq;
+    size_t hw_reserved;          /* highest reserved ever (not reset by reset_peaks) */
+    size_t gc_need;              /* bytes the allocation asking for a collection needs */
+    size_t reported_resv, reported_alloc;   /* last figures given to the monitor */
+    unsigned report_skips;
+};
+
+extern pthread_mutex_t hwi_pool_mu;
+extern dpool *hwi_pool_devs[HWI_MAX_DEVICES];
+
+/* pool_tcache.c: per-thread cache of hot small blocks (see there). */
+void tc_slow_enter(dpool *dp, hwrt_bstream *bs);       /* under the lock */
+void tc_note_alloc(dpool *dp, hwrt_bstream *bs, pblock *b);
+void tc_flush_own(void);
+void tc_request_flush(void);
+void tc_view(const dpool *dp, hwrt_mem_stats *st);
+void tc_reset_all(void);
+pblock *pblock_coalesce_insert(pblock *b);
+extern uint64_t hwi_pool_free_seq;
+
+/* pool_map.c: live blocks by base address, segments by range. */
+int pmap_put(pblock *b);
+pblock *pmap_take(const void *base);
+pblock *pmap_get(const void *base);
+int pseg_index_add(pseg *s);
+void pseg_index_del(pseg *s);
+pseg *pseg_index_find(const void *p);
+void pmap_clear(void);
+
+/* pool_seg.c: backend segments and expandable ranges. */
+size_t pseg_granule(dpool *dp);
+hwrt_status pseg_new(dpool *dp, spool *sp, size_t bytes, int expandable, pseg **out);
+/* Map every granule that [p, p+bytes) touches; counts into reserved. */
+hwrt_status pseg_map_range(pseg *s, char *p, size_t bytes, size_t cap);
+/* Bytes of granules [p, p+bytes) would need mapped. */
+size_t pseg_unmapped_in(pseg *s, char *p, size_t bytes);
+/* Unmap granules fully inside the free block b; returns bytes unmapped. */
+size_t pseg_trim_block(pblock *b);
+void pseg_release(pseg *s);
+
+/* pool.c helpers used by the other pool files. */
+void pool_stat_add(hwrt_stat *s, int64_t n);
+void pool_stat_sub(hwrt_stat *s, int64_t n);
+pblock *pblock_new(void);
+void pblock_put(pblock *b);
+void pbin_insert(spool *sp, pblock *b);
+void pbin_remove(spool *sp, pblock *b);
+pblock *pbin_search(spool *sp, size_t size, size_t msz);
+pblock *pblock_coalesce_insert(pblock *b);
+void pblock_split(pblock *b, size_t size);
+int pblock_is_split(const pblock *b);
+
+#endif

@@ -1,0 +1,83 @@
+/* The pinned host pool: a freed pinned buffer is kept page-locked and handed out again
+ * for the next request of its size class, and never while a queued copy still reads it:
+ * stream A is gated, an H2D copy from buffer h is queued behind the gate, h is freed and
+ * requested again; the request must wait for the copy (a helper thread opens the gate),
+ * and the device must hold h's original bytes although the new owner overwrites them. */
+#include "harness.h"
+
+#include <stdlib.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+enum { N = 10000 };
+
+static atomic_int gate_open, gate_entered;
+
+static void gate(void *arg)
+{
+    (void)arg;
+    atomic_store(&gate_entered, 1);
+    while (!atomic_load(&gate_open)) usleep(100);
+}
+
+static void *opener(void *arg)
+{
+    (void)arg;
+    usleep(100000);
+    atomic_store(&gate_open, 1);
+    return NULL;
+}
+
+int main(void)
+{
+    setenv("HWRT_SIM_REGISTRY", "off", 1);   /* device-wide figures of this process only */
+    TEST_CASE("pinned pool reuse");
+    OK(hwrt_set_device("sim", 0));
+    unsigned char *h, *h2, *h3;
+    OK(hwrt_host_alloc((void **)&h, N, HWRT_HOST_PINNED));
+    OK(hwrt_host_free(h));
+    OK(hwrt_host_alloc((void **)&h2, 12000, HWRT_HOST_PINNED));   /* same 16 KiB class */
+    EXPECT(h2 == h);
+    OK(hwrt_host_alloc((void **)&h3, 100000, HWRT_HOST_PINNED));  /* another class */
+    EXPECT(h3 != h);
+    FAILS(hwrt_host_free(h2 + 1), HWRT_ERROR_INVALID_ARGUMENT, "not a buffer");
+    OK(hwrt_host_free(h3));
+    OK(hwrt_host_free(h2));
+    FAILS(hwrt_host_free(h2), HWRT_ERROR_INVALID_ARGUMENT, "freed twice");
+
+    TEST_CASE("pinned reuse waits for queued copies");
+    OK(hwrt_host_alloc((void **)&h, N, HWRT_HOST_PINNED));
+    memset(h, 0x5a, N);
+    void *d;
+    OK(hwrt_malloc(&d, N));
+    hwrt_stream a;
+    OK(hwrt_stream_create(&a, 0));
+    OK(hwrt_launch_host_func(a, gate, NULL));
+    OK(hwrt_memcpy_async(d, h, N, HWRT_MEMCPY_HOST_TO_DEVICE, a));
+    while (!atomic_load(&gate_entered)) usleep(50);
+    OK(hwrt_host_free(h));                        /* the copy has not run yet */
+    pthread_t th;
+    pthread_create(&th, NULL, opener, NULL);
+    OK(hwrt_host_alloc((void **)&h2, N, HWRT_HOST_PINNED));
+    EXPECT(atomic_load(&gate_open));              /* it waited for stream a */
+    EXPECT(h2 == h);
+    memset(h2, 0x11, N);                          /* the new owner's bytes */
+    OK(hwrt_stream_synchronize(a));
+    unsigned char back[N];
+    OK(hwrt_memcpy(back, d, N, HWRT_MEMCPY_DEVICE_TO_HOST));
+    int same = 1;
+    for (int i = 0; i < N; i++) same &= back[i] == 0x5a;
+    EXPECT(same);
+    pthread_join(th, NULL);
+
+    TEST_CASE("pinned_pool off");
+    OK(hwrt_set_config("pinned_pool", "false"));
+    OK(hwrt_host_free(h2));                       /* released, not cached */
+    OK(hwrt_set_config("pinned_pool", "true"));
+    OK(hwrt_stream_destroy(a));
+    OK(hwrt_free(d));
+    OK(hwrt_shutdown());
+    return test_report();
+}

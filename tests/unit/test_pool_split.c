@@ -1,0 +1,134 @@
+/* The caching pool splits segments and coalesces neighbours: two small blocks share one
+ * 2 MiB segment side by side, a freed pair merges back into one whole-segment block, a
+ * large segment is split for smaller requests and whole again after they are freed, best
+ * fit picks the smallest hole, and bad frees are clear errors that change nothing.
+ * The per-thread cache is off here (it parks hot small blocks outside the bins); a last
+ * case turns it on and checks that parked blocks behave as freed. */
+#include "harness.h"
+
+#include <stdlib.h>
+
+static hwrt_mem_stats stats(void)
+{
+    hwrt_mem_stats s;
+    OK(hwrt_memory_stats(0, &s));
+    return s;
+}
+
+static void small_blocks(void)
+{
+    TEST_CASE("split small segment");
+    char *a, *b;
+    OK(hwrt_malloc((void **)&a, 1000));             /* rounds to 1024 */
+    OK(hwrt_malloc((void **)&b, 1000));
+    EXPECT(b == a + 1024);                           /* carved from the same segment */
+    hwrt_mem_stats s = stats();
+    EXPECT(s.segment.current == 1);
+    EXPECT(s.reserved_bytes.current == 2 << 20);
+    EXPECT(s.allocated_bytes.current == 2048);
+    EXPECT(s.requested_bytes.current == 2000);
+    EXPECT(s.inactive_split.current == 1);          /* the rest of the segment */
+    OK(hwrt_free(a));
+    s = stats();
+    EXPECT(s.inactive_split.current == 2);          /* a's hole, and the tail */
+    EXPECT(s.inactive_split_bytes.current == (2 << 20) - 1024);
+    OK(hwrt_free(b));
+    s = stats();
+    EXPECT(s.inactive_split.current == 0);          /* coalesced: one whole block again */
+    EXPECT(s.allocated_bytes.current == 0);
+    EXPECT(s.segment.current == 1 && s.reserved_bytes.current == 2 << 20);
+    char *c;
+    OK(hwrt_malloc((void **)&c, 2048));              /* spans where a and b were */
+    EXPECT(c == a);
+    OK(hwrt_free(c));
+}
+
+static void large_blocks(void)
+{
+    TEST_CASE("split large segment");
+    char *big, *x, *y;
+    OK(hwrt_malloc((void **)&big, 30 << 20));
+    int64_t reserved = stats().reserved_bytes.current;
+    OK(hwrt_free(big));
+    OK(hwrt_malloc((void **)&x, 10 << 20));
+    OK(hwrt_malloc((void **)&y, 20 << 20));
+    EXPECT(x == big && y == big + (10 << 20));      /* both from the cached 30 MiB */
+    EXPECT(stats().reserved_bytes.current == reserved);
+    OK(hwrt_free(x));
+    OK(hwrt_free(y));
+    OK(hwrt_malloc((void **)&x, 30 << 20));
+    EXPECT(x == big);                                /* coalesced back to 30 MiB */
+    OK(hwrt_free(x));
+}
+
+static void best_fit(void)
+{
+    TEST_CASE("best fit");
+    char *p[6];
+    size_t sz[6] = {8192, 4096, 4096, 16384, 4096, 4096};
+    for (int i = 0; i < 6; i++) OK(hwrt_malloc((void **)&p[i], sz[i]));
+    OK(hwrt_free(p[0]));                             /* an 8 KiB hole */
+    OK(hwrt_free(p[3]));                             /* a 16 KiB hole */
+    char *q;
+    OK(hwrt_malloc((void **)&q, 6000));              /* fits both: takes the 8 KiB one */
+    EXPECT(q == p[0]);
+    char *r;
+    OK(hwrt_malloc((void **)&r, 10000));
+    EXPECT(r == p[3]);
+    OK(hwrt_free(q));
+    OK(hwrt_free(r));
+    for (int i = 1; i < 6; i++) if (i != 3) OK(hwrt_free(p[i]));
+}
+
+static void bad_frees(void)
+{
+    TEST_CASE("bad frees");
+    char *a;
+    OK(hwrt_malloc((void **)&a, 4096));
+    int64_t before = stats().allocation.current;
+    FAILS(hwrt_free(a + 16), HWRT_ERROR_INVALID_ARGUMENT, "inside a block");
+    int host;
+    FAILS(hwrt_free(&host), HWRT_ERROR_INVALID_ARGUMENT, "did not allocate");
+    EXPECT(stats().allocation.current == before);
+    OK(hwrt_free(a));
+    FAILS(hwrt_free(a), HWRT_ERROR_INVALID_ARGUMENT, "already freed");
+    EXPECT(stats().allocation.current == before - 1);
+}
+
+static void thread_cache(void)
+{
+    TEST_CASE("thread cache");
+    OK(hwrt_set_config("thread_cache", "true"));
+    char *a, *b;
+    OK(hwrt_malloc((void **)&a, 4096));
+    OK(hwrt_free(a));                                /* parked in this thread's cache */
+    hwrt_mem_stats s = stats();
+    EXPECT(s.allocation.current == 0 && s.allocated_bytes.current == 0);
+    FAILS(hwrt_free(a), HWRT_ERROR_INVALID_ARGUMENT, "already freed");
+    FAILS(hwrt_set_alloc_tag(a, "x"), HWRT_ERROR_INVALID_ARGUMENT, "freed");
+    int dev;
+    EXPECT(hwrt_memcpy(&dev, a, 4, HWRT_MEMCPY_DEVICE_TO_HOST) != HWRT_SUCCESS);   /* not live */
+    OK(hwrt_malloc((void **)&b, 4000));              /* same rounded size: taken back */
+    EXPECT(b == a);
+    s = stats();
+    EXPECT(s.allocation.current == 1 && s.allocated_bytes.current == 4096 &&
+           s.requested_bytes.current == 4000 && s.allocated_bytes.peak >= 4096);
+    OK(hwrt_free(b));
+    OK(hwrt_empty_cache(0));                         /* flushes the cache, releases all */
+    s = stats();
+    EXPECT(s.reserved_bytes.current == 0 && s.allocation.current == 0);
+}
+
+int main(void)
+{
+    setenv("HWRT_SIM_REGISTRY", "off", 1);   /* device-wide figures of this process only */
+    OK(hwrt_set_device("sim", 0));
+    OK(hwrt_set_config("thread_cache", "false"));   /* exact best fit and coalescing */
+    small_blocks();
+    large_blocks();
+    best_fit();
+    bad_frees();
+    thread_cache();
+    OK(hwrt_shutdown());
+    return test_report();
+}

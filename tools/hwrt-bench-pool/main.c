@@ -1,0 +1,128 @@
+/* hwrt-bench-pool — `hwrt-bench pool`.
+ *
+ *   hwrt-bench-pool [--reps N] [--pairs N] [--json]
+ *       malloc+free latency of hot sizes: hwrt's pool against glibc, jemalloc and
+ *       mimalloc measured in the same run (medians of N repetitions, and ratios); then
+ *       the shipped traces in bench/traces are replayed as with --trace.
+ *   hwrt-bench-pool --trace FILE [--json]
+ *       replay an allocation trace (CSV: action,id,size,stream) and report
+ *       peak_allocated, peak_reserved and their ratio, with and without expandable
+ *       segments. The device is simulated (HWRT_SIM_MEMORY, default here 256GB). */
+#include "bench.h"
+
+#include <hwrt.h>
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+double bench_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* CPU time of the calling thread: on a shared machine, time the thread spent preempted
+ * is not the allocator's; every allocator is measured the same way. */
+double bench_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double bench_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: hwrt-bench-pool [--reps N] [--pairs N] [--json]\n"
+               "       hwrt-bench-pool --trace FILE [--json]\n"
+               "trace CSV: header action,id,size,stream; action alloc|free; id names the\n"
+               "allocation; size in bytes (alloc); stream an integer index (0 = default)\n");
+}
+
+/* libjemalloc.so.2 uses initial-exec TLS, which a dlopen after startup can only get
+ * from glibc's optional static TLS reserve; when that is too small, re-run ourselves
+ * once with a larger reserve (a glibc tunable) so jemalloc can be measured. */
+static void ensure_jemalloc_loadable(char **argv)
+{
+    void *h = dlopen("libjemalloc.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (h || getenv("HWRT_BENCH_POOL_REEXEC")) return;
+    const char *err = dlerror();
+    if (!err || !strstr(err, "static TLS")) return;
+    const char *old = getenv("GLIBC_TUNABLES");
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s%sglibc.rtld.optional_static_tls=1048576", old ? old : "",
+             old ? ":" : "");
+    setenv("GLIBC_TUNABLES", buf, 1);
+    setenv("HWRT_BENCH_POOL_REEXEC", "1", 1);
+    execv("/proc/self/exe", argv);            /* returns only on failure: go on without */
+}
+
+#ifndef HWRT_POOL_TRACES_DIR
+#define HWRT_POOL_TRACES_DIR "bench/traces"
+#endif
+
+/* Latency, then every shipped trace; with --json one object holding both. */
+static int run_all(bench_opts *o)
+{
+    static const char *const traces[] = {"transformer_train.csv", "llm_serving.csv"};
+    if (o->json) printf("{\n\"benchmark\": \"pool\",\n\"latency\": ");
+    int rc = bench_latency(o);
+    if (o->json) printf(",\n\"traces\": [\n");
+    int first = 1;
+    for (size_t i = 0; i < sizeof traces / sizeof traces[0]; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", HWRT_POOL_TRACES_DIR, traces[i]);
+        if (access(path, R_OK) != 0) continue;
+        if (o->json && !first) printf(",\n");
+        if (!o->json) printf("\n");
+        fflush(stdout);
+        o->trace = path;
+        rc |= bench_trace(o);
+        first = 0;
+    }
+    o->trace = NULL;
+    if (o->json) printf("]\n}\n");
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    bench_opts o = {.reps = 21, .pairs = 100000};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--json")) o.json = 1;
+        else if (!strcmp(a, "--trace") && i + 1 < argc) o.trace = argv[++i];
+        else if (!strcmp(a, "--reps") && i + 1 < argc) o.reps = atoi(argv[++i]);
+        else if (!strcmp(a, "--pairs") && i + 1 < argc) o.pairs = atol(argv[++i]);
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
+        else {
+            fprintf(stderr, "hwrt-bench-pool: unknown or incomplete argument '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (o.reps < 1 || o.pairs < 1) {
+        fprintf(stderr, "hwrt-bench-pool: --reps and --pairs must be positive\n");
+        return 2;
+    }
+    setenv("HWRT_SIM_MEMORY", "256GB", 0);   /* room for a trace's peak; committed on use */
+    if (o.trace) return bench_trace(&o);
+    ensure_jemalloc_loadable(argv);
+    return run_all(&o);
+}
