@@ -24,8 +24,8 @@ static void print_memory(const char *when)
 {
     hwrt_memory_info m;
     CHECK(hwrt_get_memory_info(0, &m));
-    printf("[%s] total %.2f GB | used (device-wide) %.2f GB | allocated %.2f MB | reserved %.2f MB"
-           " | overhead %.2f MB\n", when, m.total / GB, m.used / GB, m.allocated / MB,
+    printf("[%s] total %.2f GB | used (device-wide) %.2f MB | allocated %.2f MB | reserved %.2f MB"
+           " | overhead %.2f MB\n", when, m.total / GB, m.used / MB, m.allocated / MB,
            m.reserved / MB, m.overhead / MB);
 }
 
