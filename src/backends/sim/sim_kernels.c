@@ -152,16 +152,16 @@ static void sum(const hwrt_kernel *k)
     for (int64_t o = 0; o < k->m; o++)
         for (int64_t in = 0; in < k->nn; in++) {
             double acc = 0;
-            int64_t iacc = 0;
+            uint64_t iacc = 0;      /* wraps like the hardware's adders, no UB */
             for (int64_t r = 0; r < k->k; r++) {
                 int64_t idx = (o * k->k + r) * k->nn + in;
-                if (k->dtype == HWRT_INT64) iacc += ((const int64_t *)k->a)[idx];
-                else if (is_int(k->dtype) || k->dtype == HWRT_BOOL) iacc += (int64_t)load(k->a, k->dtype, idx);
+                if (k->dtype == HWRT_INT64) iacc += (uint64_t)((const int64_t *)k->a)[idx];
+                else if (is_int(k->dtype) || k->dtype == HWRT_BOOL) iacc += (uint64_t)(int64_t)load(k->a, k->dtype, idx);
                 else acc += load(k->a, k->dtype, idx);
             }
             int64_t oi = o * k->nn + in;
-            if (k->dtype == HWRT_INT64) ((int64_t *)k->out)[oi] = iacc;
-            else store(k->out, k->out_dtype, oi, (is_int(k->dtype) || k->dtype == HWRT_BOOL) ? (double)iacc : acc);
+            if (k->dtype == HWRT_INT64) ((int64_t *)k->out)[oi] = (int64_t)iacc;
+            else store(k->out, k->out_dtype, oi, (is_int(k->dtype) || k->dtype == HWRT_BOOL) ? (double)(int64_t)iacc : acc);
         }
 }
 
