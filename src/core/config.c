@@ -258,14 +258,6 @@ static inline void ensure(void)
     }
 }
 
-void hwi_cfg_reset(void)
-{
-    ensure();
-    load_defaults();
-    load_env();
-    atomic_fetch_add(&generation, 1);
-}
-
 int64_t hwi_cfg_int(hwi_cfg_key k) { ensure(); return atomic_load(&ival[k]); }
 double hwi_cfg_double(hwi_cfg_key k) { ensure(); return atomic_load(&dval[k]); }
 uint64_t hwi_cfg_generation(void) { ensure(); return atomic_load(&generation); }

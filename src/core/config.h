@@ -50,7 +50,5 @@ hwrt_status hwi_parse_bool(const char *what, const char *text, int *out);
 /* Apply "key:value,key:value" (the HWRT_ALLOC_CONF form); `source` names it in errors. */
 hwrt_status hwi_cfg_apply_list(const char *source, const char *list);
 
-/* Reset every key to its default and re-read the environment (used by hwrt_shutdown). */
-void hwi_cfg_reset(void);
 
 #endif

@@ -21,7 +21,6 @@ static _Atomic(slot *) chunks[MAX_CHUNKS];
 static uint32_t nchunks;
 static uint32_t free_head = UINT32_MAX;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic uint64_t live[8];
 
 /* handle = gen (32 bits) << 32 | index (24 bits) << 8 | type << 1 | 1 (never NULL) */
 static inline uintptr_t encode(uint32_t gen, uint32_t idx, uint32_t type)
@@ -58,7 +57,6 @@ void *hwi_handle_new(hwi_htype type, void *obj)
     atomic_store(&s->type, (uint32_t)type);
     atomic_store_explicit(&s->gen, gen, memory_order_release);
     pthread_mutex_unlock(&lock);
-    atomic_fetch_add(&live[type & 7], 1);
     return (void *)encode(gen, idx, (uint32_t)type);
 }
 
@@ -96,11 +94,9 @@ void *hwi_handle_free(const void *h, hwi_htype type)
     s->next_free = free_head;
     free_head = (uint32_t)(((uintptr_t)h >> 8) & 0xffffffu);
     pthread_mutex_unlock(&lock);
-    atomic_fetch_sub(&live[type & 7], 1);
     return obj;
 }
 
-uint64_t hwi_handle_live(hwi_htype type) { return atomic_load(&live[type & 7]); }
 
 uint64_t hwi_handle_drain(hwi_htype type, void (*fn)(void *obj))
 {
@@ -127,7 +123,6 @@ uint64_t hwi_handle_drain(hwi_htype type, void (*fn)(void *obj))
             free_head = c * CHUNK_SIZE + i;
         }
     pthread_mutex_unlock(&lock);
-    atomic_fetch_sub(&live[type & 7], n);
     for (uint64_t i = 0; i < n; i++) fn(objs[i]);
     free(objs);
     return n;

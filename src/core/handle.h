@@ -24,7 +24,5 @@ void *hwi_handle_free(const void *h, hwi_htype type);
  * lock (hwrt_shutdown: handles from before it must be stale afterwards, not dangling).
  * Returns how many there were. */
 uint64_t hwi_handle_drain(hwi_htype type, void (*fn)(void *obj));
-/* Number of live handles of a type (for leak reports and tests). */
-uint64_t hwi_handle_live(hwi_htype type);
 
 #endif
