@@ -49,7 +49,9 @@ HWRT_API const char *hwrt_version(void);
 /* Set a runtime option by key (thread-safe). Keys and accepted values:
  *   allocator:   max_device_memory (size, "24GB"; 0 = no cap), max_split_size (size),
  *                expandable_segments (bool), garbage_collection_threshold (0..1),
- *                record_alloc_sites (bool)
+ *                record_alloc_sites (bool), thread_cache (bool: per-thread cache of
+ *                small blocks, default on), pinned_pool (bool: cache pinned host
+ *                buffers, default on)
  *   offload:     memory_offload (ON/OFF), auto_offload (bool), offload_cpu_size (size),
  *                offload_disk_size (size), offload_path (path), enable_pinned_mem (bool),
  *                prefetch_depth (int)

@@ -246,7 +246,17 @@ static void init_once(void)
     load_env();
 }
 
-static inline void ensure(void) { pthread_once(&once, init_once); }
+static atomic_int ready;
+
+/* Every read of an option comes through here (the dispatch path and the pool's fast
+ * path included): one relaxed-acquire load once initialised, pthread_once only before. */
+static inline void ensure(void)
+{
+    if (__builtin_expect(!atomic_load_explicit(&ready, memory_order_acquire), 0)) {
+        pthread_once(&once, init_once);
+        atomic_store_explicit(&ready, 1, memory_order_release);
+    }
+}
 
 void hwi_cfg_reset(void)
 {

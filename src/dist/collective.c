@@ -18,6 +18,7 @@
 #include "../core/config.h"
 #include "../core/status.h"
 #include "../tensor/tensor.h"
+#include "../offload/offload.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -67,14 +68,23 @@ static hwrt_status enter(coll *c, const char *api, hwrt_tensor x, hwrt_tensor y,
     hwi_tensor *all[2] = {c->x, c->y};
     for (int i = 0; i < 2; i++)
         if (all[i] && all[i]->device != c->s->device)
-            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: the %s tensor is on device %d but the "
+            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: the %stensor is on device %d but the "
                            "stream is on device %d; use a stream of device %d", api,
-                           i ? "input" : c->y ? "output" : "", all[i]->device, c->s->device,
+                           i ? "input " : c->y ? "output " : "", all[i]->device, c->s->device,
                            all[i]->device);
     HWI_TRY(hwi_host_sync_check(api, c->s));
     c->direct = !strcmp(hwrt_current_backend(), "sim") &&
                 !hwi_cfg_int(HWI_CFG_DIST_FORCE_STAGING);
-    return HWRT_SUCCESS;
+    /* offloaded tensors come back first, ordered on s (order() then waits for s) */
+    int writes[2] = {1, 0};
+    return hwi_offload_ensure(all, writes, 2, c->s);
+}
+
+/* The collective used x (and y) on s: the offload manager may evict them after this. */
+static void leave(coll *c)
+{
+    hwi_tensor *all[2] = {c->x, c->y};
+    hwi_offload_after_use(all, 2, c->s);
 }
 
 /* After validation: wait for earlier work, check the binding once. */
@@ -164,6 +174,7 @@ hwrt_status hwrt_allreduce(hwrt_tensor t, hwrt_reduce_op op, hwrt_stream s)
     if (st == HWRT_SUCCESS && c.x->nbytes) st = run_reduce(&c, op, buf, NULL, (size_t)c.x->numel);
     abandon(&c, st);
     if (st == HWRT_SUCCESS) st = unmap(&c, c.x, buf);
+    leave(&c);
     pthread_mutex_unlock(&coll_mu);
     return st;
 }
@@ -183,6 +194,7 @@ hwrt_status hwrt_broadcast(hwrt_tensor t, int root, hwrt_stream s)
     if (st == HWRT_SUCCESS && c.x->nbytes) st = hwi_dist_g.eng->broadcast(buf, c.x->nbytes, root, c.s);
     abandon(&c, st);
     if (st == HWRT_SUCCESS && !is_root) st = unmap(&c, c.x, buf);
+    leave(&c);
     pthread_mutex_unlock(&coll_mu);
     return st;
 }
@@ -219,6 +231,7 @@ hwrt_status hwrt_allgather(hwrt_tensor out, hwrt_tensor in, hwrt_stream s)
     if (st == HWRT_SUCCESS && c.x->nbytes) st = hwi_dist_g.eng->allgather(ib, ob, c.y->nbytes, c.s);
     abandon(&c, st);
     if (st == HWRT_SUCCESS) st = unmap(&c, c.x, ob);
+    leave(&c);
     pthread_mutex_unlock(&coll_mu);
     return st;
 }
@@ -237,6 +250,7 @@ hwrt_status hwrt_reduce_scatter(hwrt_tensor out, hwrt_tensor in, hwrt_reduce_op 
     if (st == HWRT_SUCCESS && c.x->nbytes) st = run_reduce(&c, op, ob, ib, (size_t)c.x->numel);
     abandon(&c, st);
     if (st == HWRT_SUCCESS) st = unmap(&c, c.x, ob);
+    leave(&c);
     pthread_mutex_unlock(&coll_mu);
     return st;
 }

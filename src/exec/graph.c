@@ -2,8 +2,8 @@
  * front-end (handle checks, shape checks, per-tensor bookkeeping per op) and the dispatch
  * hooks: it checks the graph's pointers and events once, submits the node array straight
  * to the backend, then updates the retained tensors once. When a hook must see every op
- * (sync checker on, launch_blocking on, replay into a capturing stream) it goes op by op
- * through hwi_dispatch instead. */
+ * (sync checker on, launch_blocking on, a profiling session recording, replay into a
+ * capturing stream) it goes op by op through hwi_dispatch instead. */
 #include "capture.h"
 #include "event.h"
 #include "../core/config.h"

@@ -512,7 +512,10 @@ hwrt_status hwi_pool_free(void *p, const char *api)
 hwrt_status hwi_pool_free_on(void *p, hwrt_bstream *bs, int device, const char *api)
 {
     tcache *t = hwi_tc;
-    if (t && t->owner == bs && t->device == device && tc_try_free(p)) return HWRT_SUCCESS;
+    /* with a profiler observing, take the reporting path (hwi_pool_free) */
+    if (t && t->owner == bs && t->device == device && !hwi_mem_events_active() &&
+        tc_try_free(p))
+        return HWRT_SUCCESS;
     pthread_mutex_lock(&hwi_pool_mu);
     pblock *b = live_containing(p);
     int record = b && b->base == (char *)p && b->seg->dp->device == device && bs &&

@@ -84,8 +84,8 @@ static const char *const op_names[] = {"sum", "prod", "max", "min", "avg"};
 
 static void collectives_once(hwrt_stream s, const char *mode)
 {
-    /* allreduce at two sizes: below and above the MPI engine's ring threshold (64 KiB,
-     * for every dtype), the larger one not divisible by the rank count */
+    /* allreduce at two sizes, the larger one (>= 64 KiB for every dtype, not divisible by
+     * the rank count) taking the ring when HWRT_MPI_RING_BYTES=65536 (the np 4 test) */
     enum { N = 1000, NL = 70001, G = 37, RS = 29 };
     static unsigned char scratch[8 * 4 * NL], got[8 * 4 * NL];
     const int64_t sizes[2] = {N, NL};
@@ -154,6 +154,33 @@ static void large_allreduce(void)
     free(h);
 }
 
+/* A tensor evicted to host memory by the offload manager comes back before the
+ * collective reads it. */
+static void offloaded_allreduce(void)
+{
+    TEST_CASE("offloaded tensor");
+    int64_t n = 4096;
+    float h[4096];
+    for (int64_t i = 0; i < n; i++) h[i] = (float)ref_value(HWRT_FLOAT32, rank, i);
+    OK(hwrt_set_config("memory_offload", "ON"));
+    OK(hwrt_set_config("offload_cpu_size", "16MB"));
+    hwrt_tensor t = make(HWRT_FLOAT32, n, h);
+    OK(hwrt_tensor_set_offloadable(t, 1));
+    OK(hwrt_offload_evict(t));
+    int off = -1;
+    OK(hwrt_offload_location(t, &off));
+    EXPECT(off == 1);                                     /* really in the host tier */
+    OK(hwrt_allreduce(t, HWRT_REDUCE_SUM, NULL));
+    OK(hwrt_tensor_copy_to_host(t, h, sizeof h));
+    int where = -1;
+    OK(hwrt_offload_location(t, &where));
+    EXPECT(where == 0);                                   /* it came back to the device */
+    int64_t ctx[2] = {HWRT_REDUCE_SUM, 0};
+    EXPECT(compare("offloaded allreduce", HWRT_FLOAT32, h, n, want_reduce, ctx) == 0);
+    OK(hwrt_tensor_release(t));
+    OK(hwrt_set_config("memory_offload", "OFF"));
+}
+
 static void bad_arguments(void)
 {
     TEST_CASE("bad arguments");
@@ -164,6 +191,19 @@ static void bad_arguments(void)
     FAILS(hwrt_allreduce(c, HWRT_REDUCE_SUM, NULL), HWRT_ERROR_INVALID_ARGUMENT, "bool");
     FAILS(hwrt_allreduce(a, (hwrt_reduce_op)9, NULL), HWRT_ERROR_INVALID_ARGUMENT, "op 9");
     FAILS(hwrt_allreduce(NULL, HWRT_REDUCE_SUM, NULL), HWRT_ERROR_INVALID_HANDLE, "not a live");
+    /* a stream of another device than the tensor's */
+    int dev = 0, count = 0;
+    OK(hwrt_get_device(&dev));
+    OK(hwrt_device_count("sim", &count));
+    if (count > 1) {
+        hwrt_stream other = NULL;
+        OK(hwrt_set_device("sim", (dev + 1) % count));
+        OK(hwrt_stream_create(&other, 0));
+        FAILS(hwrt_allreduce(a, HWRT_REDUCE_SUM, other), HWRT_ERROR_INVALID_ARGUMENT,
+              "the tensor is on device");
+        OK(hwrt_stream_destroy(other));
+        OK(hwrt_set_device("sim", dev));
+    }
     OK(hwrt_tensor_release(a));
     OK(hwrt_tensor_release(b));
     OK(hwrt_tensor_release(c));
@@ -183,6 +223,7 @@ static void scenario_collectives(void)
     collectives_once(s, "staged");
     OK(hwrt_set_config("dist_force_staging", "false"));
     large_allreduce();
+    offloaded_allreduce();
     bad_arguments();
     TEST_CASE("barrier");
     OK(hwrt_barrier());
@@ -293,11 +334,16 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "global")) scenario_global();
     else if (!strcmp(mode, "deadrank")) scenario_deadrank();
     else { fprintf(stderr, "unknown scenario %s\n", mode); return 2; }
-    int rc = test_report();
-    fflush(NULL);
-    if (!strcmp(mode, "deadrank"))
+    if (!strcmp(mode, "deadrank")) {
+        int rc = test_report();
+        fflush(NULL);
         _exit(rc);                 /* MPI cannot be finalized with a dead peer */
-    if (hwrt_dist_finalize() != HWRT_SUCCESS) rc = 1;
+    }
+    TEST_CASE("finalize");
+    OK(hwrt_dist_finalize());
+    /* hwrt started MPI and finalized it: a second join is refused, not a crash */
+    FAILS(hwrt_dist_init(), HWRT_ERROR_DIST, "already finalized");
+    int rc = test_report();
     hwrt_shutdown();
     return rc;
 }

@@ -1,5 +1,5 @@
 /* An offload-bound program for the verdict test. It does by hand what an offload
- * manager does when the device budget is too small: every step evicts a 4 MiB block to
+ * manager does when the device budget is too small: every step evicts an 8 MiB block to
  * host memory and fetches it back on demand before use, and reports the evictions,
  * fetches and the time the step was stalled through hwi_prof_record_event, the entry
  * point src/offload uses. hwrt-prof must call it offload-bound and advise raising
@@ -22,7 +22,7 @@
 
 int main(void)
 {
-    enum { BYTES = 4 << 20, STEPS = 10 };
+    enum { BYTES = 8 << 20, STEPS = 16 };
     CHECK(hwrt_set_device("sim", 0));
     void *host, *dev;
     CHECK(hwrt_host_alloc(&host, BYTES, HWRT_HOST_PINNED));

@@ -23,12 +23,12 @@ grep -q "^verdict: compute-bound" "$OUT/compute.txt" || { echo "FAIL: compute-bo
 grep -q "pin host memory" "$OUT/compute.txt" && { echo "FAIL: pin advice on compute"; fail=1; }
 grep -q "fewer copies" "$OUT/compute.txt" && { echo "FAIL: copy advice on compute"; fail=1; }
 
-"$TOOL" --application="$OFFLOAD" --output="$OUT/offload"
+HWRT_SIM_LINK_GBPS=2 "$TOOL" --application="$OFFLOAD" --output="$OUT/offload"
 "$TOOL" --export=on --output="$OUT/offload" > "$OUT/offload.txt"
 cat "$OUT/offload.txt"
 grep -q "^verdict: offload-bound" "$OUT/offload.txt" || { echo "FAIL: offload-bound not found"; fail=1; }
 grep -q "raise offload_cpu_size and prefetch" "$OUT/offload.txt" || { echo "FAIL: no offload advice"; fail=1; }
-grep -q "^offload_fetch,fetch,10," "$OUT/offload/offload_summary.csv" || { echo "FAIL: offload_summary"; fail=1; }
+grep -q "^offload_fetch,fetch,16,.*,134217728$" "$OUT/offload/offload_summary.csv" || { echo "FAIL: offload_summary"; fail=1; }
 grep -q '"cat":"offload_evict"' "$OUT/offload/trace.json" || { echo "FAIL: no evict in trace.json"; fail=1; }
 [ $fail = 0 ] && echo "verdicts: ok"
 exit $fail

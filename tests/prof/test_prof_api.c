@@ -153,6 +153,27 @@ int main(int argc, char **argv)
         OK(hwrt_stream_destroy(gs));
     }
 
+    TEST_CASE("stream-ordered allocations report their frees");
+    snprintf(dir2, sizeof dir2, "%s/async", out);
+    {
+        hwrt_stream as;
+        OK(hwrt_set_device("sim", 0));
+        OK(hwrt_stream_create(&as, 0));
+        OK(hwrt_profiler_start(dir2));
+        for (int i = 0; i < 3; i++) {
+            void *p = NULL;
+            OK(hwrt_malloc_async(&p, 4096, as));
+            OK(hwrt_memset_async(p, 0, 4096, as));
+            OK(hwrt_free_async(p, as));
+        }
+        OK(hwrt_stream_synchronize(as));
+        OK(hwrt_profiler_stop());
+        count_raw(dir2, &w, &s, &m, &x, &no_dev);
+        EXPECT(m == 6 && w == 3 && no_dev == 0);
+        if (m != 6) fprintf(stderr, "async: %ld memory events (want 3 alloc + 3 free)\n", m);
+        OK(hwrt_stream_destroy(as));
+    }
+
     TEST_CASE("shutdown with a session running");
     snprintf(dir2, sizeof dir2, "%s/shutdown", out);
     OK(hwrt_profiler_start(dir2));

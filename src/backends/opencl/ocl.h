@@ -100,6 +100,18 @@ typedef struct hwrt_bdev {
     int build_status;        /* -1: not built yet, else the hwrt_status of the build */
     char build_msg[512];
 
+    /* sticky fault: the first failed command's sentence, until device_reset */
+    pthread_mutex_t fault_mu;
+    int fault;               /* hwrt_status, 0 = healthy */
+    char fault_msg[256];
+    _Atomic unsigned epoch;  /* bumped by device_reset: older failures are acknowledged */
+    int fail_kernel_at;      /* HWRT_OPENCL_FAIL_KERNEL: fault injection, 0 = off */
+    _Atomic int launches;
+    /* streams of the device, for device_reset */
+    pthread_mutex_t streams_mu;
+    struct hwrt_bstream **streams;
+    int nstreams, cap_streams;
+
     /* host thread: runs host functions and completes user events */
     pthread_mutex_t host_mu;
     pthread_cond_t host_cv;
@@ -121,6 +133,7 @@ typedef struct hwrt_bstream {
                                 functions) stay contiguous when threads share a stream */
     pthread_mutex_t mu;      /* guards `last` only: queries never wait for an enqueue */
     cl_event last;           /* last command enqueued (NULL: none yet) */
+    unsigned last_epoch;     /* the device's epoch when `last` was enqueued */
     int priority;
 } ocl_stream;
 
@@ -129,12 +142,17 @@ typedef struct hwrt_bevent {
     unsigned flags;
     pthread_mutex_t mu;
     cl_event ev;             /* marker of the last record (NULL: never recorded) */
+    unsigned epoch;          /* the device's epoch when it was recorded */
 } ocl_event;
 
 /* Take ownership of ev as the stream's newest command and flush the queue. */
 void ocl_stream_track(ocl_stream *s, cl_event ev);
-/* Status of an event: SUCCESS, NOT_READY, or DEVICE_FAULT naming the CL error. */
-hwrt_status ocl_event_status(cl_event ev, const char *what);
+/* Status of a command's event: SUCCESS, NOT_READY, or DEVICE_FAULT. A failed command
+ * makes the device's fault sticky (naming the CL error) unless it was enqueued before
+ * the last device_reset (epoch older than the device's): then it counts as done. */
+hwrt_status ocl_event_status(ocl_dev *d, cl_event ev, unsigned epoch, const char *what);
+/* The sticky fault with its sentence, or SUCCESS. */
+hwrt_status ocl_dev_fault(ocl_dev *d);
 
 /* ---- host thread (ocl_host.c) ---- */
 

@@ -24,6 +24,7 @@ hwrt_status ocl_event_query(hwrt_bevent *e);
 hwrt_status ocl_event_synchronize(hwrt_bevent *e);
 hwrt_status ocl_event_elapsed_ms(float *ms, hwrt_bevent *a, hwrt_bevent *b);
 hwrt_status ocl_event_timestamp_ns(hwrt_bevent *e, uint64_t *ns);
+hwrt_status ocl_device_reset(hwrt_bdev *d);
 
 const hwrt_backend_ops hwrt_backend_opencl = {
     .abi_version = HWRT_BACKEND_ABI_VERSION,
@@ -60,5 +61,5 @@ const hwrt_backend_ops hwrt_backend_opencl = {
     .event_elapsed_ms = ocl_event_elapsed_ms,
     .event_timestamp_ns = ocl_event_timestamp_ns,
     .device_synchronize = NULL,        /* the core synchronizes every stream it made */
-    .device_reset = NULL,              /* OpenCL has no way to clear a failed context */
+    .device_reset = ocl_device_reset,  /* finish the streams, acknowledge failed commands */
 };

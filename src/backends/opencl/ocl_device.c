@@ -82,6 +82,8 @@ static int64_t calibrate(ocl_dev *d)
     return best;
 }
 
+void ocl_device_close(hwrt_bdev *d);
+
 static void dev_free(ocl_dev *d)
 {
     if (d->ctx) ocl.ReleaseContext(d->ctx);
@@ -89,10 +91,13 @@ static void dev_free(ocl_dev *d)
     pthread_mutex_destroy(&d->mem_mu);
     pthread_mutex_destroy(&d->prog_mu);
     pthread_mutex_destroy(&d->host_mu);
+    pthread_mutex_destroy(&d->fault_mu);
+    pthread_mutex_destroy(&d->streams_mu);
     pthread_cond_destroy(&d->host_cv);
     pthread_rwlock_destroy(&d->seg_lock);
     free(d->free_ranges);
     free(d->segs);
+    free(d->streams);
     free(d);
 }
 
@@ -112,6 +117,8 @@ hwrt_status ocl_device_open(int ordinal, hwrt_bdev **out)
     pthread_mutex_init(&d->mem_mu, NULL);
     pthread_mutex_init(&d->prog_mu, NULL);
     pthread_mutex_init(&d->host_mu, NULL);
+    pthread_mutex_init(&d->fault_mu, NULL);
+    pthread_mutex_init(&d->streams_mu, NULL);
     pthread_cond_init(&d->host_cv, NULL);
     pthread_rwlock_init(&d->seg_lock, NULL);
     cl_ulong mem = 0, maxa = 0;
@@ -145,6 +152,20 @@ hwrt_status ocl_device_open(int ordinal, hwrt_bdev **out)
     d->free_ranges[0].len = d->va_len;
     d->nfree = 1;
     d->ts_offset = calibrate(d);
+    /* fault injection for tests: the Nth kernel launch on the device fails on the device
+     * (its command waits on a user event that is then failed) */
+    const char *fk = getenv("HWRT_OPENCL_FAIL_KERNEL");
+    if (fk && *fk) {
+        char *end;
+        long n = strtol(fk, &end, 10);
+        if (*end || n < 0 || n > 1000000000) {
+            ocl_device_close(d);
+            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "HWRT_OPENCL_FAIL_KERNEL=\"%s\" is "
+                           "invalid; expected the number of the kernel launch to fail (0 = "
+                           "none)", fk);
+        }
+        d->fail_kernel_at = (int)n;
+    }
     *out = d;
     return HWRT_SUCCESS;
 }

@@ -40,6 +40,7 @@ hwrt_status ocl_event_record(hwrt_bevent *e, hwrt_bstream *s)
     pthread_mutex_lock(&e->mu);
     cl_event old = e->ev;
     e->ev = m;
+    e->epoch = atomic_load(&e->dev->epoch);
     pthread_mutex_unlock(&e->mu);
     ocl_stream_track(s, m);
     pthread_mutex_unlock(&s->enq_mu);
@@ -47,40 +48,44 @@ hwrt_status ocl_event_record(hwrt_bevent *e, hwrt_bstream *s)
     return HWRT_SUCCESS;
 }
 
-static cl_event current(hwrt_bevent *e)
+static cl_event current(hwrt_bevent *e, unsigned *epoch)
 {
     pthread_mutex_lock(&e->mu);
     cl_event m = e->ev;
     if (m) ocl.RetainEvent(m);
+    *epoch = e->epoch;
     pthread_mutex_unlock(&e->mu);
     return m;
 }
 
 hwrt_status ocl_event_query(hwrt_bevent *e)
 {
-    cl_event m = current(e);
+    unsigned epoch;
+    cl_event m = current(e, &epoch);
     if (!m) return HWRT_SUCCESS;
-    hwrt_status st = ocl_event_status(m, "hwrt_event_query");
+    hwrt_status st = ocl_event_status(e->dev, m, epoch, "hwrt_event_query");
     ocl.ReleaseEvent(m);
     return st;
 }
 
 hwrt_status ocl_event_synchronize(hwrt_bevent *e)
 {
-    cl_event m = current(e);
+    unsigned epoch;
+    cl_event m = current(e, &epoch);
     if (!m) return HWRT_SUCCESS;
     ocl.WaitForEvents(1, &m);              /* errors show in the status below */
-    hwrt_status st = ocl_event_status(m, "hwrt_event_synchronize");
+    hwrt_status st = ocl_event_status(e->dev, m, epoch, "hwrt_event_synchronize");
     ocl.ReleaseEvent(m);
     return st;
 }
 
 hwrt_status ocl_event_timestamp_ns(hwrt_bevent *e, uint64_t *ns)
 {
-    cl_event m = current(e);
+    unsigned epoch;
+    cl_event m = current(e, &epoch);
     if (!m)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "the event was never recorded");
-    hwrt_status st = ocl_event_status(m, "event timestamp");
+    hwrt_status st = ocl_event_status(e->dev, m, epoch, "event timestamp");
     cl_ulong end = 0;
     if (st == HWRT_ERROR_NOT_READY)
         st = hwi_err(HWRT_ERROR_NOT_READY, "the event's last record has not been reached yet");

@@ -38,6 +38,24 @@ static size_t fill_pattern(hwrt_dtype dt, double v, unsigned char pat[8])
     return n;
 }
 
+/* Fault injection (HWRT_OPENCL_FAIL_KERNEL=N): the Nth launch on the device waits on a
+ * user event that fail_after() fails, so the driver itself fails the command. */
+static cl_event inject(ocl_dev *d)
+{
+    if (!d->fail_kernel_at || atomic_fetch_add(&d->launches, 1) + 1 != d->fail_kernel_at)
+        return NULL;
+    cl_int e;
+    cl_event u = ocl.CreateUserEvent(d->ctx, &e);
+    return e == CL_SUCCESS ? u : NULL;
+}
+
+static void fail_after(cl_event u)
+{
+    if (!u) return;
+    ocl.SetUserEventStatus(u, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    ocl.ReleaseEvent(u);
+}
+
 static hwrt_status fill(ocl_stream *s, const hwrt_kernel *k)
 {
     unsigned char pat[8];
@@ -51,8 +69,10 @@ static hwrt_status fill(ocl_stream *s, const hwrt_kernel *k)
                        hwrt_dtype_name(k->dtype), k->out, es);
     cl_event ev;
     pthread_mutex_lock(&s->enq_mu);
-    cl_int e = ocl.EnqueueFillBuffer(s->q, m, pat, es, off, bytes, 0, NULL, &ev);
+    cl_event u = inject(s->dev);
+    cl_int e = ocl.EnqueueFillBuffer(s->q, m, pat, es, off, bytes, u ? 1 : 0, u ? &u : NULL, &ev);
     if (e == CL_SUCCESS) ocl_stream_track(s, ev);
+    fail_after(u);
     pthread_mutex_unlock(&s->enq_mu);
     if (e != CL_SUCCESS)
         return ocl_err(e, "opencl device %d: Fill (clEnqueueFillBuffer of %zu bytes)",
@@ -187,9 +207,12 @@ static hwrt_status enqueue(ocl_stream *s, const hwrt_kernel *k, int kid, const o
         e = ocl.SetKernelArg(kern, i++, extra[j].size, extra[j].val);
     cl_event ev = NULL;
     pthread_mutex_lock(&s->enq_mu);
+    cl_event u = e == CL_SUCCESS ? inject(d) : NULL;
     if (e == CL_SUCCESS)
-        e = ocl.EnqueueNDRangeKernel(s->q, kern, dims, NULL, gws, NULL, 0, NULL, &ev);
+        e = ocl.EnqueueNDRangeKernel(s->q, kern, dims, NULL, gws, NULL, u ? 1 : 0, u ? &u : NULL,
+                                     &ev);
     if (e == CL_SUCCESS) ocl_stream_track(s, ev);
+    fail_after(u);
     pthread_mutex_unlock(&s->enq_mu);
     if (e != CL_SUCCESS)
         return ocl_err(e, "opencl device %d: launching %s on %s", d->ordinal, op_names[k->op],

@@ -5,38 +5,118 @@
 #include "ocl.h"
 #include "../../core/status.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-hwrt_status ocl_event_status(cl_event ev, const char *what)
+hwrt_status ocl_dev_fault(ocl_dev *d)
 {
-    cl_int st = CL_COMPLETE;
-    cl_int e = ocl.GetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
-    if (e != CL_SUCCESS)
-        return ocl_err(e, "%s: clGetEventInfo", what);
-    if (st < 0)
-        return hwi_err(HWRT_ERROR_DEVICE_FAULT, "%s: an OpenCL command failed with %s (%d); the "
-                       "work queued after it was not run", what, ocl_error_name(st), (int)st);
-    return st == CL_COMPLETE ? HWRT_SUCCESS : HWRT_ERROR_NOT_READY;
+    pthread_mutex_lock(&d->fault_mu);
+    hwrt_status st = (hwrt_status)d->fault;
+    char msg[256];
+    memcpy(msg, d->fault_msg, sizeof msg);
+    pthread_mutex_unlock(&d->fault_mu);
+    if (st == HWRT_SUCCESS)
+        return HWRT_SUCCESS;
+    return hwi_err(st, "opencl device %d has a sticky fault: %s; call hwrt_device_reset(%d) to "
+                   "recover (work queued after the failed command was not run)", d->ordinal, msg,
+                   d->ordinal);
 }
 
+/* Make the device's fault sticky if ev's command failed since the last reset. */
+static cl_int note_failure(ocl_dev *d, cl_event ev, unsigned epoch, const char *what)
+{
+    cl_int st = CL_COMPLETE;
+    if (ocl.GetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) !=
+        CL_SUCCESS)
+        return CL_COMPLETE;
+    if (st < 0 && epoch == atomic_load(&d->epoch)) {
+        pthread_mutex_lock(&d->fault_mu);
+        if (!d->fault) {
+            d->fault = HWRT_ERROR_DEVICE_FAULT;
+            /* drivers use -1 as a generic failure status, not as CL_DEVICE_NOT_FOUND */
+            snprintf(d->fault_msg, sizeof d->fault_msg, "an OpenCL command failed (execution "
+                     "status %d%s%s), seen by %s", (int)st, st == -1 ? "" : ", ",
+                     st == -1 ? "" : ocl_error_name(st), what);
+        }
+        pthread_mutex_unlock(&d->fault_mu);
+    }
+    return st;
+}
+
+hwrt_status ocl_event_status(ocl_dev *d, cl_event ev, unsigned epoch, const char *what)
+{
+    if (note_failure(d, ev, epoch, what) > CL_COMPLETE)
+        return HWRT_ERROR_NOT_READY;
+    return ocl_dev_fault(d);      /* a failure acknowledged by a reset counts as done */
+}
+
+/* The previous command is checked as it is replaced: if it already failed, a command
+ * queued now would not inherit the failure (drivers fail only commands still waiting on
+ * it), so it is noted here; if it is still pending, the new one fails with it. */
 void ocl_stream_track(ocl_stream *s, cl_event ev)
 {
+    unsigned epoch = atomic_load(&s->dev->epoch);
     pthread_mutex_lock(&s->mu);
     cl_event old = s->last;
+    unsigned old_epoch = s->last_epoch;
     s->last = ev;
+    s->last_epoch = epoch;
     pthread_mutex_unlock(&s->mu);
-    if (old) ocl.ReleaseEvent(old);
+    if (old) {
+        note_failure(s->dev, old, old_epoch, "the next enqueue on its stream");
+        ocl.ReleaseEvent(old);
+    }
     ocl.Flush(s->q);
 }
 
-static cl_event last_retained(ocl_stream *s)
+static cl_event last_retained(ocl_stream *s, unsigned *epoch)
 {
     pthread_mutex_lock(&s->mu);
     cl_event ev = s->last;
     if (ev) ocl.RetainEvent(ev);
+    *epoch = s->last_epoch;
     pthread_mutex_unlock(&s->mu);
     return ev;
+}
+
+static int register_stream(ocl_dev *d, ocl_stream *s)
+{
+    pthread_mutex_lock(&d->streams_mu);
+    if (d->nstreams == d->cap_streams) {
+        int nc = d->cap_streams ? d->cap_streams * 2 : 16;
+        ocl_stream **ns = realloc(d->streams, (size_t)nc * sizeof *ns);
+        if (!ns) { pthread_mutex_unlock(&d->streams_mu); return 0; }
+        d->streams = ns;
+        d->cap_streams = nc;
+    }
+    d->streams[d->nstreams++] = s;
+    pthread_mutex_unlock(&d->streams_mu);
+    return 1;
+}
+
+static void unregister_stream(ocl_dev *d, ocl_stream *s)
+{
+    pthread_mutex_lock(&d->streams_mu);
+    for (int i = 0; i < d->nstreams; i++)
+        if (d->streams[i] == s) { d->streams[i] = d->streams[--d->nstreams]; break; }
+    pthread_mutex_unlock(&d->streams_mu);
+}
+
+/* Finish every stream of the device, then clear the sticky fault: commands that failed
+ * before now are acknowledged (the epoch moves on), later work runs normally. */
+hwrt_status ocl_device_reset(hwrt_bdev *d)
+{
+    pthread_mutex_lock(&d->streams_mu);
+    for (int i = 0; i < d->nstreams; i++)
+        ocl.Finish(d->streams[i]->q);
+    atomic_fetch_add(&d->epoch, 1);
+    pthread_mutex_lock(&d->fault_mu);
+    d->fault = 0;
+    d->fault_msg[0] = 0;
+    pthread_mutex_unlock(&d->fault_mu);
+    pthread_mutex_unlock(&d->streams_mu);
+    return HWRT_SUCCESS;
 }
 
 hwrt_status ocl_stream_create(hwrt_bdev *d, int priority, hwrt_bstream **out)
@@ -52,6 +132,11 @@ hwrt_status ocl_stream_create(hwrt_bdev *d, int priority, hwrt_bstream **out)
     }
     s->dev = d;
     s->priority = priority;      /* OpenCL 1.2 queues have no priorities: recorded only */
+    if (!register_stream(d, s)) {
+        ocl.ReleaseCommandQueue(s->q);
+        free(s);
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "creating a stream: host out of memory");
+    }
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->enq_mu, NULL);
     *out = s;
@@ -60,6 +145,7 @@ hwrt_status ocl_stream_create(hwrt_bdev *d, int priority, hwrt_bstream **out)
 
 void ocl_stream_destroy(hwrt_bstream *s)
 {
+    unregister_stream(s->dev, s);
     ocl.Finish(s->q);
     if (s->last) ocl.ReleaseEvent(s->last);
     ocl.ReleaseCommandQueue(s->q);
@@ -73,22 +159,22 @@ hwrt_status ocl_stream_synchronize(hwrt_bstream *s)
     cl_int e = ocl.Finish(s->q);
     if (e != CL_SUCCESS)
         return ocl_err(e, "opencl device %d: clFinish", s->dev->ordinal);
-    cl_event ev = last_retained(s);
-    if (!ev) return HWRT_SUCCESS;
+    unsigned epoch;
+    cl_event ev = last_retained(s, &epoch);
+    if (!ev) return ocl_dev_fault(s->dev);
     /* clFinish can return while the last event's status is being published */
-    cl_int e2 = ocl.WaitForEvents(1, &ev);
-    hwrt_status st = ocl_event_status(ev, "stream synchronize");
+    ocl.WaitForEvents(1, &ev);          /* a failure shows in the status below */
+    hwrt_status st = ocl_event_status(s->dev, ev, epoch, "stream synchronize");
     ocl.ReleaseEvent(ev);
-    if (st == HWRT_SUCCESS && e2 != CL_SUCCESS)
-        st = ocl_err(e2, "opencl device %d: stream synchronize", s->dev->ordinal);
     return st;
 }
 
 hwrt_status ocl_stream_query(hwrt_bstream *s)
 {
-    cl_event ev = last_retained(s);
-    if (!ev) return HWRT_SUCCESS;
-    hwrt_status st = ocl_event_status(ev, "stream query");
+    unsigned epoch;
+    cl_event ev = last_retained(s, &epoch);
+    if (!ev) return ocl_dev_fault(s->dev);
+    hwrt_status st = ocl_event_status(s->dev, ev, epoch, "stream query");
     ocl.ReleaseEvent(ev);
     return st;
 }
@@ -156,8 +242,15 @@ static hwrt_status wait_event_locked(ocl_stream *s, hwrt_bevent *ev)
     pthread_mutex_lock(&ev->mu);
     cl_event m = ev->ev;
     if (m) ocl.RetainEvent(m);
+    unsigned epoch = ev->epoch;
     pthread_mutex_unlock(&ev->mu);
     if (!m) return HWRT_SUCCESS;         /* never recorded: nothing to wait for */
+    cl_int mst = CL_COMPLETE;
+    ocl.GetEventInfo(m, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof mst, &mst, NULL);
+    if (mst < 0 && epoch != atomic_load(&ev->dev->epoch)) {
+        ocl.ReleaseEvent(m);             /* failed before a reset: acknowledged, done */
+        return HWRT_SUCCESS;
+    }
     if (ev->dev == s->dev) {
         cl_event b;
         cl_int e = ocl.EnqueueBarrierWithWaitList(s->q, 1, &m, &b);
@@ -277,7 +370,7 @@ hwrt_status ocl_memcpy_async(hwrt_bstream *s, void *dst, const void *src, size_t
      * still queue work and query the stream meanwhile */
     if (!host_pinned) {
         ocl.WaitForEvents(1, &ev);
-        st = ocl_event_status(ev, "hwrt_memcpy_async");
+        st = ocl_event_status(s->dev, ev, atomic_load(&s->dev->epoch), "hwrt_memcpy_async");
     }
     ocl.ReleaseEvent(ev);
     return st;

@@ -38,7 +38,7 @@ void sim_event_reached(sim_event *e, uint64_t gen)
     if (gen < atomic_load(&e->done_gen))
         return;
     atomic_store(&e->ts_ns, sim_now_ns());   /* CLOCK_MONOTONIC: comparable with host time */
-    atomic_store_explicit(&e->done_gen, gen, memory_order_release);
+    atomic_store(&e->done_gen, gen);     /* seq_cst: pairs with the blocked-list re-check */
     pthread_mutex_lock(&e->mu);
     if (e->waiters)
         pthread_cond_broadcast(&e->cv);

@@ -115,7 +115,11 @@ static int advance_locked(sim_stream *s, sim_engine *self, sim_op **direct)
                     s->blocked = 1;
                     sim_mark_blocked(s);
                 }
-                break;
+                /* look again now that we are on the blocked list: a record reached
+                 * between the first look and the marking kicked nobody (both sides use
+                 * sequentially consistent accesses, so one of them sees the other) */
+                if (atomic_load(&op->u.ev.ev->done_gen) < op->u.ev.gen)
+                    break;
             }
             s->blocked = 0;
             pop_head_locked(s, op);

@@ -106,7 +106,12 @@ static int check_count(size_t count, const char *what, char *err, size_t len)
 static int p_init(int *rank, int *size, int *thread_level_ok, int *in_call_deadline,
                   char *version, size_t vlen, char *err, size_t len)
 {
-    int inited = 0, rc;
+    int inited = 0, finalized = 0, rc;
+    MPI_Finalized(&finalized);
+    if (finalized)
+        return fail(err, len, HWRT_ERROR_DIST, "MPI was already finalized in this process (by "
+                    "hwrt_dist_finalize or the program), and MPI cannot be initialised twice: "
+                    "join the group once per process");
     MPI_Initialized(&inited);
     if (!inited) {
         int provided;
