@@ -182,6 +182,7 @@ static hwrt_status pin_new(hbuf *b)
     if (p == MAP_FAILED)
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY,
                        "hwrt_host_alloc: cannot map %zu bytes of host memory", b->mapped);
+    madvise(p, b->mapped, MADV_HUGEPAGE);   /* fewer TLB misses for the copy engines */
     /* Without CAP_IPC_LOCK a large mlock fails on RLIMIT_MEMLOCK. The buffer still
      * behaves as pinned towards hwrt's copy engines, which is what the simulated NPU
      * models; say so once. */

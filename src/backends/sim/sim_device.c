@@ -66,6 +66,9 @@ hwrt_status sim_device_open(int ordinal, hwrt_bdev **out)
                        "opening sim device %d: cannot reserve %zu bytes of address space for its "
                        "memory; lower HWRT_SIM_MEMORY", ordinal, c->memory[ordinal]);
     }
+    /* device memory comes in large pages on accelerators (2 MiB on GPUs): ask for
+     * transparent huge pages so the simulated device's TLB behaves alike (advisory) */
+    madvise(d->arena, d->capacity, MADV_HUGEPAGE);
     pthread_mutex_init(&d->mem_mu, NULL);
     d->cap_free = 16;
     d->free_ranges = malloc((size_t)d->cap_free * sizeof *d->free_ranges);
