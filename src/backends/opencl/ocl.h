@@ -21,6 +21,7 @@
 #endif
 
 #include "../backend.h"
+#include "../range_alloc.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -88,8 +89,7 @@ typedef struct hwrt_bdev {
     size_t va_len;
     pthread_mutex_t mem_mu;
     size_t committed;        /* bytes of live buffers */
-    struct ocl_range { size_t off, len; } *free_ranges;
-    int nfree, cap_free;
+    hwi_range_alloc ranges;          /* free address ranges of the reservation */
     pthread_rwlock_t seg_lock;
     ocl_seg *segs;           /* sorted by base */
     int nsegs, cap_segs;

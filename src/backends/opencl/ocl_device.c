@@ -95,7 +95,7 @@ static void dev_free(ocl_dev *d)
     pthread_mutex_destroy(&d->streams_mu);
     pthread_cond_destroy(&d->host_cv);
     pthread_rwlock_destroy(&d->seg_lock);
-    free(d->free_ranges);
+    hwi_range_destroy(&d->ranges);
     free(d->segs);
     free(d->streams);
     free(d);
@@ -139,18 +139,13 @@ hwrt_status ocl_device_open(int ordinal, hwrt_bdev **out)
     }
     d->va_len = (d->total + OCL_GRANULE - 1) / OCL_GRANULE * OCL_GRANULE;
     d->va = mmap(NULL, d->va_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    d->cap_free = 16;
-    d->free_ranges = malloc((size_t)d->cap_free * sizeof *d->free_ranges);
-    if (d->va == MAP_FAILED || !d->free_ranges) {
+    if (d->va == MAP_FAILED || !hwi_range_init(&d->ranges, d->va_len)) {
         if (d->va == MAP_FAILED) d->va = NULL;
         size_t len = d->va_len;
         dev_free(d);
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "opening opencl device %d: cannot reserve "
                        "%zu bytes of address space for its device pointers", ordinal, len);
     }
-    d->free_ranges[0].off = 0;
-    d->free_ranges[0].len = d->va_len;
-    d->nfree = 1;
     d->ts_offset = calibrate(d);
     /* fault injection for tests: the Nth kernel launch on the device fails on the device
      * (its command waits on a user event that is then failed) */
@@ -193,52 +188,6 @@ hwrt_status ocl_mem_info(hwrt_bdev *d, size_t *free_b, size_t *total, size_t *ov
 /* ---- address ranges (first fit over the reserved range) ---- */
 
 static size_t round_up(size_t n) { return (n + OCL_GRANULE - 1) / OCL_GRANULE * OCL_GRANULE; }
-
-static int range_take(ocl_dev *d, size_t len, size_t *off)
-{
-    for (int i = 0; i < d->nfree; i++) {
-        if (d->free_ranges[i].len < len) continue;
-        *off = d->free_ranges[i].off;
-        d->free_ranges[i].off += len;
-        d->free_ranges[i].len -= len;
-        if (d->free_ranges[i].len == 0) {
-            memmove(&d->free_ranges[i], &d->free_ranges[i + 1],
-                    (size_t)(d->nfree - i - 1) * sizeof d->free_ranges[0]);
-            d->nfree--;
-        }
-        return 1;
-    }
-    return 0;
-}
-
-static int range_give(ocl_dev *d, size_t off, size_t len)
-{
-    int i = 0;
-    while (i < d->nfree && d->free_ranges[i].off < off) i++;
-    int prev = i > 0 && d->free_ranges[i - 1].off + d->free_ranges[i - 1].len == off;
-    int next = i < d->nfree && off + len == d->free_ranges[i].off;
-    if (prev && next) {
-        d->free_ranges[i - 1].len += len + d->free_ranges[i].len;
-        memmove(&d->free_ranges[i], &d->free_ranges[i + 1],
-                (size_t)(d->nfree - i - 1) * sizeof d->free_ranges[0]);
-        d->nfree--;
-        return 1;
-    }
-    if (prev) { d->free_ranges[i - 1].len += len; return 1; }
-    if (next) { d->free_ranges[i].off = off; d->free_ranges[i].len += len; return 1; }
-    if (d->nfree == d->cap_free) {
-        struct ocl_range *nr = realloc(d->free_ranges, (size_t)d->cap_free * 2 * sizeof *nr);
-        if (!nr) return 0;
-        d->free_ranges = nr;
-        d->cap_free *= 2;
-    }
-    memmove(&d->free_ranges[i + 1], &d->free_ranges[i],
-            (size_t)(d->nfree - i) * sizeof d->free_ranges[0]);
-    d->free_ranges[i].off = off;
-    d->free_ranges[i].len = len;
-    d->nfree++;
-    return 1;
-}
 
 /* ---- segment table: address -> (cl_mem, offset) ---- */
 
@@ -304,7 +253,7 @@ hwrt_status ocl_segment_alloc(hwrt_bdev *d, size_t bytes, void **dptr)
         return oom(d, want, "larger than the device's largest buffer "
                    "(CL_DEVICE_MAX_MEM_ALLOC_SIZE)");
     pthread_mutex_lock(&d->mem_mu);
-    if (d->committed + want > d->total || !range_take(d, len, &off)) {
+    if (d->committed + want > d->total || !hwi_range_take(&d->ranges, len, &off)) {
         hwrt_status st = oom(d, want, "the device memory is used up");
         pthread_mutex_unlock(&d->mem_mu);
         return st;
@@ -319,7 +268,7 @@ hwrt_status ocl_segment_alloc(hwrt_bdev *d, size_t bytes, void **dptr)
     }
     if (e != CL_SUCCESS) {
         pthread_mutex_lock(&d->mem_mu);
-        range_give(d, off, len);
+        hwi_range_give(&d->ranges, off, len);
         d->committed -= want;
         pthread_mutex_unlock(&d->mem_mu);
         return ocl_err(e, "opencl device %d: clCreateBuffer of %zu bytes", d->ordinal, want);
@@ -345,7 +294,7 @@ hwrt_status ocl_segment_free(hwrt_bdev *d, void *dptr, size_t bytes)
     /* OpenCL keeps the buffer alive until commands still using it have finished */
     ocl.ReleaseMemObject(s.mem);
     pthread_mutex_lock(&d->mem_mu);
-    range_give(d, (size_t)(s.base - d->va), s.len);
+    hwi_range_give(&d->ranges, (size_t)(s.base - d->va), s.len);
     d->committed -= s.bytes;
     pthread_mutex_unlock(&d->mem_mu);
     return HWRT_SUCCESS;

@@ -9,6 +9,7 @@
 #define SIM_H
 
 #include "../backend.h"
+#include "../range_alloc.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -78,8 +79,7 @@ struct hwrt_bdev {
     char *arena;                      /* reserved address space of `capacity` bytes */
     pthread_mutex_t mem_mu;
     size_t committed;                 /* bytes of segments and mapped VA */
-    struct sim_range { size_t off, len; } *free_ranges;   /* free address ranges */
-    int nfree, cap_free;
+    hwi_range_alloc ranges;           /* free address ranges of the arena */
     sim_engine engines[SIM_ENG_COUNT];
     int reg_slot;                     /* slot in the cross-process registry, -1 none */
     size_t pool_reserved, pool_allocated;   /* as reported by the pool (report_usage) */

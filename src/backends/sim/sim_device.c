@@ -70,26 +70,22 @@ hwrt_status sim_device_open(int ordinal, hwrt_bdev **out)
      * transparent huge pages so the simulated device's TLB behaves alike (advisory) */
     madvise(d->arena, d->capacity, MADV_HUGEPAGE);
     pthread_mutex_init(&d->mem_mu, NULL);
-    d->cap_free = 16;
-    d->free_ranges = malloc((size_t)d->cap_free * sizeof *d->free_ranges);
-    d->free_ranges[0].off = 0;
-    d->free_ranges[0].len = d->capacity;
-    d->nfree = 1;
+    int ok = hwi_range_init(&d->ranges, d->capacity);
     d->open_ns = sim_now_ns();
     if (atomic_load(&open_count) == 0)        /* device opens are serialized by the core */
         sim_fault_load(reason, sizeof reason, 1);
-    int ok = 1;
-    for (int i = 0; i < SIM_ENG_COUNT; i++) {
+    for (int i = 0; ok && i < SIM_ENG_COUNT; i++) {
         sim_engine_start(&d->engines[i], d, i);
         ok &= d->engines[i].started;
     }
     hwrt_status st = ok ? sim_registry_attach(d)
                         : hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY,
-                                  "opening sim device %d: cannot start its engine threads", ordinal);
+                                  "opening sim device %d: host out of memory for its address ranges "
+                                  "or engine threads", ordinal);
     if (st != HWRT_SUCCESS) {
         for (int i = 0; i < SIM_ENG_COUNT; i++) sim_engine_stop(&d->engines[i]);
         munmap(d->arena, d->capacity);
-        free(d->free_ranges);
+        hwi_range_destroy(&d->ranges);
         free(d);
         return st;
     }
@@ -105,7 +101,7 @@ void sim_device_close(hwrt_bdev *d)
     sim_registry_detach(d);        /* after the engines: they publish into the slot */
     munmap(d->arena, d->capacity);
     pthread_mutex_destroy(&d->mem_mu);
-    free(d->free_ranges);
+    hwi_range_destroy(&d->ranges);
     free(d);
     if (atomic_fetch_sub(&open_count, 1) == 1)
         sim_fault_report();
@@ -126,57 +122,6 @@ hwrt_status sim_mem_info(hwrt_bdev *d, size_t *free_b, size_t *total, size_t *ov
 /* ---- address-range allocator over the arena (first fit, granule aligned) ---- */
 
 static size_t round_up(size_t n) { return (n + SIM_GRANULE - 1) / SIM_GRANULE * SIM_GRANULE; }
-
-static int range_take(sim_dev *d, size_t len, size_t *off)
-{
-    for (int i = 0; i < d->nfree; i++) {
-        if (d->free_ranges[i].len >= len) {
-            *off = d->free_ranges[i].off;
-            d->free_ranges[i].off += len;
-            d->free_ranges[i].len -= len;
-            if (d->free_ranges[i].len == 0) {
-                memmove(&d->free_ranges[i], &d->free_ranges[i + 1],
-                        (size_t)(d->nfree - i - 1) * sizeof d->free_ranges[0]);
-                d->nfree--;
-            }
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static int range_give(sim_dev *d, size_t off, size_t len)
-{
-    int i = 0;
-    while (i < d->nfree && d->free_ranges[i].off < off) i++;
-    int merge_prev = i > 0 && d->free_ranges[i - 1].off + d->free_ranges[i - 1].len == off;
-    int merge_next = i < d->nfree && off + len == d->free_ranges[i].off;
-    if (merge_prev && merge_next) {
-        d->free_ranges[i - 1].len += len + d->free_ranges[i].len;
-        memmove(&d->free_ranges[i], &d->free_ranges[i + 1],
-                (size_t)(d->nfree - i - 1) * sizeof d->free_ranges[0]);
-        d->nfree--;
-    } else if (merge_prev) {
-        d->free_ranges[i - 1].len += len;
-    } else if (merge_next) {
-        d->free_ranges[i].off = off;
-        d->free_ranges[i].len += len;
-    } else {
-        if (d->nfree == d->cap_free) {
-            int nc = d->cap_free * 2;
-            struct sim_range *nr = realloc(d->free_ranges, (size_t)nc * sizeof *nr);
-            if (!nr) return 0;
-            d->free_ranges = nr;
-            d->cap_free = nc;
-        }
-        memmove(&d->free_ranges[i + 1], &d->free_ranges[i],
-                (size_t)(d->nfree - i) * sizeof d->free_ranges[0]);
-        d->free_ranges[i].off = off;
-        d->free_ranges[i].len = len;
-        d->nfree++;
-    }
-    return 1;
-}
 
 static hwrt_status oom(sim_dev *d, size_t bytes, size_t others, const char *what)
 {
@@ -201,7 +146,7 @@ hwrt_status sim_segment_alloc(hwrt_bdev *d, size_t bytes, void **dptr)
     HWI_TRY(sim_fault_alloc(d, bytes, "segment allocation"));
     size_t off, others = sim_registry_others_used(d);
     pthread_mutex_lock(&d->mem_mu);
-    if (!fits(d, len, others) || !range_take(d, len, &off)) {
+    if (!fits(d, len, others) || !hwi_range_take(&d->ranges, len, &off)) {
         hwrt_status st = oom(d, bytes, others, "segment allocation");
         pthread_mutex_unlock(&d->mem_mu);
         return st;
@@ -228,7 +173,7 @@ hwrt_status sim_segment_free(hwrt_bdev *d, void *dptr, size_t bytes)
     HWI_TRY(check_range(d, dptr, len, "segment free"));
     madvise(dptr, len, MADV_DONTNEED);     /* decommit: the pages go back to the host */
     pthread_mutex_lock(&d->mem_mu);
-    range_give(d, (size_t)((char *)dptr - d->arena), len);
+    hwi_range_give(&d->ranges, (size_t)((char *)dptr - d->arena), len);
     d->committed -= len;
     sim_registry_publish(d);
     pthread_mutex_unlock(&d->mem_mu);
@@ -243,7 +188,7 @@ hwrt_status sim_va_reserve(hwrt_bdev *d, size_t bytes, void **base)
 {
     size_t len = round_up(bytes), off;
     pthread_mutex_lock(&d->mem_mu);
-    int ok = range_take(d, len, &off);
+    int ok = hwi_range_take(&d->ranges, len, &off);
     pthread_mutex_unlock(&d->mem_mu);
     if (!ok)
         return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "sim device %d: no %zu bytes of address space "
@@ -257,7 +202,7 @@ hwrt_status sim_va_release(hwrt_bdev *d, void *base, size_t bytes)
     size_t len = round_up(bytes);
     HWI_TRY(check_range(d, base, len, "address release"));
     pthread_mutex_lock(&d->mem_mu);
-    range_give(d, (size_t)((char *)base - d->arena), len);
+    hwi_range_give(&d->ranges, (size_t)((char *)base - d->arena), len);
     pthread_mutex_unlock(&d->mem_mu);
     return HWRT_SUCCESS;
 }
