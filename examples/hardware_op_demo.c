@@ -2,21 +2,13 @@
  * set the device, print memory in GB, round-trip an 8x128 float16 array, run async ops
  * and synchronize, free and empty the cache, print memory after. */
 #include <hwrt.h>
+#include "example_check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                                  \
-    do {                                                                             \
-        hwrt_status st_ = (call);                                                    \
-        if (st_ != HWRT_SUCCESS) {                                                   \
-            fprintf(stderr, "%s failed: %s: %s\n", #call, hwrt_status_name(st_),     \
-                    hwrt_last_error());                                              \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
 
 static const double GB = 1024.0 * 1024.0 * 1024.0, MB = 1024.0 * 1024.0;
 

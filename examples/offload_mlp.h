@@ -5,21 +5,13 @@
 #define OFFLOAD_MLP_H
 
 #include <hwrt.h>
+#include "example_check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define MLP_CHECK(call)                                                              \
-    do {                                                                             \
-        hwrt_status st_ = (call);                                                    \
-        if (st_ != HWRT_SUCCESS) {                                                   \
-            fprintf(stderr, "%s failed: %s: %s\n", #call, hwrt_status_name(st_),     \
-                    hwrt_last_error());                                              \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
 
 typedef enum { MLP_RESIDENT, MLP_TRANSFER_ONLY, MLP_ON_DEMAND, MLP_PREFETCH, MLP_LEARNED } mlp_mode;
 
@@ -63,11 +55,11 @@ static double mlp_run(const mlp_shape *m, mlp_mode mode, int pinned, float *out,
     setenv("HWRT_SIM_OVERHEAD", "8MB", 1);
     snprintf(buf, sizeof buf, "%g", m->link_gbps);
     setenv("HWRT_SIM_LINK_GBPS", buf, 1);
-    MLP_CHECK(hwrt_set_device("sim", 0));
+    CHECK(hwrt_set_device("sim", 0));
     hwrt_offload_config cfg = {.enabled = offload, .auto_offload = mode == MLP_LEARNED,
                                .offload_cpu_size = total * 2, .enable_pinned_mem = pinned,
                                .prefetch_depth = 2};
-    MLP_CHECK(hwrt_set_offload_config(&cfg));
+    CHECK(hwrt_set_offload_config(&cfg));
 
     hwrt_tensor *w = calloc((size_t)m->layers, sizeof *w);
     float **host_w = calloc((size_t)m->layers, sizeof *host_w);
@@ -75,45 +67,45 @@ static double mlp_run(const mlp_shape *m, mlp_mode mode, int pinned, float *out,
     for (int l = 0; l < m->layers; l++) {
         host_w[l] = mlp_weight(m, l);
         if (mode == MLP_TRANSFER_ONLY) continue;
-        MLP_CHECK(hwrt_tensor_from_host(&w[l], HWRT_FLOAT32, 2, wshape, host_w[l]));
-        if (offload) MLP_CHECK(hwrt_tensor_set_offloadable(w[l], 1));
+        CHECK(hwrt_tensor_from_host(&w[l], HWRT_FLOAT32, 2, wshape, host_w[l]));
+        if (offload) CHECK(hwrt_tensor_set_offloadable(w[l], 1));
     }
     float *x0 = malloc((size_t)m->batch * m->hidden * sizeof *x0);
     for (int i = 0; i < m->batch * m->hidden; i++) x0[i] = (float)((i * 7919) % 1000) / 1000.0f;
     hwrt_tensor xa, xb;
-    MLP_CHECK(hwrt_tensor_from_host(&xa, HWRT_FLOAT32, 2, xshape, x0));
-    MLP_CHECK(hwrt_tensor_empty(&xb, HWRT_FLOAT32, 2, xshape));
+    CHECK(hwrt_tensor_from_host(&xa, HWRT_FLOAT32, 2, xshape, x0));
+    CHECK(hwrt_tensor_empty(&xb, HWRT_FLOAT32, 2, xshape));
     void *dev_w = NULL, *pin_w = NULL;
     if (mode == MLP_TRANSFER_ONLY) {          /* the same bytes over the link, no compute */
-        MLP_CHECK(hwrt_malloc(&dev_w, wbytes));
-        MLP_CHECK(hwrt_host_alloc(&pin_w, wbytes, pinned ? HWRT_HOST_PINNED : 0));
+        CHECK(hwrt_malloc(&dev_w, wbytes));
+        CHECK(hwrt_host_alloc(&pin_w, wbytes, pinned ? HWRT_HOST_PINNED : 0));
         memcpy(pin_w, host_w[0], wbytes);
     }
     double *times = calloc((size_t)m->steps, sizeof *times);
     if (stats) hwrt_offload_reset_stats();
     for (int s = 0; s < m->steps; s++) {
         double t0 = mlp_now();
-        if (s > 0) MLP_CHECK(hwrt_tensor_copy_from_host(xa, x0, (size_t)m->batch * m->hidden * 4));
+        if (s > 0) CHECK(hwrt_tensor_copy_from_host(xa, x0, (size_t)m->batch * m->hidden * 4));
         hwrt_tensor in = xa, outt = xb;
         for (int l = 0; l < m->layers; l++) {
             if (mode == MLP_TRANSFER_ONLY) {
-                MLP_CHECK(hwrt_memcpy_async(dev_w, pin_w, wbytes, HWRT_MEMCPY_HOST_TO_DEVICE, NULL));
+                CHECK(hwrt_memcpy_async(dev_w, pin_w, wbytes, HWRT_MEMCPY_HOST_TO_DEVICE, NULL));
                 continue;
             }
             if (mode == MLP_PREFETCH && l + 1 < m->layers)
-                MLP_CHECK(hwrt_offload_prefetch(w[l + 1], NULL));
-            MLP_CHECK(hwrt_op_matmul(outt, in, w[l], NULL));
-            MLP_CHECK(hwrt_op_relu(outt, outt, NULL));
+                CHECK(hwrt_offload_prefetch(w[l + 1], NULL));
+            CHECK(hwrt_op_matmul(outt, in, w[l], NULL));
+            CHECK(hwrt_op_relu(outt, outt, NULL));
             hwrt_tensor tmp = in; in = outt; outt = tmp;
         }
-        if (mode == MLP_PREFETCH) MLP_CHECK(hwrt_offload_prefetch(w[0], NULL));
-        MLP_CHECK(hwrt_device_synchronize());
-        if (offload) MLP_CHECK(hwrt_offload_step());
+        if (mode == MLP_PREFETCH) CHECK(hwrt_offload_prefetch(w[0], NULL));
+        CHECK(hwrt_device_synchronize());
+        if (offload) CHECK(hwrt_offload_step());
         times[s] = mlp_now() - t0;
         if (out && s == m->steps - 1 && mode != MLP_TRANSFER_ONLY)
-            MLP_CHECK(hwrt_tensor_copy_to_host(in, out, (size_t)m->batch * m->hidden * 4));
+            CHECK(hwrt_tensor_copy_to_host(in, out, (size_t)m->batch * m->hidden * 4));
     }
-    if (stats) MLP_CHECK(hwrt_offload_stats_get(stats));
+    if (stats) CHECK(hwrt_offload_stats_get(stats));
     /* median of steps 1.. (step 0 places the weights) */
     int n = m->steps > 1 ? m->steps - 1 : 1;
     double *t = times + (m->steps > 1);
@@ -131,7 +123,7 @@ static double mlp_run(const mlp_shape *m, mlp_mode mode, int pinned, float *out,
     free(w); free(host_w); free(x0); free(times);
     hwrt_offload_config off = {.enabled = 0, .prefetch_depth = 2, .enable_pinned_mem = 1};
     hwrt_set_offload_config(&off);
-    MLP_CHECK(hwrt_shutdown());
+    CHECK(hwrt_shutdown());
     return med;
 }
 

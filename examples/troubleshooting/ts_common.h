@@ -9,6 +9,7 @@
 #define TS_COMMON_H
 
 #include <hwrt.h>
+#include "../example_check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,15 +17,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define CHECK(call)                                                                  \
-    do {                                                                             \
-        hwrt_status st_ = (call);                                                    \
-        if (st_ != HWRT_SUCCESS) {                                                   \
-            fprintf(stderr, "%s failed: %s: %s\n", #call, hwrt_status_name(st_),     \
-                    hwrt_last_error());                                              \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
 
 static inline double ts_mib(size_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
