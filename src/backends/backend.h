@@ -10,7 +10,9 @@
  *    return HWRT_ERROR_UNAVAILABLE with the reason, never a crash or a link error;
  *  - vendor error codes are translated to hwrt_status in the backend, the vendor's own
  *    message kept in the error sentence (hwi_err);
- *  - slots marked optional may be NULL; the core supplies the fallback;
+ *  - slots marked optional may be NULL; the core supplies the fallback. New optional slots
+ *    are appended at the end of the table and keep HWRT_BACKEND_ABI_VERSION (a table
+ *    built without them reads as NULL there); a change to an existing slot bumps it;
  *  - device pointers are plain addresses as far as the core is concerned: the pool
  *    splits segments by address arithmetic, so a backend whose memory is not addressable
  *    (OpenCL buffers) hands out addresses from a reserved range and maps them back to
@@ -26,6 +28,20 @@
 typedef struct hwrt_bdev hwrt_bdev;         /* a backend's open device */
 typedef struct hwrt_bstream hwrt_bstream;   /* an in-order queue on a device */
 typedef struct hwrt_bevent hwrt_bevent;     /* a marker in a stream, with a timestamp */
+
+/* Activity records (optional; CUPTI's activity API, ACL's profiling data): the device
+ * reports the start and end of each op it executed, keyed by a correlation id the host
+ * gave the op at enqueue. Called on the backend's own thread (an engine, a driver
+ * callback thread) when the op retires, so it must be cheap and must not block; times
+ * are CLOCK_MONOTONIC ns, the clock of event_timestamp_ns. */
+typedef void (*hwrt_activity_fn)(void *ctx, uint64_t correlation_id, uint64_t start_ns,
+                                 uint64_t end_ns);
+
+/* The correlation id of the work the calling thread is enqueueing (0: none). The layer
+ * above sets it around an enqueue (the profiler's dispatch hook, CUPTI-style, so no op
+ * slot's signature changes); a backend with activity_enable copies it into each copy,
+ * memset, kernel and host function it queues. Defined in registry.c. */
+extern _Thread_local uint64_t hwi_backend_correlation;
 
 typedef enum hwrt_kernel_op {
     HWRT_K_FILL, HWRT_K_ADD, HWRT_K_MUL, HWRT_K_SCALE, HWRT_K_RELU, HWRT_K_CAST,
@@ -116,6 +132,18 @@ typedef struct hwrt_backend_ops {
      * device-wide view of every process without opening a device. */
     void (*report_usage)(hwrt_bdev *dev, size_t reserved, size_t allocated);
     hwrt_status (*monitor)(hwrt_smi_snapshot *out);
+
+    /* Optional activity records (see hwrt_activity_fn). activity_enable(fn, ctx) makes
+     * the backend call fn once for every copy, memset, kernel and host function enqueued
+     * with a nonzero hwi_backend_correlation, when it retires after running; ops skipped
+     * (sticky fault) are not reported, event records and waits never are. fn NULL
+     * disables: calls already under way may still finish after it returns, so fn's
+     * owner must tolerate a late call. Process-wide, for every device of the backend.
+     * activity_query: SUCCESS once every op enqueued with a correlation id so far has
+     * retired (reported or skipped), NOT_READY before; never blocks (cuptiActivityFlush).
+     * NULL: the profiler places work with one event (marker) per launch instead. */
+    hwrt_status (*activity_enable)(hwrt_activity_fn fn, void *ctx);
+    hwrt_status (*activity_query)(void);
 } hwrt_backend_ops;
 
 /* Registry (registry.c). */

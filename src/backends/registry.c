@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+_Thread_local uint64_t hwi_backend_correlation;   /* see backend.h */
+
 extern const hwrt_backend_ops hwrt_backend_sim;
 extern const hwrt_backend_ops hwrt_backend_opencl;
 

@@ -61,8 +61,11 @@ typedef struct prof_rec {
     uint32_t stream;       /* profiler stream id (0: none) */
     const char *name;      /* static string */
     uint64_t t0, t1;       /* host span; mem: t0 = t1 = time of the event */
-    _Atomic uint64_t dev_end; /* device time the marker after the work was reached (0: none);
-                              written by whichever thread resolves the marker */
+    _Atomic uint64_t dev_end; /* device end of the work (0: none): the time its marker was
+                              reached (written by whichever thread resolves the marker), or
+                              the end of its activity record (written when joined) */
+    uint64_t dev_start;    /* activity records only: device start (0: derived by readers) */
+    uint64_t corr;         /* activity correlation id (0: the work has a marker, or none) */
     uint64_t bytes;        /* copy, memset, mem and ext bytes */
     uint64_t a, b, c;      /* kernel: m (or n), k, nn; mem: allocated, reserved after, addr */
 } prof_rec;
@@ -93,6 +96,26 @@ uint64_t prof_markers_missing(void);
 void prof_markers_reset_missing(void);
 /* Name of the backend seen on the launch path ("" before the first launch). */
 const char *prof_markers_backend(void);
+
+/* Activity records (prof_activity.c): device spans the backend reports itself (slot
+ * activity_enable), keyed by a correlation id given at launch; the marker path above is
+ * the fallback for backends without the slot and for work the backend does not report
+ * (event waits, host functions run inline). */
+typedef struct hwi_work hwi_work;
+typedef struct prof_buf prof_buf;
+/* A session starts (cap: most records kept; beyond it they count as dropped). */
+void prof_activity_start(uint64_t cap);
+/* For the launch of w on this thread: enable the backend's records if not yet done and
+ * set hwi_backend_correlation to a fresh id, returned; 0 when w must use a marker. */
+uint64_t prof_activity_correlate(const hwi_work *w);
+/* Wait until the backend has reported every correlated op, or deadline_ns (host clock). */
+void prof_activity_drain(uint64_t deadline_ns);
+/* Copy each record's start/end into the work record with its id (every committed record
+ * of bufs); launches with an id but no record are counted in prof_activity_missing. */
+void prof_activity_join(prof_buf *const *bufs, int nbufs);
+uint64_t prof_activity_missing(void);      /* as of the last join */
+/* The session ends: the backend stops reporting, the records' memory goes back. */
+void prof_activity_stop(void);
 
 /* Dispatch hook and memory observer (prof_hook.c). */
 hwrt_status prof_hook_install(void);

@@ -1,19 +1,22 @@
-/* The profiler's taps: a dispatch hook (launch spans, device markers, sync spans) and
- * the pool's allocation observer. Each tap fills one record in the calling thread's
- * buffer; nothing here takes a lock shared by threads except a stream's own marker
- * queue. */
+/* The profiler's taps: a dispatch hook (launch spans, device spans by activity record
+ * or marker, sync spans) and the pool's allocation observer. Each tap fills one record
+ * in the calling thread's buffer; nothing here takes a lock shared by threads except a
+ * stream's own marker queue (marker path only). */
 #include "prof.h"
 #include "../exec/dispatch.h"
 #include "../mem/mem_events.h"
 #include "../core/status.h"
+#include "../backends/backend.h"
 
 static _Thread_local uint64_t launch_t0;
+static _Thread_local uint64_t launch_corr;
 static _Thread_local uint64_t sync_t0;
 static _Thread_local const char *sync_api;
 
 static hwrt_status on_pre(void *ctx, hwi_work *w)
 {
     launch_t0 = hwi_prof_now_ns();
+    launch_corr = prof_activity_correlate(w);     /* the backend stamps the op with it */
     return HWRT_SUCCESS;
 }
 
@@ -46,8 +49,12 @@ static void fill_work(prof_rec *r, const hwi_work *w)
 static void on_post(void *ctx, const hwi_work *w, hwrt_status st)
 {
     uint64_t t1 = hwi_prof_now_ns();
-    uint64_t t0 = launch_t0;
+    uint64_t t0 = launch_t0, corr = launch_corr;
     launch_t0 = 0;
+    if (corr) {                        /* later enqueues on this thread are not this work */
+        launch_corr = 0;
+        hwi_backend_correlation = 0;
+    }
     prof_rec *r = prof_begin();
     if (!r)
         return;
@@ -61,8 +68,11 @@ static void on_post(void *ctx, const hwi_work *w, hwrt_status st)
     r->t1 = t1;
     r->flags = st != HWRT_SUCCESS ? PREC_F_FAILED : 0;
     fill_work(r, w);
-    /* failed work never reaches the device; a user's event record is itself a marker */
-    if (st == HWRT_SUCCESS && w->kind != HWI_WORK_EVENT_RECORD)
+    /* failed work never reaches the device; a user's event record is itself a marker;
+     * correlated work gets its device span from the backend's activity record */
+    if (st == HWRT_SUCCESS && corr)
+        r->corr = corr;
+    else if (st == HWRT_SUCCESS && w->kind != HWI_WORK_EVENT_RECORD)
         prof_marker_attach(p, w->stream, r);
     prof_commit(r);
 }

@@ -146,9 +146,19 @@ static uint64_t events_locked(void)
     return n;
 }
 
-/* Write every record so far to the session's raw file. Caller holds mu. */
-static hwrt_status flush_locked(void)
+/* Launches without a device time: marker failures and activity records not found. */
+static uint64_t missing_now(void)
 {
+    return prof_markers_missing() + prof_activity_missing();
+}
+
+/* Write every record so far to the session's raw file, device spans from activity
+ * records joined in first (deadline: how long to wait for the backend to report the
+ * work still in flight). Caller holds mu. */
+static hwrt_status flush_locked(uint64_t deadline_ns)
+{
+    prof_activity_drain(deadline_ns);
+    prof_activity_join(bufs, nbufs);
     char path[700], header[1024];
     snprintf(path, sizeof path, "%s/raw/prof_%ld_%u.tsv", out_dir, (long)getpid(), session_no);
     snprintf(header, sizeof header,
@@ -157,8 +167,7 @@ static hwrt_status flush_locked(void)
              "#device_ts_missing\t%llu\n",
              (long)getpid(), session_no, prof_markers_backend(), (unsigned long long)start_ns,
              (unsigned long long)hwi_prof_now_ns(), (unsigned long long)events_locked(),
-             (unsigned long long)atomic_load(&dropped),
-             (unsigned long long)prof_markers_missing());
+             (unsigned long long)atomic_load(&dropped), (unsigned long long)missing_now());
     return prof_write_raw(path, bufs, nbufs, header);
 }
 
@@ -238,6 +247,7 @@ hwrt_status hwrt_profiler_start(const char *output_dir)
     atomic_store(&chunks_used, 0);
     atomic_store(&dropped, 0);
     prof_markers_reset_missing();
+    prof_activity_start(cap_chunks * PROF_CHUNK);
     start_ns = hwi_prof_now_ns();
     running = 1;
     atomic_fetch_add(&session_gen, 1);
@@ -274,7 +284,7 @@ static void fill_stats_locked(hwrt_profiler_stats *s)
     s->running = running;
     s->events = events_locked();
     s->dropped = atomic_load(&dropped);
-    s->device_ts_missing = prof_markers_missing();
+    s->device_ts_missing = missing_now();
     s->threads = (uint64_t)nbufs;
     snprintf(s->output_dir, sizeof s->output_dir, "%s", out_dir);
 }
@@ -286,7 +296,8 @@ static hwrt_status finish_locked(uint64_t wait_ns, int release)
     prof_hook_remove();
     wait_writers_locked();
     prof_markers_drain(hwi_prof_now_ns() + wait_ns, release);
-    hwrt_status st = flush_locked();
+    hwrt_status st = flush_locked(hwi_prof_now_ns() + wait_ns);
+    prof_activity_stop();
     running = 0;
     fill_stats_locked(&last_stats);
     if (release) free_bufs_locked();
@@ -325,7 +336,7 @@ static hwrt_status shutdown_hook(void)
     hwrt_status st = HWRT_SUCCESS;
     if (running) {
         prof_markers_drain(hwi_prof_now_ns() + 10000000000ull, 1);
-        st = flush_locked();
+        st = flush_locked(hwi_prof_now_ns() + 10000000000ull);
     } else {
         prof_markers_drain(hwi_prof_now_ns(), 1);   /* events of a stopped session */
     }

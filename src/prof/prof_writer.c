@@ -5,9 +5,12 @@
  * Lines (times are CLOCK_MONOTONIC ns; dev_end 0 = no device time):
  *   #thread  index  os_tid  name
  *   #stream  id  device  is_default
- *   W  thread kind name device stream t0 t1 dev_end bytes sub pinned failed a b c
+ *   W  thread kind name device stream t0 t1 dev_end bytes sub pinned failed a b c dev_start
  *      (kind: copy memset kernel hostfn record wait; sub: copy kind or kernel dtype;
- *       a b c: kernel m k nn for MatMul/Sum, else n elements in a)
+ *       a b c: kernel m k nn for MatMul/Sum, else n elements in a; dev_start: device
+ *       start from the backend's activity record, 0 when the work had a marker instead
+ *       (readers derive it: the later of t0 and the previous end on the stream); older
+ *       files lack the column)
  *   S  thread api device stream t0 t1 failed                   (host time in a sync)
  *   M  thread alloc|free|reserve|release device t bytes allocated reserved addr
  *   X  thread category name device t0 t1 bytes                 (offload, collectives)
@@ -28,11 +31,13 @@ static void write_rec(FILE *f, uint32_t th, const prof_rec *r)
     unsigned long long t0 = r->t0, t1 = r->t1;
     switch (r->type) {
     case PREC_WORK:
-        fprintf(f, "W\t%u\t%s\t%s\t%d\t%u\t%llu\t%llu\t%llu\t%llu\t%u\t%u\t%u\t%llu\t%llu\t%llu\n",
+        fprintf(f, "W\t%u\t%s\t%s\t%d\t%u\t%llu\t%llu\t%llu\t%llu\t%u\t%u\t%u\t%llu\t%llu\t%llu"
+                "\t%llu\n",
                 th, r->kind < 6 ? work_kind[r->kind] : "other", r->name, r->device, r->stream,
                 t0, t1, (unsigned long long)atomic_load_explicit(&r->dev_end, memory_order_relaxed),
                 (unsigned long long)r->bytes, r->sub, r->pinned, r->flags & PREC_F_FAILED,
-                (unsigned long long)r->a, (unsigned long long)r->b, (unsigned long long)r->c);
+                (unsigned long long)r->a, (unsigned long long)r->b, (unsigned long long)r->c,
+                (unsigned long long)r->dev_start);
         break;
     case PREC_SYNC:
         fprintf(f, "S\t%u\t%s\t%d\t%u\t%llu\t%llu\t%u\n", th, r->name, r->device, r->stream, t0,

@@ -1,8 +1,10 @@
 /* Loading the raw files and deriving device spans.
  *
- * A launch's device end is the time its marker was reached. Its start is the later of
- * the previous end on the same stream (streams are in order) and the time the host
- * submitted it: the profiler records one marker per launch, not two. */
+ * A launch's device span comes from the backend's activity record (start and end the
+ * device reported) or, on backends without them, from a marker: its end is the time the
+ * marker was reached and its start the later of the previous end on the same stream
+ * (streams are in order) and the time the host submitted it (one marker per launch,
+ * not two). */
 #define _GNU_SOURCE
 #include "prof_data.h"
 
@@ -91,7 +93,7 @@ static int record_line(prof_data *d, int file, char **f, int n, caps *c)
                  .device = atoi(f[4]), .stream = (uint32_t)atoi(f[5]), .t0 = u64(f[6]),
                  .t1 = u64(f[7]), .dev_end = u64(f[8]), .bytes = u64(f[9]), .sub = atoi(f[10]),
                  .pinned = atoi(f[11]), .failed = atoi(f[12]), .a = u64(f[13]),
-                 .b = u64(f[14]), .c = u64(f[15])};
+                 .b = u64(f[14]), .c = u64(f[15]), .dev_start = n >= 17 ? u64(f[16]) : 0};
         snprintf(o.kind, sizeof o.kind, "%s", f[2]);
         PUSH(d->ops, d->nops, c->ops, o);
     } else if (!strcmp(f[0], "S") && n >= 8) {
@@ -188,7 +190,8 @@ static int derive(prof_data *d)
             prev = 0;
             task = 0;
         }
-        uint64_t s = o->t0 > prev ? o->t0 : prev;
+        uint64_t s = o->dev_start ? o->dev_start : o->t0;
+        if (s < prev) s = prev;            /* in order: not before the previous end */
         if (s > o->dev_end) s = o->dev_end;
         o->wait = prev && s > prev ? s - prev : 0;
         o->dstart = s;

@@ -31,6 +31,7 @@ typedef struct pop {            /* a launch (W line) */
     int device;
     uint32_t stream;
     uint64_t t0, t1, dev_end, bytes;
+    uint64_t dev_start;         /* from an activity record; 0: derive it */
     int sub, pinned, failed;
     uint64_t a, b, c;
     /* derived */

@@ -46,6 +46,7 @@ struct sim_op {
     int engine;
     sim_stream *stream;
     uint64_t seq;          /* position in the stream */
+    uint64_t corr;         /* activity correlation id (0: none; engine ops only) */
     union {
         struct { void *dst; const void *src; size_t bytes; int kind; int pinned;
                  struct split_job *job; } copy;     /* job: large copies (sim_work.c) */
@@ -152,7 +153,16 @@ int sim_event_done(sim_event *e, uint64_t gen);
 void sim_event_unref(sim_event *e);
 
 /* sim_work.c */
-void sim_op_execute(sim_engine *e, sim_op *op);
+/* Run op on e; 0 when it was skipped (sticky fault, or an injected fault by this op). */
+int sim_op_execute(sim_engine *e, sim_op *op);
+
+/* sim_activity.c: activity records (backend.h, activity_enable). sim_op_new stamps engine
+ * ops with the thread's correlation id and counts them; the engine runs a stamped op
+ * with sim_activity_run (two clock reads and the report around sim_op_execute). */
+void sim_activity_submitted(void);
+void sim_activity_run(sim_engine *e, sim_op *op);
+hwrt_status sim_activity_enable(hwrt_activity_fn fn, void *ctx);
+hwrt_status sim_activity_query(void);
 
 /* A thread waiting for s helps copy the chunks of its in-flight large copy (sim_work.c). */
 void sim_split_help(sim_stream *s);

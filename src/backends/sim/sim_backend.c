@@ -70,4 +70,6 @@ const hwrt_backend_ops hwrt_backend_sim = {
     .device_reset = sim_device_reset,
     .report_usage = sim_registry_report_pool,
     .monitor = sim_registry_monitor,
+    .activity_enable = sim_activity_enable,
+    .activity_query = sim_activity_query,
 };

@@ -85,7 +85,10 @@ static void *engine_main(void *arg)
         unsigned nops = 0;
         while (op) {
             int part = op->type == SOP_PART;   /* a split-copy share: not a stream op, and */
-            sim_op_execute(e, op);             /* freed by sim_op_execute */
+            if (op->corr)                      /* freed by sim_op_execute */
+                sim_activity_run(e, op);       /* profiled: timed and reported */
+            else
+                sim_op_execute(e, op);
             if (part)
                 break;
             op = sim_stream_complete(e, op);    /* the stream's next op, if it is ours */

@@ -57,6 +57,10 @@ sim_op *sim_op_new(sim_stream *s, sim_op_type type, int engine)
     if (op) {
         op->type = type;
         op->engine = engine;
+        /* copies, memsets, kernels and host functions run on an engine and are reported;
+         * records and waits are control ops (no activity) */
+        op->corr = type <= SOP_HOSTFN ? hwi_backend_correlation : 0;
+        if (op->corr) sim_activity_submitted();
     }
     return op;
 }

@@ -130,18 +130,18 @@ void sim_split_help(sim_stream *s)
     job_unref(j);
 }
 
-void sim_op_execute(sim_engine *e, sim_op *op)
+int sim_op_execute(sim_engine *e, sim_op *op)
 {
     sim_dev *d = e->dev;
     if (op->type == SOP_PART) {    /* the helper's share of a large copy */
         split_job *j = op->u.copy.job;
         job_join(j);
         job_unref(j);              /* may free op: the caller must not touch it */
-        return;
+        return 1;
     }
     if (atomic_load(&d->fault)) {
         if (op->type == SOP_COPY) job_finish(op);
-        return;                               /* sticky fault: queued work is skipped */
+        return 0;                             /* sticky fault: queued work is skipped */
     }
     char msg[256];
     int f = sim_fault_inject(d, op, msg, sizeof msg);
@@ -149,7 +149,7 @@ void sim_op_execute(sim_engine *e, sim_op *op)
         memcpy(d->fault_msg, msg, sizeof d->fault_msg);
         atomic_store(&d->fault, f);
         if (op->type == SOP_COPY) job_finish(op);
-        return;
+        return 0;
     }
     uint64_t t0;
     switch (op->type) {
@@ -170,6 +170,7 @@ void sim_op_execute(sim_engine *e, sim_op *op)
     default:
         break;
     }
+    return 1;
 }
 
 static hwrt_status oom_op(const char *what)
