@@ -183,7 +183,10 @@ void prof_activity_join(prof_buf *const *wbufs, int nbufs)
                 prof_act key = {r->corr, 0, 0};
                 const prof_act *a = n ? bsearch(&key, v, n, sizeof *v, by_corr) : NULL;
                 if (!a) { miss++; continue; }
-                r->dev_start = a->start;
+                /* an op handed to its engine back to back starts at the previous end,
+                 * which can precede the launch by the few ns the hand-over took */
+                r->dev_start = a->start > r->t0 ? a->start : r->t0;
+                if (r->dev_start > a->end) r->dev_start = a->end;
                 atomic_store_explicit(&r->dev_end, a->end, memory_order_relaxed);
             }
     }

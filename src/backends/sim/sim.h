@@ -158,9 +158,11 @@ int sim_op_execute(sim_engine *e, sim_op *op);
 
 /* sim_activity.c: activity records (backend.h, activity_enable). sim_op_new stamps engine
  * ops with the thread's correlation id and counts them; the engine runs a stamped op
- * with sim_activity_run (two clock reads and the report around sim_op_execute). */
+ * with sim_activity_run: start_ns is when the engine took it (0: unknown, read now);
+ * returns the op's end time (0 when nothing was reported), the next op's start if the
+ * engine runs that one directly. */
 void sim_activity_submitted(void);
-void sim_activity_run(sim_engine *e, sim_op *op);
+uint64_t sim_activity_run(sim_engine *e, sim_op *op, uint64_t start_ns);
 hwrt_status sim_activity_enable(hwrt_activity_fn fn, void *ctx);
 hwrt_status sim_activity_query(void);
 

@@ -82,13 +82,16 @@ static void *engine_main(void *arg)
         /* a burst: this op and the stream's following ones handed over directly. The
          * clock is read per burst, not per op (a clock read costs ~100 ns on a VM) */
         uint64_t t0 = sim_now_ns();
+        uint64_t act_t = t0;                   /* activity start of the op in hand */
         unsigned nops = 0;
         while (op) {
             int part = op->type == SOP_PART;   /* a split-copy share: not a stream op, and */
-            if (op->corr)                      /* freed by sim_op_execute */
-                sim_activity_run(e, op);       /* profiled: timed and reported */
-            else
+            if (op->corr) {                    /* freed by sim_op_execute */
+                act_t = sim_activity_run(e, op, act_t);   /* profiled: timed, reported */
+            } else {
                 sim_op_execute(e, op);
+                act_t = 0;
+            }
             if (part)
                 break;
             op = sim_stream_complete(e, op);    /* the stream's next op, if it is ours */
