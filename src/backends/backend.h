@@ -31,11 +31,15 @@ typedef struct hwrt_bevent hwrt_bevent;     /* a marker in a stream, with a time
 
 /* Activity records (optional; CUPTI's activity API, ACL's profiling data): the device
  * reports the start and end of each op it executed, keyed by a correlation id the host
- * gave the op at enqueue. Called on the backend's own thread (an engine, a driver
- * callback thread) when the op retires, so it must be cheap and must not block; times
- * are CLOCK_MONOTONIC ns, the clock of event_timestamp_ns. */
-typedef void (*hwrt_activity_fn)(void *ctx, uint64_t correlation_id, uint64_t start_ns,
-                                 uint64_t end_ns);
+ * gave the op at enqueue; times are CLOCK_MONOTONIC ns, the clock of event_timestamp_ns.
+ * Delivered in batches (as CUPTI hands over filled activity buffers), on the backend's
+ * own thread (an engine, a driver callback thread), so fn must be cheap and must not
+ * block; recs is only valid during the call. */
+typedef struct hwrt_activity {
+    uint64_t correlation_id;
+    uint64_t start_ns, end_ns;
+} hwrt_activity;
+typedef void (*hwrt_activity_fn)(void *ctx, const hwrt_activity *recs, size_t n);
 
 /* The correlation id of the work the calling thread is enqueueing (0: none). The layer
  * above sets it around an enqueue (the profiler's dispatch hook, CUPTI-style, so no op
@@ -134,9 +138,10 @@ typedef struct hwrt_backend_ops {
     hwrt_status (*monitor)(hwrt_smi_snapshot *out);
 
     /* Optional activity records (see hwrt_activity_fn). activity_enable(fn, ctx) makes
-     * the backend call fn once for every copy, memset, kernel and host function enqueued
-     * with a nonzero hwi_backend_correlation, when it retires after running; ops skipped
-     * (sticky fault) are not reported, event records and waits never are. fn NULL
+     * the backend report, through fn, one record for every copy, memset, kernel and host
+     * function enqueued with a nonzero hwi_backend_correlation that it ran, at the latest
+     * when the engine that ran it goes idle; ops skipped (sticky fault) are not reported,
+     * event records and waits never are. fn NULL
      * disables: calls already under way may still finish after it returns, so fn's
      * owner must tolerate a late call. Process-wide, for every device of the backend.
      * activity_query: SUCCESS once every op enqueued with a correlation id so far has

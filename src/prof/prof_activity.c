@@ -1,8 +1,8 @@
 /* Device spans from the backend's activity records (backend.h, activity_enable), as
  * CUPTI's activity API and ACL's profiling give them: at launch the dispatch hook gives
  * the work a correlation id (hwi_backend_correlation, read by the backend as it queues
- * the op); when the op retires, the backend's own thread (a sim engine) calls on_activity
- * with the id and the op's device start and end. No event per launch, no lock shared
+ * the op); the backend's own thread (a sim engine) hands on_activity batches of records
+ * (id, device start, device end) of the ops it ran. No event per launch, no lock shared
  * with the launching thread.
  *
  * Records go to a buffer per reporting thread, with the same busy-flag handshake as the
@@ -13,12 +13,15 @@
 #include "prof.h"
 #include "../core/runtime.h"
 #include "../exec/dispatch.h"
+#include "../backends/backend.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
-typedef struct prof_act { uint64_t corr, start, end; } prof_act;
+typedef struct prof_act { uint64_t corr, start, end; } prof_act;   /* = hwrt_activity */
+_Static_assert(sizeof(prof_act) == sizeof(hwrt_activity), "records are copied as they come");
 
 /* records reuse the tracer's chunks: as many as fit in its record array */
 #define ACT_PER_CHUNK (sizeof(((prof_chunk *)0)->recs) / (sizeof(prof_act)))
@@ -42,6 +45,7 @@ static uint64_t missing;
 static _Atomic(const hwrt_backend_ops *) seen;
 static _Atomic int usable;
 static _Atomic uint32_t threads;
+static int markers_only;           /* HWRT_PROFILE_MARKERS=1: compare with the fallback */
 
 static _Thread_local act_buf *tls_buf;
 static _Thread_local uint64_t tls_next;    /* last id given on this thread */
@@ -72,23 +76,24 @@ static int chunk_add(act_buf *b)
     return 1;
 }
 
-/* The sink the backend calls on its own thread (see hwrt_activity_fn). */
-static void on_activity(void *ctx, uint64_t corr, uint64_t start_ns, uint64_t end_ns)
+/* The sink the backend calls on its own thread with a batch (see hwrt_activity_fn). */
+static void on_activity(void *ctx, const hwrt_activity *recs, size_t n)
 {
     (void)ctx;
     act_buf *b = tls_buf ? tls_buf : buf_register();
-    if (!b) return;                    /* host out of memory: the launch counts as missing */
+    if (!b) return;                    /* host out of memory: the launches count as missing */
     atomic_exchange_explicit(&b->busy, 1, memory_order_seq_cst);
-    if (atomic_load_explicit(&act_on, memory_order_relaxed)) {
-        if ((b->cur && b->in_cur < ACT_PER_CHUNK) || chunk_add(b)) {
-            prof_act *a = (prof_act *)(void *)b->cur->recs + b->in_cur++;
-            a->corr = corr;
-            a->start = start_ns;
-            a->end = end_ns;
-            atomic_store_explicit(&b->count,
-                                  atomic_load_explicit(&b->count, memory_order_relaxed) + 1,
-                                  memory_order_release);
-        }                              /* else past the cap: the launch counts as missing */
+    size_t cnt = atomic_load_explicit(&b->count, memory_order_relaxed);
+    while (n && atomic_load_explicit(&act_on, memory_order_relaxed)) {
+        if ((!b->cur || b->in_cur == ACT_PER_CHUNK) && !chunk_add(b))
+            break;                     /* past the cap: the launches count as missing */
+        size_t k = ACT_PER_CHUNK - b->in_cur < n ? ACT_PER_CHUNK - b->in_cur : n;
+        memcpy((prof_act *)(void *)b->cur->recs + b->in_cur, recs, k * sizeof *recs);
+        b->in_cur += k;
+        recs += k;
+        n -= k;
+        cnt += k;
+        atomic_store_explicit(&b->count, cnt, memory_order_release);
     }
     atomic_store_explicit(&b->busy, 0, memory_order_release);
 }
@@ -97,6 +102,8 @@ void prof_activity_start(uint64_t cap)
 {
     pthread_mutex_lock(&mu);
     cap_chunks = (cap + ACT_PER_CHUNK - 1) / ACT_PER_CHUNK;
+    const char *m = getenv("HWRT_PROFILE_MARKERS");
+    markers_only = m && !strcmp(m, "1");
     atomic_store(&chunks_used, 0);
     missing = 0;
     atomic_store(&seen, NULL);         /* enabled again by the first launch */
@@ -109,8 +116,8 @@ void prof_activity_start(uint64_t cap)
 static int enable(const hwrt_backend_ops *ops)
 {
     pthread_mutex_lock(&mu);
-    int ok = atomic_load(&act_on) && ops->activity_enable && ops->activity_query &&
-             ops->activity_enable(on_activity, NULL) == HWRT_SUCCESS;
+    int ok = atomic_load(&act_on) && !markers_only && ops->activity_enable &&
+             ops->activity_query && ops->activity_enable(on_activity, NULL) == HWRT_SUCCESS;
     atomic_store(&usable, ok);
     atomic_store_explicit(&seen, ops, memory_order_release);
     pthread_mutex_unlock(&mu);

@@ -1,10 +1,13 @@
 /* hwrt-bench-prof: what profiling costs. Runs the same workload (N kernel launches on
  * the default stream, a stream sync every 1000) unprofiled and profiled, alternating
- * A B B A ... so drift hits both alike, and reports the medians, their ratio, the cost
+ * A B, B A ... so drift hits both alike, and reports the medians, their ratio, the cost
  * per launch, the time hwrt_profiler_stop takes to resolve and write, and the event,
  * dropped and missing-timestamp counts of every profiled round.
  *
- *   hwrt-bench-prof [--ops N] [--rounds R] [--elems E[,E...]] [--out DIR]
+ *   hwrt-bench-prof [--ops N] [--rounds R] [--elems E[,E...]] [--out DIR] [--markers]
+ * --markers adds a third variant per round: profiled with HWRT_PROFILE_MARKERS=1, the
+ * marker fallback (one backend event per launch) that backends without activity records
+ * use, so both device-timestamp paths are measured against the same baseline.
  * Defaults: 100000 ops, 7 rounds of each, elements 65536 and 4096 (float32 Scale): a
  * small layer's worth of work per launch, and a launch-bound worst case.
  * Figures from the simulated NPU are labelled as such. */
@@ -44,10 +47,15 @@ static int dcmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double median(double *v, int n)
+static double median(const double *v, int n)   /* of a copy: rounds keep their order */
 {
-    qsort(v, (size_t)n, sizeof *v, dcmp);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    double *c = malloc((size_t)n * sizeof *c);
+    if (!c) return 0;
+    memcpy(c, v, (size_t)n * sizeof *c);
+    qsort(c, (size_t)n, sizeof *c, dcmp);
+    double m = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
+    free(c);
+    return m;
 }
 
 /* The workload: ops launches, a sync every 1000 and at the end. Returns wall seconds;
@@ -68,7 +76,73 @@ static double workload(hwrt_tensor t, long ops, double *cpu)
     return wall;
 }
 
-static void bench(long ops, int rounds, long elems, const char *out)
+/* What one variant measured over the rounds. */
+typedef struct variant {
+    const char *label;
+    int profiled, markers;       /* markers: HWRT_PROFILE_MARKERS=1 (the fallback path) */
+    double *wall, *cpu, *host, *start, *stop;
+    uint64_t events_min, dropped, missing;
+} variant;
+
+static void run_variant(variant *v, int r, hwrt_tensor t, long ops, long elems, const char *out)
+{
+    double cpu[2];
+    if (!v->profiled) {
+        v->wall[r] = workload(t, ops, cpu);
+        v->cpu[r] = cpu[0];
+        v->host[r] = cpu[1];
+        return;
+    }
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/e%ld_r%d%s", out, elems, r, v->markers ? "_m" : "");
+    if (v->markers) setenv("HWRT_PROFILE_MARKERS", "1", 1);
+    double s0 = now_s();
+    CHECK(hwrt_profiler_start(dir));
+    v->start[r] = now_s() - s0;
+    unsetenv("HWRT_PROFILE_MARKERS");
+    v->wall[r] = workload(t, ops, cpu);
+    v->cpu[r] = cpu[0];
+    v->host[r] = cpu[1];
+    s0 = now_s();
+    CHECK(hwrt_profiler_stop());
+    v->stop[r] = now_s() - s0;
+    hwrt_profiler_stats st;
+    CHECK(hwrt_profiler_get_stats(&st));
+    if (st.events < v->events_min) v->events_min = st.events;
+    v->dropped += st.dropped;
+    v->missing += st.device_ts_missing;
+}
+
+static void report(variant *v, const variant *b, int rounds, long ops, long syncs)
+{
+    double *pair = calloc((size_t)rounds, sizeof *pair);    /* ratio within each round */
+    for (int r = 0; r < rounds; r++) pair[r] = v->wall[r] / b->wall[r];
+    double mpair = median(pair, rounds);
+    for (int r = 0; r < rounds; r++) pair[r] = v->cpu[r] / b->cpu[r];
+    double mcpair = median(pair, rounds);
+    free(pair);
+    double mb = median(b->wall, rounds), mp = median(v->wall, rounds);
+    double mcb = median(b->cpu, rounds), mcp = median(v->cpu, rounds);
+    double mhb = median(b->host, rounds), mhp = median(v->host, rounds);
+    printf("  %s median %.4f s (%.3f us/launch)\n", v->label, mp, mp / (double)ops * 1e6);
+    printf("    ratio of medians to unprofiled %.4f (%+.2f%%), %+.1f ns per launch\n", mp / mb,
+           (mp / mb - 1) * 100, (mp - mb) / (double)ops * 1e9);
+    printf("    median of the per-round ratios %.4f (%+.2f%%; each round ran back to back)\n",
+           mpair, (mpair - 1) * 100);
+    printf("    process CPU time median %.4f s, ratio of medians %.4f (%+.1f ns CPU per launch), "
+           "median per-round CPU ratio %.4f\n", mcp, mcp / mcb, (mcp - mcb) / (double)ops * 1e9,
+           mcpair);
+    printf("    launching thread CPU time median %.4f s, ratio %.4f (%+.1f ns per launch)\n", mhp,
+           mhp / mhb, (mhp - mhb) / (double)ops * 1e9);
+    printf("    hwrt_profiler_start median %.4f s (first one fills the buffer pool); "
+           "hwrt_profiler_stop (resolve + write %ld records) median %.4f s\n",
+           median(v->start, rounds), ops + syncs, median(v->stop, rounds));
+    printf("    events per profiled round >= %llu (expected %ld), dropped %llu, launches "
+           "without device time %llu\n", (unsigned long long)v->events_min, ops + syncs,
+           (unsigned long long)v->dropped, (unsigned long long)v->missing);
+}
+
+static void bench(long ops, int rounds, long elems, const char *out, int markers)
 {
     hwrt_tensor t;
     int64_t shape[1] = {elems};
@@ -76,80 +150,36 @@ static void bench(long ops, int rounds, long elems, const char *out)
     CHECK(hwrt_op_fill(t, 1.0, NULL));
     double dummy[2];
     workload(t, ops / 10, dummy);              /* warm up engines, caches, pages */
-    double *base = calloc((size_t)rounds, sizeof *base);
-    double *prof = calloc((size_t)rounds, sizeof *prof);
-    double *stop = calloc((size_t)rounds, sizeof *stop);
-    double *start = calloc((size_t)rounds, sizeof *start);
-    double *cbase = calloc((size_t)rounds, sizeof *cbase);
-    double *cprof = calloc((size_t)rounds, sizeof *cprof);
-    double *hbase = calloc((size_t)rounds, sizeof *hbase);
-    double *hprof = calloc((size_t)rounds, sizeof *hprof);
-    double cpu[2];
-    uint64_t events_min = UINT64_MAX, dropped = 0, missing = 0;
-    long syncs = ops / 1000 + 1;
-    for (int r = 0; r < rounds; r++) {
-        for (int k = 0; k < 2; k++) {
-            int profiled = (k == 0) == (r % 2 == 1);     /* A B, B A, A B, ... */
-            if (!profiled) {
-                base[r] = workload(t, ops, cpu);
-                cbase[r] = cpu[0];
-                hbase[r] = cpu[1];
-                continue;
-            }
-            char dir[1024];
-            snprintf(dir, sizeof dir, "%s/e%ld_r%d", out, elems, r);
-            double s0 = now_s();
-            CHECK(hwrt_profiler_start(dir));
-            start[r] = now_s() - s0;
-            prof[r] = workload(t, ops, cpu);
-            cprof[r] = cpu[0];
-            hprof[r] = cpu[1];
-            s0 = now_s();
-            CHECK(hwrt_profiler_stop());
-            stop[r] = now_s() - s0;
-            hwrt_profiler_stats st;
-            CHECK(hwrt_profiler_get_stats(&st));
-            if (st.events < events_min) events_min = st.events;
-            dropped += st.dropped;
-            missing += st.device_ts_missing;
-        }
+    variant v[3] = {{"unprofiled", 0, 0, NULL, NULL, NULL, NULL, NULL, UINT64_MAX, 0, 0},
+                    {"profiled", 1, 0, NULL, NULL, NULL, NULL, NULL, UINT64_MAX, 0, 0},
+                    {"profiled, markers (fallback path)", 1, 1, NULL, NULL, NULL, NULL, NULL,
+                     UINT64_MAX, 0, 0}};
+    int nv = markers ? 3 : 2;
+    for (int i = 0; i < nv; i++) {
+        double **arrs[5] = {&v[i].wall, &v[i].cpu, &v[i].host, &v[i].start, &v[i].stop};
+        for (int k = 0; k < 5; k++) *arrs[k] = calloc((size_t)rounds, sizeof(double));
     }
-    printf("  rounds wall s (unprofiled, profiled):");
-    for (int r = 0; r < rounds; r++) printf(" (%.4f, %.4f)", base[r], prof[r]);
-    printf("\n");
-    double *pair = calloc((size_t)rounds, sizeof *pair);    /* ratio within each A/B pair */
-    for (int r = 0; r < rounds; r++) pair[r] = prof[r] / base[r];
-    double mpair = median(pair, rounds);
-    free(pair);
-    double mb = median(base, rounds), mp = median(prof, rounds), ms = median(stop, rounds);
-    double mcb = median(cbase, rounds), mcp = median(cprof, rounds), mst = median(start, rounds);
-    double mhb = median(hbase, rounds), mhp = median(hprof, rounds);
-    printf("Scale float32[%ld] x %ld launches, %ld syncs, %d rounds each (simulated NPU):\n",
+    long syncs = ops / 1000 + 1;
+    for (int r = 0; r < rounds; r++)          /* A B (C), (C) B A, ...: drift hits all alike */
+        for (int k = 0; k < nv; k++)
+            run_variant(&v[r % 2 ? nv - 1 - k : k], r, t, ops, elems, out);
+    printf("  rounds wall s (");
+    for (int i = 0; i < nv; i++) printf("%s%s", i ? ", " : "", v[i].label);
+    printf("):");
+    for (int r = 0; r < rounds; r++) {
+        printf(" (");
+        for (int i = 0; i < nv; i++) printf("%s%.4f", i ? ", " : "", v[i].wall[r]);
+        printf(")");
+    }
+    printf("\nScale float32[%ld] x %ld launches, %ld syncs, %d rounds each (simulated NPU):\n",
            elems, ops, syncs, rounds);
-    printf("  unprofiled median %.4f s (%.3f us/launch)\n", mb, mb / (double)ops * 1e6);
-    printf("  profiled   median %.4f s (%.3f us/launch)\n", mp, mp / (double)ops * 1e6);
-    printf("  ratio of medians profiled/unprofiled %.4f (%+.2f%%), %+.1f ns per launch\n",
-           mp / mb, (mp / mb - 1) * 100, (mp - mb) / (double)ops * 1e9);
-    printf("  median of the per-pair ratios %.4f (%+.2f%%; each pair ran back to back)\n",
-           mpair, (mpair - 1) * 100);
-    printf("  process CPU time median: unprofiled %.4f s, profiled %.4f s, ratio %.4f "
-           "(%+.1f ns CPU per launch)\n", mcb, mcp, mcp / mcb, (mcp - mcb) / (double)ops * 1e9);
-    printf("  launching thread CPU time median: unprofiled %.4f s, profiled %.4f s, ratio %.4f "
-           "(%+.1f ns per launch)\n", mhb, mhp, mhp / mhb, (mhp - mhb) / (double)ops * 1e9);
-    printf("  hwrt_profiler_start median %.4f s (first one fills the buffer pool); "
-           "hwrt_profiler_stop (resolve + write %ld records) median %.4f s\n", mst,
-           ops + syncs, ms);
-    printf("  events per profiled round >= %llu (expected %ld), dropped %llu, launches "
-           "without device time %llu\n", (unsigned long long)events_min, ops + syncs,
-           (unsigned long long)dropped, (unsigned long long)missing);
-    free(base);
-    free(start);
-    free(cbase);
-    free(cprof);
-    free(hbase);
-    free(hprof);
-    free(prof);
-    free(stop);
+    double mb = median(v[0].wall, rounds), mcb = median(v[0].cpu, rounds);
+    printf("  unprofiled median %.4f s (%.3f us/launch), process CPU median %.4f s\n", mb,
+           mb / (double)ops * 1e6, mcb);
+    for (int i = 1; i < nv; i++) report(&v[i], &v[0], rounds, ops, syncs);
+    for (int i = 0; i < nv; i++) {
+        free(v[i].wall); free(v[i].cpu); free(v[i].host); free(v[i].start); free(v[i].stop);
+    }
     CHECK(hwrt_tensor_release(t));
 }
 
@@ -158,6 +188,13 @@ int main(int argc, char **argv)
     long ops = 100000;
     int rounds = 7;
     const char *elems = "65536,4096", *out = "/tmp/hwrt-bench-prof";
+    int markers = 0;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--markers")) {
+            markers = 1;
+            for (int k = i; k + 1 < argc; k++) argv[k] = argv[k + 1];
+            argc--;
+        }
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--ops")) ops = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[i + 1]);
@@ -180,7 +217,7 @@ int main(int argc, char **argv)
     char buf[256];
     snprintf(buf, sizeof buf, "%s", elems);
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
-        bench(ops, rounds, atol(tok), out);
+        bench(ops, rounds, atol(tok), out, markers);
     CHECK(hwrt_shutdown());
     return 0;
 }

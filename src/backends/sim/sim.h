@@ -71,6 +71,9 @@ typedef struct sim_engine {
     uint64_t spin_ns;                 /* spin window, read once at start (config may reload) */
     _Atomic uint64_t busy_ns;
     uint64_t published_ns;            /* last busy-time publication (compute engine) */
+    /* activity records not yet handed to the sink, and ops retired since (sim_activity.c) */
+    hwrt_activity act[32];
+    unsigned nact, act_retired;
 } sim_engine;
 
 struct hwrt_bdev {
@@ -163,6 +166,8 @@ int sim_op_execute(sim_engine *e, sim_op *op);
  * engine runs that one directly. */
 void sim_activity_submitted(void);
 uint64_t sim_activity_run(sim_engine *e, sim_op *op, uint64_t start_ns);
+/* Hand e's pending records to the sink and count its ops retired (before e goes idle). */
+void sim_activity_flush(sim_engine *e);
 hwrt_status sim_activity_enable(hwrt_activity_fn fn, void *ctx);
 hwrt_status sim_activity_query(void);
 

@@ -1,8 +1,10 @@
 /* Activity records (backend.h, activity_enable): the engine that runs an op stamped with
- * a correlation id reports its device start and end to the sink, as a device writes its
- * own timestamps into a profiling buffer (CUPTI activity records, ACL profiling).
+ * a correlation id notes its device start and end in the engine's own small buffer, as a
+ * device writes its timestamps into a profiling buffer (CUPTI activity records, ACL
+ * profiling), and hands the buffer to the sink when it is full or the engine's burst of
+ * work ends (before it idles), so the sink is called once per batch, not per op.
  * Unstamped ops, all of them while no profiler runs, cost the engine one predictable
- * branch (sim_engine.c).
+ * branch per op and one per burst (sim_engine.c).
  *
  * One clock read per op: the engine reads the clock when an op ends (before the stream
  * learns it completed, so no sync returns before that time); an op's start is the burst
@@ -11,8 +13,9 @@
  * engine's hand-over (a few hundred ns). A clock read costs ~40 ns on this project's VMs,
  * a launch-bound op ~2 us.
  *
- * activity_query compares stamped ops queued with those retired. Each thread counts in
- * its own slot (one cache line: launching threads and engines never share one). */
+ * activity_query compares stamped ops queued with those retired (counted when their
+ * batch is handed over). Each thread counts in its own slot (one cache line: launching
+ * threads and engines never share one). */
 #include "sim.h"
 
 #include <stdalign.h>
@@ -35,13 +38,13 @@ static slot *my_slot(int *shared)
     return tls_slot;
 }
 
-/* Single writer per slot: a plain increment, published with release. */
-static void bump(_Atomic uint64_t *c, int shared)
+/* Single writer per slot: a plain add, published with release. */
+static void bump(_Atomic uint64_t *c, uint64_t n, int shared)
 {
     if (shared)
-        atomic_fetch_add_explicit(c, 1, memory_order_release);
+        atomic_fetch_add_explicit(c, n, memory_order_release);
     else
-        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
                               memory_order_release);
 }
 
@@ -49,24 +52,35 @@ void sim_activity_submitted(void)
 {
     int shared;
     slot *s = my_slot(&shared);
-    bump(&s->sub, shared);
+    bump(&s->sub, 1, shared);
+}
+
+void sim_activity_flush(sim_engine *e)
+{
+    hwrt_activity_fn fn = atomic_load_explicit(&sink.fn, memory_order_acquire);
+    if (fn && e->nact)
+        fn(atomic_load_explicit(&sink.ctx, memory_order_relaxed), e->act, e->nact);
+    e->nact = 0;
+    int shared;
+    slot *s = my_slot(&shared);
+    /* after the report: a query that sees them retired sees their records too */
+    bump(&s->ret, e->act_retired, shared);
+    e->act_retired = 0;
 }
 
 uint64_t sim_activity_run(sim_engine *e, sim_op *op, uint64_t start_ns)
 {
     uint64_t corr = op->corr, end = 0;  /* op may be freed or reused once executed */
-    hwrt_activity_fn fn = atomic_load_explicit(&sink.fn, memory_order_acquire);
-    if (!fn) {
+    if (!atomic_load_explicit(&sink.fn, memory_order_relaxed)) {
         sim_op_execute(e, op);
     } else {
         if (!start_ns) start_ns = sim_now_ns();
         int ran = sim_op_execute(e, op);   /* skipped ops (sticky fault) never ran */
         end = sim_now_ns();
-        if (ran) fn(atomic_load_explicit(&sink.ctx, memory_order_relaxed), corr, start_ns, end);
+        if (ran) e->act[e->nact++] = (hwrt_activity){corr, start_ns, end};
     }
-    int shared;
-    slot *s = my_slot(&shared);
-    bump(&s->ret, shared);               /* after the report: the query sees it with it */
+    e->act_retired++;
+    if (e->nact == sizeof e->act / sizeof e->act[0]) sim_activity_flush(e);
     return end;
 }
 

@@ -98,6 +98,8 @@ static void *engine_main(void *arg)
             if (op && (++nops & 255) == 0)
                 t0 = account(e, t0);
         }
+        if (e->act_retired)                    /* profiled ops: report before idling */
+            sim_activity_flush(e);
         account(e, t0);
     }
 }
@@ -122,6 +124,7 @@ void sim_engine_start(sim_engine *e, sim_dev *dev, int kind)
     e->spin_ns = spin_window();     /* on the opening thread, before the engine runs */
     e->head = e->tail = NULL;
     e->stop = 0;
+    e->nact = e->act_retired = 0;
     e->started = pthread_create(&e->thread, NULL, engine_main, e) == 0;
 }
 
