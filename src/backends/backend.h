@@ -45,7 +45,7 @@ typedef void (*hwrt_activity_fn)(void *ctx, const hwrt_activity *recs, size_t n)
  * above sets it around an enqueue (the profiler's dispatch hook, CUPTI-style, so no op
  * slot's signature changes); a backend with activity_enable copies it into each copy,
  * memset, kernel and host function it queues. Defined in registry.c. */
-extern _Thread_local uint64_t hwi_backend_correlation __attribute__((tls_model("initial-exec")));
+extern _Thread_local uint64_t hwi_backend_correlation;
 
 typedef enum hwrt_kernel_op {
     HWRT_K_FILL, HWRT_K_ADD, HWRT_K_MUL, HWRT_K_SCALE, HWRT_K_RELU, HWRT_K_CAST,

@@ -5,8 +5,7 @@
 
 #include <string.h>
 
-/* see backend.h; initial-exec: read inline on every enqueue, no __tls_get_addr call */
-_Thread_local uint64_t hwi_backend_correlation __attribute__((tls_model("initial-exec")));
+_Thread_local uint64_t hwi_backend_correlation;   /* see backend.h */
 
 extern const hwrt_backend_ops hwrt_backend_sim;
 extern const hwrt_backend_ops hwrt_backend_opencl;

@@ -47,9 +47,8 @@ static _Atomic int usable;
 static _Atomic uint32_t threads;
 static int markers_only;           /* HWRT_PROFILE_MARKERS=1: compare with the fallback */
 
-/* initial-exec: read inline on the launch path and the engines (no __tls_get_addr) */
-static _Thread_local act_buf *tls_buf __attribute__((tls_model("initial-exec")));
-static _Thread_local uint64_t tls_next __attribute__((tls_model("initial-exec"))); /* last id */
+static _Thread_local act_buf *tls_buf;
+static _Thread_local uint64_t tls_next;    /* last id given on this thread */
 
 static act_buf *buf_register(void)
 {

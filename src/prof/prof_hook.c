@@ -8,9 +8,8 @@
 #include "../core/status.h"
 #include "../backends/backend.h"
 
-/* initial-exec: read inline on the launch path (no __tls_get_addr call) */
-static _Thread_local uint64_t launch_t0 __attribute__((tls_model("initial-exec")));
-static _Thread_local uint64_t launch_corr __attribute__((tls_model("initial-exec")));
+static _Thread_local uint64_t launch_t0;
+static _Thread_local uint64_t launch_corr;
 static _Thread_local uint64_t sync_t0;
 static _Thread_local const char *sync_api;
 

@@ -35,9 +35,8 @@ static prof_buf **bufs;
 static int nbufs, capbufs;
 static hwrt_profiler_stats last_stats;   /* of the last stopped session */
 
-/* initial-exec: read inline on every record (no __tls_get_addr call) */
-static _Thread_local prof_buf *tls_buf __attribute__((tls_model("initial-exec")));
-static _Thread_local unsigned tls_gen __attribute__((tls_model("initial-exec")));
+static _Thread_local prof_buf *tls_buf;
+static _Thread_local unsigned tls_gen;
 
 uint64_t hwi_prof_now_ns(void)
 {

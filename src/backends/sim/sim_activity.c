@@ -24,7 +24,7 @@
 typedef struct slot { alignas(64) _Atomic uint64_t sub, ret; } slot;
 static slot slots[SLOTS + 1];          /* the last one is shared (fetch_add) when full */
 static _Atomic int nslots;
-static _Thread_local slot *tls_slot __attribute__((tls_model("initial-exec")));  /* no call */
+static _Thread_local slot *tls_slot;
 
 static struct { alignas(64) _Atomic(hwrt_activity_fn) fn; _Atomic(void *) ctx; } sink;
 
