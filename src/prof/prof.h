@@ -103,7 +103,11 @@ const char *prof_markers_backend(void);
  * (event waits, host functions run inline). */
 typedef struct hwi_work hwi_work;
 typedef struct prof_buf prof_buf;
-/* A session starts (cap: most records kept; beyond it they count as dropped). */
+/* A fresh correlation id for a launch on this thread (prof_tracer.c): session number,
+ * the thread's buffer index and its launch count, so ids never repeat across sessions;
+ * 0 when the thread has no buffer (no session, out of memory). */
+uint64_t prof_next_corr(void);
+/* A session starts (cap: most records kept; beyond it the launches count as missing). */
 void prof_activity_start(uint64_t cap);
 /* For the launch of w on this thread: enable the backend's records if not yet done and
  * set hwi_backend_correlation to a fresh id, returned; 0 when w must use a marker. */
@@ -145,6 +149,7 @@ struct prof_buf {
     size_t in_cur;               /* slots used in cur */
     _Atomic int busy;            /* between prof_begin and prof_commit */
     uint32_t index;              /* host thread number in the session */
+    uint32_t launches;           /* correlation ids given (prof_next_corr) */
     long os_tid;
     char thread_name[32];
 };

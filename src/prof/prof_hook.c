@@ -9,14 +9,13 @@
 #include "../backends/backend.h"
 
 static _Thread_local uint64_t launch_t0;
-static _Thread_local uint64_t launch_corr;
 static _Thread_local uint64_t sync_t0;
 static _Thread_local const char *sync_api;
 
 static hwrt_status on_pre(void *ctx, hwi_work *w)
 {
     launch_t0 = hwi_prof_now_ns();
-    launch_corr = prof_activity_correlate(w);     /* the backend stamps the op with it */
+    prof_activity_correlate(w);  /* sets hwi_backend_correlation: the backend stamps the op */
     return HWRT_SUCCESS;
 }
 
@@ -49,12 +48,10 @@ static void fill_work(prof_rec *r, const hwi_work *w)
 static void on_post(void *ctx, const hwi_work *w, hwrt_status st)
 {
     uint64_t t1 = hwi_prof_now_ns();
-    uint64_t t0 = launch_t0, corr = launch_corr;
+    uint64_t t0 = launch_t0, corr = hwi_backend_correlation;   /* as pre set it */
     launch_t0 = 0;
-    if (corr) {                        /* later enqueues on this thread are not this work */
-        launch_corr = 0;
+    if (corr)                          /* later enqueues on this thread are not this work */
         hwi_backend_correlation = 0;
-    }
     prof_rec *r = prof_begin();
     if (!r)
         return;

@@ -90,6 +90,16 @@ static prof_buf *buf_for_thread(void)
     return b;
 }
 
+uint64_t prof_next_corr(void)
+{
+    prof_buf *b = buf_for_thread();
+    if (!b) return 0;
+    /* 16 bits of session, 16 of thread, 32 of launch: wraps only after 4e9 launches of one
+     * thread, and a stale id can only match after 65536 sessions */
+    return (uint64_t)(tls_gen & 0xffff) << 48 | (uint64_t)(b->index & 0xffff) << 32 |
+           (++b->launches & 0xffffffffu);
+}
+
 prof_rec *prof_begin(void)
 {
     if (!hwi_prof_active())

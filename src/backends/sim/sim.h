@@ -74,6 +74,7 @@ typedef struct sim_engine {
     /* activity records not yet handed to the sink, and ops retired since (sim_activity.c) */
     hwrt_activity act[32];
     unsigned nact, act_retired;
+    int act_slot;                     /* its retired-op counter */
 } sim_engine;
 
 struct hwrt_bdev {
@@ -165,6 +166,7 @@ int sim_op_execute(sim_engine *e, sim_op *op);
  * returns the op's end time (0 when nothing was reported), the next op's start if the
  * engine runs that one directly. */
 void sim_activity_submitted(void);
+int sim_activity_slot(void);          /* a retired-op counter for an engine thread */
 uint64_t sim_activity_run(sim_engine *e, sim_op *op, uint64_t start_ns);
 /* Hand e's pending records to the sink and count its ops retired (before e goes idle). */
 void sim_activity_flush(sim_engine *e);

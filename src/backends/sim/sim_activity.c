@@ -14,45 +14,32 @@
  * a launch-bound op ~2 us.
  *
  * activity_query compares stamped ops queued with those retired (counted when their
- * batch is handed over). Each thread counts in its own slot (one cache line: launching
- * threads and engines never share one). */
+ * batch is handed over). */
 #include "sim.h"
 
 #include <stdalign.h>
 
+/* Retired ops are counted per engine thread (a slot each, taken when the engine starts;
+ * the last one is shared when they run out), queued ones in one counter of the launching
+ * threads; each on its own cache line. No thread-locals: libhwrt's static TLS is nearly
+ * full (it is loaded by Python with dlopen). */
 #define SLOTS 256
-typedef struct slot { alignas(64) _Atomic uint64_t sub, ret; } slot;
-static slot slots[SLOTS + 1];          /* the last one is shared (fetch_add) when full */
+typedef struct slot { alignas(64) _Atomic uint64_t n; } slot;
+static slot retired[SLOTS + 1];
 static _Atomic int nslots;
-static _Thread_local slot *tls_slot;
+static slot submitted;
 
 static struct { alignas(64) _Atomic(hwrt_activity_fn) fn; _Atomic(void *) ctx; } sink;
 
-static slot *my_slot(int *shared)
+int sim_activity_slot(void)
 {
-    if (!tls_slot) {
-        int i = atomic_fetch_add(&nslots, 1);
-        tls_slot = &slots[i < SLOTS ? i : SLOTS];
-    }
-    *shared = tls_slot == &slots[SLOTS];
-    return tls_slot;
-}
-
-/* Single writer per slot: a plain add, published with release. */
-static void bump(_Atomic uint64_t *c, uint64_t n, int shared)
-{
-    if (shared)
-        atomic_fetch_add_explicit(c, n, memory_order_release);
-    else
-        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
-                              memory_order_release);
+    int i = atomic_fetch_add(&nslots, 1);
+    return i < SLOTS ? i : SLOTS;
 }
 
 void sim_activity_submitted(void)
 {
-    int shared;
-    slot *s = my_slot(&shared);
-    bump(&s->sub, 1, shared);
+    atomic_fetch_add_explicit(&submitted.n, 1, memory_order_relaxed);
 }
 
 void sim_activity_flush(sim_engine *e)
@@ -61,10 +48,14 @@ void sim_activity_flush(sim_engine *e)
     if (fn && e->nact)
         fn(atomic_load_explicit(&sink.ctx, memory_order_relaxed), e->act, e->nact);
     e->nact = 0;
-    int shared;
-    slot *s = my_slot(&shared);
-    /* after the report: a query that sees them retired sees their records too */
-    bump(&s->ret, e->act_retired, shared);
+    /* after the report: a query that sees them retired sees their records too; an engine
+     * with a slot of its own is its only writer (no locked add) */
+    _Atomic uint64_t *c = &retired[e->act_slot].n;
+    if (e->act_slot == SLOTS)
+        atomic_fetch_add_explicit(c, e->act_retired, memory_order_release);
+    else
+        atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + e->act_retired,
+                              memory_order_release);
     e->act_retired = 0;
 }
 
@@ -91,21 +82,15 @@ hwrt_status sim_activity_enable(hwrt_activity_fn fn, void *ctx)
     return HWRT_SUCCESS;
 }
 
-static int slots_used(void)
-{
-    int n = atomic_load(&nslots);
-    return n < SLOTS ? n : SLOTS + 1;
-}
-
 hwrt_status sim_activity_query(void)
 {
-    /* counters only grow, an op retires after it was counted queued, and every `ret` is
-     * read before every `sub` (a slot that appears in between adds to `sub` only): so
-     * ret >= sub means every op queued before the reads retired */
-    uint64_t ret = 0, sub = 0;
-    for (int i = 0, n = slots_used(); i < n; i++)
-        ret += atomic_load_explicit(&slots[i].ret, memory_order_acquire);
-    for (int i = 0, n = slots_used(); i < n; i++)
-        sub += atomic_load_explicit(&slots[i].sub, memory_order_acquire);
+    /* counters only grow and an op is counted queued before it can retire; reading every
+     * `retired` before `submitted` (a slot that appears in between adds nothing yet),
+     * retired >= submitted means every op queued before the reads retired */
+    int n = atomic_load(&nslots);
+    n = n < SLOTS ? n : SLOTS + 1;
+    uint64_t ret = 0;
+    for (int i = 0; i < n; i++) ret += atomic_load_explicit(&retired[i].n, memory_order_acquire);
+    uint64_t sub = atomic_load_explicit(&submitted.n, memory_order_acquire);
     return ret >= sub ? HWRT_SUCCESS : HWRT_ERROR_NOT_READY;
 }

@@ -125,6 +125,7 @@ void sim_engine_start(sim_engine *e, sim_dev *dev, int kind)
     e->head = e->tail = NULL;
     e->stop = 0;
     e->nact = e->act_retired = 0;
+    e->act_slot = sim_activity_slot();
     e->started = pthread_create(&e->thread, NULL, engine_main, e) == 0;
 }
 
