@@ -44,7 +44,7 @@ static inline int64_t ld(_Atomic int64_t *x) { return atomic_load_explicit(x, me
 static inline void add(_Atomic int64_t *x, int64_t v) { atomic_store_explicit(x, ld(x) + v, memory_order_relaxed); }
 static inline size_t ent_of(const void *p) { return ((uintptr_t)p >> 9) & (TC_NENT - 1); }
 
-static inline void count(_Atomic int64_t *side, size_t size, size_t req)
+static inline __attribute__((always_inline)) void count(_Atomic int64_t *side, size_t size, size_t req)
 {
     add(&side[C_COUNT], 1);
     add(&side[C_BYTES], (int64_t)size);
@@ -65,7 +65,7 @@ static inline __attribute__((always_inline)) int tc_try_alloc(hwi_device *d, hwr
     /* never past a recorded peak: the slow path raises peaks under the lock */
     if (share(t, C_COUNT) + 1 > t->headroom[C_COUNT] ||
         share(t, C_BYTES) + (int64_t)rsize > t->headroom[C_BYTES] ||
-        share(t, C_REQ) + (int64_t)bytes > t->headroom[C_REQ] || t->cfg_gen != hwi_cfg_generation())
+        share(t, C_REQ) + (int64_t)bytes > t->headroom[C_REQ] || t->cfg_gen != hwi_cfg_generation_peek())
         return 0;
     pblock *b = bin->blk[--bin->n];
     t->bytes -= b->size;
