@@ -62,7 +62,7 @@ hwrt_status hwi_offload_alloc(hwi_device *d, size_t bytes, void **out)
 {
     if (!hwi_offload_enabled()) return hwi_pool_alloc(d, bytes, NULL, out);
     pthread_mutex_lock(&MGR.mu);
-    hwrt_status st = hwi_res_alloc(d, bytes, NULL, 0, "allocating a tensor", out);
+    hwrt_status st = hwi_res_alloc(d, bytes, NULL, 0, NULL, "allocating a tensor", out);
     pthread_mutex_unlock(&MGR.mu);
     return st;
 }
