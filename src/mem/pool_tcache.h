@@ -71,6 +71,7 @@ static inline __attribute__((always_inline)) int tc_try_alloc(hwi_device *d, hwr
     t->bytes -= b->size;
     b->requested = bytes;
     b->nuses = 0;
+    b->owned = 0;
     atomic_store_explicit(&b->in_tc, 0, memory_order_relaxed);
     tc_ent *e = &t->ents[ent_of(b->base)];
     *e = (tc_ent){b, atomic_load_explicit(&b->tc_gen, memory_order_relaxed)};
@@ -79,7 +80,8 @@ static inline __attribute__((always_inline)) int tc_try_alloc(hwi_device *d, hwr
     return 1;
 }
 
-static inline __attribute__((always_inline)) int tc_try_free(void *p)
+/* user: a hwrt_free call, which must not free a tensor's data (the slow path says so) */
+static inline __attribute__((always_inline)) int tc_try_free(void *p, int user)
 {
     tcache *t = hwi_tc;
     if (!t || !t->enabled || t->flush_gen != atomic_load_explicit(&hwi_tc_flush_gen, memory_order_relaxed))
@@ -87,7 +89,7 @@ static inline __attribute__((always_inline)) int tc_try_free(void *p)
     tc_ent *e = &t->ents[ent_of(p)];
     pblock *b = e->b;
     if (!b || b->base != (char *)p || atomic_load_explicit(&b->tc_gen, memory_order_relaxed) != e->gen ||
-        b->nuses || b->size > TC_MAX_SIZE || t->bytes + b->size > TC_MAX_BYTES)
+        b->nuses || (user && b->owned) || b->size > TC_MAX_SIZE || t->bytes + b->size > TC_MAX_BYTES)
         return 0;
     tc_bin *bin = &t->bins[b->size / POOL_ROUND - 1];
     if (bin->n == TC_DEPTH) return 0;

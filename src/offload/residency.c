@@ -322,6 +322,7 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_stream *wait_on, hwi_tensor *cons
         return st;
     }
     t->data = p;
+    hwi_pool_mark_owned(p);
     r->loc = HWI_LOC_DEVICE;
     r->dirty = 0;
     /* fetched to be used soon: least-recently-used eviction must not pick it first
