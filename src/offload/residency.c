@@ -6,6 +6,8 @@
 #include "../core/handle.h"
 #include "../core/status.h"
 #include "../mem/pool.h"
+#include "../exec/dispatch.h"
+#include "../diag/sync_check.h"
 #include "../prof/prof.h"
 
 #include <errno.h>
@@ -34,6 +36,19 @@ static hwrt_status engine_streams(int device)
     if (!hwi_offload.fetch_stream[device])
         HWI_TRY(hwi_stream_create_on(device, &hwi_offload.fetch_stream[device]));
     return HWRT_SUCCESS;
+}
+
+hwrt_status hwi_res_order(hwi_resident *r, hwi_res_event which, hwi_stream *s, int record)
+{
+    hwi_event *e = which == HWI_RES_READY ? &r->ready_ev : &r->used_ev;
+    e->be = which == HWI_RES_READY ? r->ready : r->used;
+    e->handle = (hwrt_event)(void *)e;         /* a key unique to this resident's event */
+    e->device = s->device;
+    e->internal = 1;
+    hwi_work w = {.kind = record ? HWI_WORK_EVENT_RECORD : HWI_WORK_EVENT_WAIT, .stream = s,
+                  .name = record ? "OffloadEventRecord" : "OffloadEventWait"};
+    w.u.event.ev = e;
+    return hwi_dispatch(&w);
 }
 
 /* Idle: the last op that used the tensor and any fetch into it have completed (later
@@ -179,6 +194,7 @@ hwrt_status hwi_res_evict(hwi_resident *r, const char *api)
         hwi_ops_if_selected()->event_destroy(r->ready);
         r->ready = NULL;
     }
+    hwi_sync_check_forget(t->data);          /* the pool orders any reuse of the block */
     HWI_TRY(hwi_pool_free(t->data, api));
     t->data = NULL;
     hwi_offload.stats.device_bytes -= t->nbytes;
@@ -230,8 +246,8 @@ static int take_in_order(int device, size_t bytes, hwi_tensor *const *keep, int 
     const hwrt_backend_ops *ops = hwi_ops_if_selected();
     hwi_tensor *t = v->t;
     uint64_t t0 = hwi_res_now_ns();
-    if (v->used && ops->stream_wait_event(order->bs, v->used) != HWRT_SUCCESS) return 0;
-    if (v->ready && ops->stream_wait_event(order->bs, v->ready) != HWRT_SUCCESS) return 0;
+    if (v->used && hwi_res_order(v, HWI_RES_USED, order, 0) != HWRT_SUCCESS) return 0;
+    if (v->ready && hwi_res_order(v, HWI_RES_READY, order, 0) != HWRT_SUCCESS) return 0;
     if (v->ready) {
         ops->event_destroy(v->ready);
         v->ready = NULL;
@@ -316,7 +332,7 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_stream *wait_on, hwi_tensor *cons
     if (st == HWRT_SUCCESS && !r->ready)
         st = ops->event_create(d->bdev, HWRT_EVENT_DISABLE_TIMING, &r->ready);
     if (st == HWRT_SUCCESS)
-        st = ops->event_record(r->ready, fs->bs);
+        st = hwi_res_order(r, HWI_RES_READY, fs, 1);
     if (st != HWRT_SUCCESS) {
         hwi_pool_free(p, api);
         return st;
@@ -335,6 +351,6 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_stream *wait_on, hwi_tensor *cons
                           r->has_host ? "fetch from host" : "fetch from disk", t->device, t0,
                           hwi_res_now_ns(), t->nbytes);
     if (wait_on)
-        HWI_TRY(ops->stream_wait_event(wait_on->bs, r->ready));
+        HWI_TRY(hwi_res_order(r, HWI_RES_READY, wait_on, 0));
     return HWRT_SUCCESS;
 }
