@@ -40,8 +40,8 @@ typedef struct tcache {
 extern __thread tcache *hwi_tc __attribute__((tls_model("initial-exec")));
 extern _Atomic uint64_t hwi_tc_flush_gen;
 
-static inline int64_t ld(_Atomic int64_t *x) { return atomic_load_explicit(x, memory_order_relaxed); }
-static inline void add(_Atomic int64_t *x, int64_t v) { atomic_store_explicit(x, ld(x) + v, memory_order_relaxed); }
+static inline __attribute__((always_inline)) int64_t ld(_Atomic int64_t *x) { return atomic_load_explicit(x, memory_order_relaxed); }
+static inline __attribute__((always_inline)) void add(_Atomic int64_t *x, int64_t v) { atomic_store_explicit(x, ld(x) + v, memory_order_relaxed); }
 static inline size_t ent_of(const void *p) { return ((uintptr_t)p >> 9) & (TC_NENT - 1); }
 
 static inline __attribute__((always_inline)) void count(_Atomic int64_t *side, size_t size, size_t req)
@@ -51,7 +51,7 @@ static inline __attribute__((always_inline)) void count(_Atomic int64_t *side, s
     add(&side[C_REQ], (int64_t)req);
 }
 
-static inline int64_t share(tcache *t, int i) { return ld(&t->alloc[i]) - ld(&t->freed[i]); }
+static inline __attribute__((always_inline)) int64_t share(tcache *t, int i) { return ld(&t->alloc[i]) - ld(&t->freed[i]); }
 
 static inline __attribute__((always_inline)) int tc_try_alloc(hwi_device *d, hwrt_bstream *bs, size_t bytes, void **out)
 {
