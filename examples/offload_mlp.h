@@ -19,6 +19,8 @@ typedef struct {
     int layers, hidden, batch, steps;
     double link_gbps;
     size_t device_mb;          /* simulated capacity for offloaded runs */
+    int host_sync;             /* the host waits for every layer (eager execution that
+                                  reads results, PyNative-like), so it cannot run ahead */
 } mlp_shape;
 
 static double mlp_now(void)
@@ -90,12 +92,14 @@ static double mlp_run(const mlp_shape *m, mlp_mode mode, int pinned, float *out,
         for (int l = 0; l < m->layers; l++) {
             if (mode == MLP_TRANSFER_ONLY) {
                 CHECK(hwrt_memcpy_async(dev_w, pin_w, wbytes, HWRT_MEMCPY_HOST_TO_DEVICE, NULL));
+                if (m->host_sync) CHECK(hwrt_stream_synchronize(NULL));
                 continue;
             }
             if (mode == MLP_PREFETCH && l + 1 < m->layers)
                 CHECK(hwrt_offload_prefetch(w[l + 1], NULL));
             CHECK(hwrt_op_matmul(outt, in, w[l], NULL));
             CHECK(hwrt_op_relu(outt, outt, NULL));
+            if (m->host_sync) CHECK(hwrt_stream_synchronize(NULL));
             hwrt_tensor tmp = in; in = outt; outt = tmp;
         }
         if (mode == MLP_PREFETCH) CHECK(hwrt_offload_prefetch(w[0], NULL));

@@ -58,12 +58,14 @@ HWRT_API hwrt_status hwrt_malloc(void **dptr, size_t bytes);
 
 /* Return a block from hwrt_malloc to the pool; NULL is a no-op.
  * Errors: INVALID_ARGUMENT for a pointer hwrt did not hand out (host pointers, interior
- * pointers, double frees): the sentence says which. */
+ * pointers, double frees) or a live tensor's data (hwrt_tensor_data: release the tensor
+ * instead): the sentence says which. */
 HWRT_API hwrt_status hwrt_free(void *dptr);
 
 /* Stream-ordered allocation: the block may be reused by work on s without a sync. */
 HWRT_API hwrt_status hwrt_malloc_async(void **dptr, size_t bytes, hwrt_stream s);
-/* Stream-ordered free: the block becomes reusable once s has done its queued work. */
+/* Stream-ordered free: the block becomes reusable once s has done its queued work.
+ * Errors as hwrt_free (a live tensor's data included). */
 HWRT_API hwrt_status hwrt_free_async(void *dptr, hwrt_stream s);
 /* Mark that s uses dptr too: the block is not reused before s's current work is done. */
 HWRT_API hwrt_status hwrt_record_stream(void *dptr, hwrt_stream s);

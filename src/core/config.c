@@ -52,7 +52,7 @@ static _Atomic int64_t ival[HWI_CFG_COUNT];
 static _Atomic double dval[HWI_CFG_COUNT];
 static char sval[HWI_CFG_COUNT][512];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_uint_fast64_t generation;
+_Atomic uint64_t hwi_cfg_gen;    /* bumped by every change */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 hwrt_status hwi_parse_size(const char *what, const char *text, uint64_t *out)
@@ -165,7 +165,7 @@ static hwrt_status set_value(int k, const char *value, const char *source)
         pthread_mutex_unlock(&lock);
         break;
     }
-    atomic_fetch_add(&generation, 1);
+    atomic_fetch_add(&hwi_cfg_gen, 1);
     return HWRT_SUCCESS;
 }
 
@@ -260,7 +260,7 @@ static inline void ensure(void)
 
 int64_t hwi_cfg_int(hwi_cfg_key k) { ensure(); return atomic_load(&ival[k]); }
 double hwi_cfg_double(hwi_cfg_key k) { ensure(); return atomic_load(&dval[k]); }
-uint64_t hwi_cfg_generation(void) { ensure(); return atomic_load(&generation); }
+uint64_t hwi_cfg_generation(void) { ensure(); return atomic_load(&hwi_cfg_gen); }
 
 void hwi_cfg_string(hwi_cfg_key k, char *buf, size_t len)
 {

@@ -6,6 +6,9 @@
 
 #include "hwrt.h"
 
+#include <stdatomic.h>
+#include <stdint.h>
+
 typedef enum hwi_cfg_key {
     /* allocator */
     HWI_CFG_MAX_DEVICE_MEMORY,
@@ -41,6 +44,13 @@ double hwi_cfg_double(hwi_cfg_key k);
 void hwi_cfg_string(hwi_cfg_key k, char *buf, size_t len);
 /* Bumped on every successful set; lets modules cache derived state. */
 uint64_t hwi_cfg_generation(void);
+/* The generation without loading the configuration first (0 before it is loaded): for
+ * hot paths that compare against a generation they got from hwi_cfg_generation. */
+extern _Atomic uint64_t hwi_cfg_gen;
+static inline uint64_t hwi_cfg_generation_peek(void)
+{
+    return atomic_load_explicit(&hwi_cfg_gen, memory_order_relaxed);
+}
 
 /* Parsers shared by every place that reads a size or a bool from text.
  * On failure they return INVALID_ARGUMENT with a sentence naming `what` and the form. */

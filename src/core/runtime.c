@@ -15,10 +15,10 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(const hwrt_backend_ops *) cur_ops;
 static int dev_count;
-static _Atomic(hwi_device *) devices[HWI_MAX_DEVICES];
-static _Thread_local int cur_dev;
-static _Thread_local unsigned cur_epoch;
-static _Atomic unsigned epoch = 1;     /* bumped by shutdown: threads fall back to dev 0 */
+_Atomic(hwi_device *) hwi_devices[HWI_MAX_DEVICES];
+__thread int hwi_cur_dev __attribute__((tls_model("initial-exec")));
+__thread unsigned hwi_cur_epoch __attribute__((tls_model("initial-exec")));
+_Atomic unsigned hwi_dev_epoch = 1;    /* bumped by shutdown: threads fall back to dev 0 */
 
 typedef struct { int order; hwrt_status (*fn)(void); } teardown;
 static teardown teardowns[32];
@@ -148,7 +148,7 @@ hwi_device *hwi_device_if_open(int ordinal)
 {
     if (ordinal < 0 || ordinal >= HWI_MAX_DEVICES)
         return NULL;
-    return atomic_load_explicit(&devices[ordinal], memory_order_acquire);
+    return atomic_load_explicit(&hwi_devices[ordinal], memory_order_acquire);
 }
 
 static hwrt_status bad_ordinal(int ordinal)
@@ -170,7 +170,7 @@ hwrt_status hwi_device_get(int ordinal, hwi_device **out)
     if (ordinal < 0 || ordinal >= dev_count)
         return bad_ordinal(ordinal);
     pthread_mutex_lock(&lock);
-    d = atomic_load(&devices[ordinal]);
+    d = atomic_load(&hwi_devices[ordinal]);
     hwrt_status st = HWRT_SUCCESS;
     if (!d) {
         d = calloc(1, sizeof *d);
@@ -183,7 +183,7 @@ hwrt_status hwi_device_get(int ordinal, hwi_device **out)
             if (st == HWRT_SUCCESS)
                 st = ops->device_open(ordinal, &d->bdev);
             if (st == HWRT_SUCCESS)
-                atomic_store_explicit(&devices[ordinal], d, memory_order_release);
+                atomic_store_explicit(&hwi_devices[ordinal], d, memory_order_release);
             else {
                 free(d);
                 d = NULL;
@@ -197,14 +197,14 @@ hwrt_status hwi_device_get(int ordinal, hwi_device **out)
 
 static int current_ordinal(void)
 {
-    if (cur_epoch != atomic_load(&epoch)) {
-        cur_epoch = atomic_load(&epoch);
-        cur_dev = 0;
+    if (hwi_cur_epoch != atomic_load(&hwi_dev_epoch)) {
+        hwi_cur_epoch = atomic_load(&hwi_dev_epoch);
+        hwi_cur_dev = 0;
     }
-    return cur_dev;
+    return hwi_cur_dev;
 }
 
-hwrt_status hwi_device_current(hwi_device **out) { return hwi_device_get(current_ordinal(), out); }
+hwrt_status hwi_device_current_slow(hwi_device **out) { return hwi_device_get(current_ordinal(), out); }
 
 hwrt_status hwrt_set_device(const char *backend, int device_id)
 {
@@ -215,7 +215,7 @@ hwrt_status hwrt_set_device(const char *backend, int device_id)
     hwi_device *d = NULL;
     HWI_TRY(hwi_device_get(device_id, &d));
     current_ordinal();
-    cur_dev = device_id;
+    hwi_cur_dev = device_id;
     return HWRT_SUCCESS;
 }
 
@@ -322,7 +322,7 @@ hwrt_status hwrt_shutdown(void)
     pthread_mutex_lock(&lock);
     const hwrt_backend_ops *ops = atomic_load(&cur_ops);
     for (int i = 0; i < HWI_MAX_DEVICES; i++) {
-        hwi_device *d = atomic_exchange(&devices[i], NULL);
+        hwi_device *d = atomic_exchange(&hwi_devices[i], NULL);
         if (d) {
             ops->device_close(d->bdev);
             free(d);
@@ -330,7 +330,7 @@ hwrt_status hwrt_shutdown(void)
     }
     atomic_store(&cur_ops, NULL);
     dev_count = 0;
-    atomic_fetch_add(&epoch, 1);
+    atomic_fetch_add(&hwi_dev_epoch, 1);
     pthread_mutex_unlock(&lock);
     if (first != HWRT_SUCCESS)
         return hwi_err(first, "hwrt_shutdown: %s", first_msg);

@@ -35,7 +35,7 @@ typedef struct {
     uint64_t vc[MAXS];
 } sstate;
 
-typedef struct { void *handle; uint64_t vc[MAXS]; } estate;
+typedef struct { void *handle; int internal; uint64_t vc[MAXS]; } estate;
 
 typedef struct {
     void *base;
@@ -211,11 +211,15 @@ static int accesses(const hwi_work *w, const void **rd, const void **wr, int *nw
     return nr;
 }
 
-static void event_store(void *h, const uint64_t *vc)
+/* A slot is reused for h when it is h's, or a destroyed public event's; the runtime's
+ * internal events are not handles and stay until hwi_sync_check_forget_event. */
+static void event_store(void *h, int internal, const uint64_t *vc)
 {
     for (size_t i = 0; i < nevents; i++)
-        if (events[i].handle == h || !hwi_handle_get(events[i].handle, HWI_H_EVENT)) {
+        if (events[i].handle == h ||
+            (!events[i].internal && !hwi_handle_get(events[i].handle, HWI_H_EVENT))) {
             events[i].handle = h;
+            events[i].internal = internal;
             memcpy(events[i].vc, vc, sizeof events[i].vc);
             return;
         }
@@ -227,6 +231,7 @@ static void event_store(void *h, const uint64_t *vc)
         cap_events = nc;
     }
     events[nevents].handle = h;
+    events[nevents].internal = internal;
     memcpy(events[nevents++].vc, vc, sizeof events[0].vc);
 }
 
@@ -250,7 +255,7 @@ static hwrt_status sc_pre(void *ctx, hwi_work *w)
     sstate *st = &streams[s];
     join(st->vc, host_vc);
     if (w->kind == HWI_WORK_EVENT_RECORD) {
-        event_store(w->u.event.ev->handle, st->vc);
+        event_store(w->u.event.ev->handle, w->u.event.ev->internal, st->vc);
     } else if (w->kind == HWI_WORK_EVENT_WAIT) {
         const estate *e = event_find(w->u.event.ev->handle);
         if (e) join(st->vc, e->vc);
@@ -338,6 +343,14 @@ void hwi_sync_check_forget(const void *base)
     pthread_mutex_lock(&mu);
     for (size_t i = 0; i < nblocks; i++)
         if (blocks[i].base == base) blocks[i] = blocks[--nblocks];
+    pthread_mutex_unlock(&mu);
+}
+
+void hwi_sync_check_forget_event(const void *handle)
+{
+    pthread_mutex_lock(&mu);
+    for (size_t i = 0; i < nevents; i++)
+        if (events[i].handle == handle) events[i] = events[--nevents];
     pthread_mutex_unlock(&mu);
 }
 

@@ -10,5 +10,7 @@ void hwi_sync_check_reset(void);
 /* The block at base is being freed: the pool orders its reuse, so a new allocation at
  * the same address starts with no history. */
 void hwi_sync_check_forget(const void *base);
+/* An internal event (hwi_event.internal) is going away. */
+void hwi_sync_check_forget_event(const void *handle);
 
 #endif

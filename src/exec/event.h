@@ -10,6 +10,7 @@ struct hwi_event {
     hwrt_bevent *be;
     unsigned flags;
     int recorded;
+    int internal;      /* the runtime's own (offload), not in the handle table */
 };
 
 hwrt_status hwi_event_resolve(hwrt_event e, hwi_event **out);

@@ -29,7 +29,7 @@ hwrt_status hwrt_free(void *dptr)
 {
     if (!dptr)
         return HWRT_SUCCESS;
-    return hwi_pool_free(dptr, "hwrt_free");
+    return hwi_pool_free_user(dptr, "hwrt_free");
 }
 
 hwrt_status hwrt_set_alloc_tag(void *dptr, const char *tag)

@@ -324,6 +324,7 @@ static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsi
     b->state = B_ALLOC;
     b->requested = req;
     b->nuses = 0;
+    b->owned = 0;
     b->alloc_seq = ++dp->alloc_seq;
     if (!pmap_put(b)) {
         pblock_coalesce_insert(b);
@@ -459,11 +460,18 @@ static void record_events(dpool *dp, pblock *b)
     b->nuses = 0;
 }
 
-static hwrt_status __attribute__((noinline)) free_slow(void *p, const char *api)
+static hwrt_status __attribute__((noinline)) free_slow(void *p, const char *api, int user)
 {
     pthread_mutex_lock(&hwi_pool_mu);
     pblock *b = pmap_get(p);
     if (b && atomic_load_explicit(&b->in_tc, memory_order_relaxed)) b = NULL;   /* parked */
+    if (b && user && b->owned) {
+        pthread_mutex_unlock(&hwi_pool_mu);
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
+                       "%s(%p): the pointer is the data of a live tensor (hwrt_tensor_data); "
+                       "release the tensor with hwrt_tensor_release instead, which frees it once "
+                       "its queued work is done", api, p);
+    }
     if (b) {
         pmap_take(p);
         atomic_fetch_add(&b->tc_gen, 1);       /* no thread cache may take it back */
@@ -499,22 +507,34 @@ static hwrt_status __attribute__((noinline)) free_slow(void *p, const char *api)
     return HWRT_SUCCESS;
 }
 
-hwrt_status hwi_pool_free(void *p, const char *api)
+static hwrt_status pool_free(void *p, const char *api, int user)
 {
     hwi_block_info info = {.device = -1};
     if (hwi_mem_events_active() && !hwi_pool_find(p, 1, &info)) info.device = -1;
-    hwrt_status st = tc_try_free(p) ? HWRT_SUCCESS : free_slow(p, api);
+    hwrt_status st = tc_try_free(p, user) ? HWRT_SUCCESS : free_slow(p, api, user);
     if (st == HWRT_SUCCESS && info.device >= 0)
         mem_event(HWI_MEM_FREE, info.device, p, info.size);
     return st;
 }
 
+hwrt_status hwi_pool_free(void *p, const char *api) { return pool_free(p, api, 0); }
+
+hwrt_status hwi_pool_free_user(void *p, const char *api) { return pool_free(p, api, 1); }
+
+void hwi_pool_mark_owned(void *p)
+{
+    pthread_mutex_lock(&hwi_pool_mu);
+    pblock *b = live_containing(p);
+    if (b && b->base == (char *)p) b->owned = 1;
+    pthread_mutex_unlock(&hwi_pool_mu);
+}
+
 hwrt_status hwi_pool_free_on(void *p, hwrt_bstream *bs, int device, const char *api)
 {
     tcache *t = hwi_tc;
-    /* with a profiler observing, take the reporting path (hwi_pool_free) */
+    /* with a profiler observing, take the reporting path (pool_free) */
     if (t && t->owner == bs && t->device == device && !hwi_mem_events_active() &&
-        tc_try_free(p))
+        tc_try_free(p, 1))
         return HWRT_SUCCESS;
     pthread_mutex_lock(&hwi_pool_mu);
     pblock *b = live_containing(p);
@@ -522,7 +542,7 @@ hwrt_status hwi_pool_free_on(void *p, hwrt_bstream *bs, int device, const char *
                  bs != b->seg->sp->owner;
     pthread_mutex_unlock(&hwi_pool_mu);
     if (record) HWI_TRY(hwi_pool_record_stream(p, bs));
-    return hwi_pool_free(p, api);
+    return pool_free(p, api, 1);
 }
 
 hwrt_status hwi_pool_record_stream(void *p, hwrt_bstream *bs)

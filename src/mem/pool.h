@@ -23,8 +23,13 @@ hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void *
  * finished the work queued before this call (backend events), and at once by work
  * on the stream it was allocated for (stream order). */
 hwrt_status hwi_pool_free(void *p, const char *api);
-/* Stream-ordered free on bs (hwrt_free_async): bs is recorded as a user first when the
- * block is on `device` and was allocated for another stream; non-blocking. */
+/* hwrt_free: as hwi_pool_free, but a tensor's data (hwi_pool_mark_owned) is refused. */
+hwrt_status hwi_pool_free_user(void *p, const char *api);
+/* The block starting at p holds a tensor's data: only the tensor layer frees it. */
+void hwi_pool_mark_owned(void *p);
+/* Stream-ordered free on bs (hwrt_free_async; refuses a tensor's data): bs is recorded as
+ * a user first when the block is on `device` and was allocated for another stream;
+ * non-blocking. */
 hwrt_status hwi_pool_free_on(void *p, hwrt_bstream *bs, int device, const char *api);
 /* Note that stream bs (of the block's device) uses the block. */
 hwrt_status hwi_pool_record_stream(void *p, hwrt_bstream *bs);

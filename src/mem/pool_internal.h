@@ -34,6 +34,7 @@ typedef struct pblock {
     size_t requested;            /* the caller's size (requested_bytes) */
     _Atomic uint64_t tc_gen;     /* bumped when the block leaves a thread's hands (never reset) */
     _Atomic int in_tc;           /* parked in a thread cache: freed for the caller, not in bins */
+    int owned;                   /* a tensor's data: hwrt_free/hwrt_free_async refuse it */
     int nuses, cap_uses;         /* streams recorded with hwi_pool_record_stream */
     char *tag;
     hwrt_bstream **uses;

@@ -40,18 +40,18 @@ typedef struct tcache {
 extern __thread tcache *hwi_tc __attribute__((tls_model("initial-exec")));
 extern _Atomic uint64_t hwi_tc_flush_gen;
 
-static inline int64_t ld(_Atomic int64_t *x) { return atomic_load_explicit(x, memory_order_relaxed); }
-static inline void add(_Atomic int64_t *x, int64_t v) { atomic_store_explicit(x, ld(x) + v, memory_order_relaxed); }
+static inline __attribute__((always_inline)) int64_t ld(_Atomic int64_t *x) { return atomic_load_explicit(x, memory_order_relaxed); }
+static inline __attribute__((always_inline)) void add(_Atomic int64_t *x, int64_t v) { atomic_store_explicit(x, ld(x) + v, memory_order_relaxed); }
 static inline size_t ent_of(const void *p) { return ((uintptr_t)p >> 9) & (TC_NENT - 1); }
 
-static inline void count(_Atomic int64_t *side, size_t size, size_t req)
+static inline __attribute__((always_inline)) void count(_Atomic int64_t *side, size_t size, size_t req)
 {
     add(&side[C_COUNT], 1);
     add(&side[C_BYTES], (int64_t)size);
     add(&side[C_REQ], (int64_t)req);
 }
 
-static inline int64_t share(tcache *t, int i) { return ld(&t->alloc[i]) - ld(&t->freed[i]); }
+static inline __attribute__((always_inline)) int64_t share(tcache *t, int i) { return ld(&t->alloc[i]) - ld(&t->freed[i]); }
 
 static inline __attribute__((always_inline)) int tc_try_alloc(hwi_device *d, hwrt_bstream *bs, size_t bytes, void **out)
 {
@@ -65,12 +65,13 @@ static inline __attribute__((always_inline)) int tc_try_alloc(hwi_device *d, hwr
     /* never past a recorded peak: the slow path raises peaks under the lock */
     if (share(t, C_COUNT) + 1 > t->headroom[C_COUNT] ||
         share(t, C_BYTES) + (int64_t)rsize > t->headroom[C_BYTES] ||
-        share(t, C_REQ) + (int64_t)bytes > t->headroom[C_REQ] || t->cfg_gen != hwi_cfg_generation())
+        share(t, C_REQ) + (int64_t)bytes > t->headroom[C_REQ] || t->cfg_gen != hwi_cfg_generation_peek())
         return 0;
     pblock *b = bin->blk[--bin->n];
     t->bytes -= b->size;
     b->requested = bytes;
     b->nuses = 0;
+    b->owned = 0;
     atomic_store_explicit(&b->in_tc, 0, memory_order_relaxed);
     tc_ent *e = &t->ents[ent_of(b->base)];
     *e = (tc_ent){b, atomic_load_explicit(&b->tc_gen, memory_order_relaxed)};
@@ -79,7 +80,8 @@ static inline __attribute__((always_inline)) int tc_try_alloc(hwi_device *d, hwr
     return 1;
 }
 
-static inline __attribute__((always_inline)) int tc_try_free(void *p)
+/* user: a hwrt_free call, which must not free a tensor's data (the slow path says so) */
+static inline __attribute__((always_inline)) int tc_try_free(void *p, int user)
 {
     tcache *t = hwi_tc;
     if (!t || !t->enabled || t->flush_gen != atomic_load_explicit(&hwi_tc_flush_gen, memory_order_relaxed))
@@ -87,7 +89,7 @@ static inline __attribute__((always_inline)) int tc_try_free(void *p)
     tc_ent *e = &t->ents[ent_of(p)];
     pblock *b = e->b;
     if (!b || b->base != (char *)p || atomic_load_explicit(&b->tc_gen, memory_order_relaxed) != e->gen ||
-        b->nuses || b->size > TC_MAX_SIZE || t->bytes + b->size > TC_MAX_BYTES)
+        b->nuses || (user && b->owned) || b->size > TC_MAX_SIZE || t->bytes + b->size > TC_MAX_BYTES)
         return 0;
     tc_bin *bin = &t->bins[b->size / POOL_ROUND - 1];
     if (bin->n == TC_DEPTH) return 0;

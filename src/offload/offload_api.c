@@ -3,6 +3,7 @@
 #include "../core/config.h"
 #include "../core/status.h"
 #include "../mem/pool.h"
+#include "../diag/sync_check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +63,7 @@ hwrt_status hwi_offload_alloc(hwi_device *d, size_t bytes, void **out)
 {
     if (!hwi_offload_enabled()) return hwi_pool_alloc(d, bytes, NULL, out);
     pthread_mutex_lock(&MGR.mu);
-    hwrt_status st = hwi_res_alloc(d, bytes, NULL, 0, "allocating a tensor", out);
+    hwrt_status st = hwi_res_alloc(d, bytes, NULL, 0, NULL, "allocating a tensor", out);
     pthread_mutex_unlock(&MGR.mu);
     return st;
 }
@@ -84,7 +85,7 @@ hwrt_status hwi_offload_ensure(hwi_tensor *const *ts, const int *writes, int n, 
             st = hwi_res_fetch(r, NULL, ts, n, "fetching an offloaded tensor");
             if (st == HWRT_SUCCESS) {
                 track_stall(r, s);             /* before the wait, so it times the wait */
-                st = ops->stream_wait_event(s->bs, r->ready);
+                st = hwi_res_order(r, HWI_RES_READY, s, 0);
             }
         } else if (r->ready) {
             if (ops->event_query(r->ready) == HWRT_ERROR_NOT_READY) {
@@ -93,7 +94,7 @@ hwrt_status hwi_offload_ensure(hwi_tensor *const *ts, const int *writes, int n, 
             } else if (r->prefetched) {
                 MGR.stats.prefetch_hits++;
             }
-            st = ops->stream_wait_event(s->bs, r->ready);
+            st = hwi_res_order(r, HWI_RES_READY, s, 0);
         }
         r->prefetched = 0;
         if (writes[i]) r->dirty = 1;
@@ -122,7 +123,7 @@ void hwi_offload_after_use(hwi_tensor *const *ts, int n, hwi_stream *s)
             r->used = NULL;
             continue;
         }
-        ops->event_record(r->used, s->bs);
+        hwi_res_order(r, HWI_RES_USED, s, 1);
     }
     pthread_mutex_unlock(&MGR.mu);
 }
@@ -148,6 +149,8 @@ void hwi_offload_forget(hwi_tensor *t)
     if (r->ready) hwi_ops_if_selected()->event_destroy(r->ready);
     if (t->data) MGR.stats.device_bytes -= t->nbytes;
     pthread_mutex_unlock(&MGR.mu);
+    hwi_sync_check_forget_event(&r->ready_ev);
+    hwi_sync_check_forget_event(&r->used_ev);
     t->offload = NULL;
     free(r);
 }

@@ -6,6 +6,8 @@
 #include "../core/handle.h"
 #include "../core/status.h"
 #include "../mem/pool.h"
+#include "../exec/dispatch.h"
+#include "../diag/sync_check.h"
 #include "../prof/prof.h"
 
 #include <errno.h>
@@ -34,6 +36,19 @@ static hwrt_status engine_streams(int device)
     if (!hwi_offload.fetch_stream[device])
         HWI_TRY(hwi_stream_create_on(device, &hwi_offload.fetch_stream[device]));
     return HWRT_SUCCESS;
+}
+
+hwrt_status hwi_res_order(hwi_resident *r, hwi_res_event which, hwi_stream *s, int record)
+{
+    hwi_event *e = which == HWI_RES_READY ? &r->ready_ev : &r->used_ev;
+    e->be = which == HWI_RES_READY ? r->ready : r->used;
+    e->handle = (hwrt_event)(void *)e;         /* a key unique to this resident's event */
+    e->device = s->device;
+    e->internal = 1;
+    hwi_work w = {.kind = record ? HWI_WORK_EVENT_RECORD : HWI_WORK_EVENT_WAIT, .stream = s,
+                  .name = record ? "OffloadEventRecord" : "OffloadEventWait"};
+    w.u.event.ev = e;
+    return hwi_dispatch(&w);
 }
 
 /* Idle: the last op that used the tensor and any fetch into it have completed (later
@@ -179,6 +194,7 @@ hwrt_status hwi_res_evict(hwi_resident *r, const char *api)
         hwi_ops_if_selected()->event_destroy(r->ready);
         r->ready = NULL;
     }
+    hwi_sync_check_forget(t->data);          /* the pool orders any reuse of the block */
     HWI_TRY(hwi_pool_free(t->data, api));
     t->data = NULL;
     hwi_offload.stats.device_bytes -= t->nbytes;
@@ -210,10 +226,49 @@ hwrt_status hwi_res_make_room(int device, size_t bytes, hwi_tensor *const *keep,
     }
 }
 
+/* Stream-ordered eviction: when the budget is spent and every candidate is still used
+ * by queued work, a clean victim (its host or disk copy is valid, nothing to write
+ * back) of the same size hands its device block straight to the new tensor: `order`,
+ * the stream that first writes the block, waits on the device for the victim's last
+ * use, and the host does not wait at all, so it keeps running ahead of the device.
+ * Returns 1 and the block in *out, or 0 when no such victim exists. */
+static int take_in_order(int device, size_t bytes, hwi_tensor *const *keep, int nkeep,
+                         hwi_stream *order, void **out)
+{
+    hwrt_memory_info m;
+    if (hwrt_get_memory_info(device, &m) != HWRT_SUCCESS ||
+        m.allocated + bytes <= hwi_res_budget(device) ||
+        hwi_plan_pick_victim(device, keep, nkeep, 0))
+        return 0;                                  /* room, or an idle victim: no need */
+    hwi_resident *v = hwi_plan_pick_victim(device, keep, nkeep, 1);
+    if (!v || v->dirty || (!v->has_host && !v->has_disk) || v->t->nbytes != bytes)
+        return 0;
+    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    hwi_tensor *t = v->t;
+    uint64_t t0 = hwi_res_now_ns();
+    if (v->used && hwi_res_order(v, HWI_RES_USED, order, 0) != HWRT_SUCCESS) return 0;
+    if (v->ready && hwi_res_order(v, HWI_RES_READY, order, 0) != HWRT_SUCCESS) return 0;
+    if (v->ready) {
+        ops->event_destroy(v->ready);
+        v->ready = NULL;
+    }
+    *out = t->data;
+    t->data = NULL;
+    v->loc = v->has_host ? HWI_LOC_HOST : HWI_LOC_DISK;
+    hwi_offload.stats.clean_evictions++;
+    hwi_offload.stats.device_bytes -= t->nbytes;
+    hwi_offload.stats.evict_ms += hwi_res_ms_since(t0);
+    hwi_prof_record_event(HWI_PROF_OFFLOAD_EVICT, "evict (stream-ordered)", t->device, t0,
+                          hwi_res_now_ns(), t->nbytes);
+    return 1;
+}
+
 hwrt_status hwi_res_alloc(hwi_device *d, size_t bytes, hwi_tensor *const *keep, int nkeep,
-                          const char *api, void **out)
+                          hwi_stream *order, const char *api, void **out)
 {
     for (;;) {
+        if (order && take_in_order(d->ordinal, bytes, keep, nkeep, order, out))
+            return HWRT_SUCCESS;
         HWI_TRY(hwi_res_make_room(d->ordinal, bytes, keep, nkeep, api));
         hwrt_status st = hwi_pool_alloc(d, bytes, NULL, out);
         if (st != HWRT_ERROR_OUT_OF_MEMORY)
@@ -241,9 +296,10 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_stream *wait_on, hwi_tensor *cons
     HWI_TRY(hwi_device_get(t->device, &d));
     uint64_t t0 = hwi_res_now_ns();
     void *p;
-    HWI_TRY(hwi_res_alloc(d, t->nbytes, keep ? keep : self, keep ? nkeep : 1, api, &p));
-    hwrt_status st;
     hwi_stream *fs = hwi_offload.fetch_stream[t->device];
+    /* the memory is first written by the fetch stream: victims may leave in its order */
+    HWI_TRY(hwi_res_alloc(d, t->nbytes, keep ? keep : self, keep ? nkeep : 1, fs, api, &p));
+    hwrt_status st;
     if (r->has_host) {
         uint64_t h0 = hwi_res_now_ns();
         st = hwrt_memcpy_async(p, r->host, t->nbytes, HWRT_MEMCPY_HOST_TO_DEVICE, fs->handle);
@@ -276,14 +332,18 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_stream *wait_on, hwi_tensor *cons
     if (st == HWRT_SUCCESS && !r->ready)
         st = ops->event_create(d->bdev, HWRT_EVENT_DISABLE_TIMING, &r->ready);
     if (st == HWRT_SUCCESS)
-        st = ops->event_record(r->ready, fs->bs);
+        st = hwi_res_order(r, HWI_RES_READY, fs, 1);
     if (st != HWRT_SUCCESS) {
         hwi_pool_free(p, api);
         return st;
     }
     t->data = p;
+    hwi_pool_mark_owned(p);
     r->loc = HWI_LOC_DEVICE;
     r->dirty = 0;
+    /* fetched to be used soon: least-recently-used eviction must not pick it first
+     * (a prefetched tensor would otherwise carry its last step's tick) */
+    r->last_use = ++hwi_offload.tick;
     hwi_offload.stats.device_bytes += t->nbytes;
     hwi_offload.stats.fetch_ms += hwi_res_ms_since(t0);
     hwi_prof_record_event(strstr(api, "prefetch") ? HWI_PROF_OFFLOAD_PREFETCH
@@ -291,6 +351,6 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_stream *wait_on, hwi_tensor *cons
                           r->has_host ? "fetch from host" : "fetch from disk", t->device, t0,
                           hwi_res_now_ns(), t->nbytes);
     if (wait_on)
-        HWI_TRY(ops->stream_wait_event(wait_on->bs, r->ready));
+        HWI_TRY(hwi_res_order(r, HWI_RES_READY, wait_on, 0));
     return HWRT_SUCCESS;
 }

@@ -4,6 +4,7 @@
 #define HWI_RESIDENCY_H
 
 #include "offload.h"
+#include "../exec/event.h"
 
 enum { HWI_LOC_DEVICE = 0, HWI_LOC_HOST = 1, HWI_LOC_DISK = 2 };
 
@@ -21,6 +22,8 @@ typedef struct hwi_resident {
     hwrt_bevent *ready;          /* pending fetch (prefetch) completion, or NULL */
     hwrt_bevent *used;           /* recorded after the last op that used the tensor */
     int prefetched;
+    /* dispatch's view of ready and used (keys for the sync checker, see hwi_res_order) */
+    hwi_event ready_ev, used_ev;
 } hwi_resident;
 
 typedef struct hwi_offload_mgr {
@@ -47,15 +50,24 @@ hwrt_status hwi_res_evict(hwi_resident *r, const char *api);
 hwrt_status hwi_res_fetch(hwi_resident *r, hwi_stream *wait_on, hwi_tensor *const *keep,
                           int nkeep, const char *api);
 int hwi_res_idle(const hwi_resident *r);
+/* Record r's ready or used event on s (record != 0), or make s wait for it, through the
+ * dispatch point, so the sync checker, the profiler and capture see the manager's
+ * ordering like a user's own events. */
+typedef enum { HWI_RES_READY, HWI_RES_USED } hwi_res_event;
+hwrt_status hwi_res_order(hwi_resident *r, hwi_res_event which, hwi_stream *s, int record);
 /* Block until r's last use and pending fetch are done (so it can be evicted). */
 hwrt_status hwi_res_wait_idle(hwi_resident *r);
 size_t hwi_res_budget(int device);
 hwrt_status hwi_res_tier_oom(int device, size_t bytes, const char *api);
+/* Evict until `bytes` more fit the budget, waiting for busy victims. */
 hwrt_status hwi_res_make_room(int device, size_t bytes, hwi_tensor *const *keep, int nkeep,
                               const char *api);
-/* Device memory for a tensor: make room, allocate, and on a device-level OOM evict more. */
+/* Device memory for a tensor: make room, allocate, and on a device-level OOM evict more.
+ * order: the stream that first writes the memory (the fetch stream), or NULL; with it, a
+ * clean same-size victim still used by queued work hands over its block in that
+ * stream's order instead of the host waiting for it. */
 hwrt_status hwi_res_alloc(hwi_device *d, size_t bytes, hwi_tensor *const *keep, int nkeep,
-                          const char *api, void **out);
+                          hwi_stream *order, const char *api, void **out);
 double hwi_res_ms_since(uint64_t t0_ns);
 uint64_t hwi_res_now_ns(void);
 

@@ -5,53 +5,15 @@
 #ifndef HWRT_CONF_H
 #define HWRT_CONF_H
 
-#include <hwrt.h>
+#define HARNESS_SHARED               /* counters shared by the suite's files */
+#include "harness.h"
 #include "half.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-extern int c_passed, c_failed, c_unsupported;
-extern const char *c_case;
+extern int c_unsupported;
 extern const char *c_backend;        /* --backend NAME */
 extern int c_ndev;                   /* devices of that backend */
 
-#define CASE(name) (c_case = (name))
-
-#define EXPECT(cond)                                                                      \
-    do {                                                                                  \
-        if (cond) c_passed++;                                                             \
-        else {                                                                            \
-            c_failed++;                                                                   \
-            fprintf(stderr, "FAIL [%s] %s:%d: %s\n", c_case, __FILE__, __LINE__, #cond);  \
-        }                                                                                 \
-    } while (0)
-
-#define OK(call)                                                                          \
-    do {                                                                                  \
-        hwrt_status st_ = (call);                                                         \
-        if (st_ == HWRT_SUCCESS) c_passed++;                                              \
-        else {                                                                            \
-            c_failed++;                                                                   \
-            fprintf(stderr, "FAIL [%s] %s:%d: %s -> %s: %s\n", c_case, __FILE__, __LINE__, \
-                    #call, hwrt_status_name(st_), hwrt_last_error());                     \
-        }                                                                                 \
-    } while (0)
-
-/* A call that must fail with `want`, set a sentence, and the sentence must contain frag. */
-#define FAILS(call, want, frag)                                                           \
-    do {                                                                                  \
-        hwrt_status st_ = (call);                                                         \
-        const char *e_ = hwrt_last_error();                                               \
-        if (st_ == (want) && e_[0] && strstr(e_, (frag))) c_passed++;                     \
-        else {                                                                            \
-            c_failed++;                                                                   \
-            fprintf(stderr, "FAIL [%s] %s:%d: %s -> %s (want %s) \"%s\" (want \"%s\")\n", \
-                    c_case, __FILE__, __LINE__, #call, hwrt_status_name(st_),             \
-                    hwrt_status_name(want), e_, (frag));                                  \
-        }                                                                                 \
-    } while (0)
+#define CASE(name) TEST_CASE(name)
 
 /* Print "unsupported: [case] reason" (a feature this backend lacks). */
 void unsupported(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

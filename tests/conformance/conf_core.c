@@ -47,11 +47,11 @@ static void config_roundtrip(const char *key, const char *set, const char *want)
     OK(hwrt_set_config(key, set));
     OK(hwrt_get_config(key, buf, sizeof buf));
     if (strcmp(buf, want)) {
-        c_failed++;
+        t_failed++;
         fprintf(stderr, "FAIL [config] %s set \"%s\": read \"%s\", want \"%s\"\n", key, set, buf,
                 want);
     } else {
-        c_passed++;
+        t_passed++;
     }
 }
 

@@ -6,8 +6,8 @@
 #include <stdarg.h>
 #include <time.h>
 
-int c_passed, c_failed, c_unsupported;
-const char *c_case = "";
+HARNESS_COUNTERS;
+int c_unsupported;
 const char *c_backend = "sim";
 int c_ndev;
 
@@ -15,7 +15,7 @@ void unsupported(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    printf("unsupported: [%s] ", c_case);
+    printf("unsupported: [%s] ", t_case);
     vprintf(fmt, ap);
     printf("\n");
     va_end(ap);
@@ -102,13 +102,13 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
         if (only && strcmp(only, sections[i].name)) continue;
-        int f0 = c_failed, p0 = c_passed;
+        int f0 = t_failed, p0 = t_passed;
         CASE(sections[i].name);
         sections[i].fn();
-        printf("  %-9s %4d passed, %d failed\n", sections[i].name, c_passed - p0, c_failed - f0);
+        printf("  %-9s %4d passed, %d failed\n", sections[i].name, t_passed - p0, t_failed - f0);
         fflush(stdout);
     }
     hwrt_shutdown();
-    printf("%d passed, %d failed, %d unsupported\n", c_passed, c_failed, c_unsupported);
-    return c_failed ? 1 : 0;
+    printf("%d passed, %d failed, %d unsupported\n", t_passed, t_failed, c_unsupported);
+    return t_failed ? 1 : 0;
 }

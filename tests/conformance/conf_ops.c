@@ -106,13 +106,13 @@ static void check(const char *op, hwrt_dtype dt, const double *got, const double
         if (got[i] == ref[i]) continue;                /* infinities included */
         double d = fabs(got[i] - ref[i]);
         if (!(d <= rel * fabs(ref[i]) + abs_tol)) {
-            c_failed++;
+            t_failed++;
             fprintf(stderr, "FAIL [ops] %s %s: element %lld is %.9g, host reference %.9g\n", op,
                     hwrt_dtype_name(dt), (long long)i, got[i], ref[i]);
             return;
         }
     }
-    c_passed++;
+    t_passed++;
 }
 
 static void random_values(hwrt_dtype dt, double *v, int64_t n, int small)

@@ -119,6 +119,13 @@ static hwrt_status double_free(void)
     if (hwrt_free(p)) return HWRT_ERROR_INTERNAL;
     return hwrt_free(p);
 }
+/* hwrt_free / hwrt_free_async of a live tensor's data (the tensor must stay usable) */
+static hwrt_status free_tensor_data(int async)
+{
+    void *p = NULL;
+    if (hwrt_tensor_data(F.t0, &p)) return HWRT_ERROR_INTERNAL;
+    return async ? hwrt_free_async(p, F.s0) : hwrt_free(p);
+}
 static hwrt_status double_host_free(void)
 {
     void *p;
@@ -279,6 +286,10 @@ static hwrt_status tensor_too_big(void)
       hwrt_free(F.hmalloc))                                                                       \
     X(free_interior, HWRT_ERROR_INVALID_ARGUMENT, "inside a block", hwrt_free(U8P(F.d0, 8)))       \
     X(free_double, HWRT_ERROR_INVALID_ARGUMENT, "already freed", double_free())                    \
+    X(free_tensor_data, HWRT_ERROR_INVALID_ARGUMENT, "data of a live tensor",                      \
+      free_tensor_data(0))                                                                        \
+    X(free_async_tensor_data, HWRT_ERROR_INVALID_ARGUMENT, "release the tensor",                   \
+      free_tensor_data(1))                                                                        \
     X(malloc_async_null, HWRT_ERROR_INVALID_ARGUMENT, "dptr is NULL",                              \
       hwrt_malloc_async(NULL, 16, NULL))                                                          \
     X(malloc_async_stale, HWRT_ERROR_INVALID_HANDLE, "not a live stream",                          \

@@ -145,6 +145,53 @@ int main(void)
     OK(hwrt_tensor_release(acc));
     OK(hwrt_offload_stats_get(&st));
     EXPECT(st.host_bytes == 0 && st.disk_bytes == 0);
+
+    /* With the device held behind a gate, every resident tensor is still used by queued
+     * work: fetches must take clean victims' blocks in stream order (the host never
+     * waits; waiting here would hang, as the gate opens only after the loop), and the
+     * sync checker, seeing the manager's events through dispatch, must find no hazard. */
+    TEST_CASE("stream-ordered eviction, no host wait, no false hazards");
+    hwrt_offload_config roomy = cfg;
+    roomy.offload_cpu_size = 64u << 20;
+    roomy.auto_offload = 0;
+    OK(hwrt_set_offload_config(&roomy));
+    OK(hwrt_set_config("auto_offload", "false"));
+    OK(hwrt_set_check_sync(1));
+    OK(hwrt_diag_reset());
+    enum { U = 8 };
+    hwrt_tensor u[U], acc2;
+    for (int k = 0; k < U; k++) {
+        OK(hwrt_tensor_from_host(&u[k], HWRT_FLOAT32, 1, shape, host[k]));
+        OK(hwrt_tensor_set_offloadable(u[k], 1));
+    }
+    OK(hwrt_tensor_empty(&acc2, HWRT_FLOAT32, 1, shape));
+    OK(hwrt_op_fill(acc2, 0.0, NULL));
+    for (int k = 0; k < U; k++) OK(hwrt_op_add(acc2, acc2, u[k], NULL));   /* all get host copies */
+    OK(hwrt_stream_synchronize(NULL));
+    hwrt_offload_stats before, after;
+    OK(hwrt_offload_stats_get(&before));
+    atomic_store(&gate_open, 0);
+    alarm(60);                                    /* a host wait would hang: fail instead */
+    OK(hwrt_launch_host_func(NULL, gate, NULL));
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < U; k++) OK(hwrt_op_add(acc2, acc2, u[k], NULL));
+    atomic_store(&gate_open, 1);
+    alarm(0);
+    OK(hwrt_tensor_copy_to_host(acc2, back, sizeof back));
+    int good = 1;
+    for (int i = 0; i < N; i++) {
+        float want = 0;
+        for (int pass = 0; pass < 3; pass++)
+            for (int k = 0; k < U; k++) want += host[k][i];
+        good &= back[i] == want;
+    }
+    EXPECT(good);
+    OK(hwrt_offload_stats_get(&after));
+    EXPECT(after.clean_evictions - before.clean_evictions >= U);
+    EXPECT(hwrt_diag_hazard_count() == 0);
+    for (int k = 0; k < U; k++) OK(hwrt_tensor_release(u[k]));
+    OK(hwrt_tensor_release(acc2));
+    OK(hwrt_set_check_sync(0));
     OK(hwrt_shutdown());
     rmdir(dir);
     return test_report();

@@ -12,7 +12,7 @@
  *
  *   mpirun --allow-run-as-root --oversubscribe -np 2 ./build/tools/hwrt-bench-dist/hwrt-bench-dist
  * Options: --sizes 1MiB,64MiB, --reps N (ops per variant: default 200; above 4 MiB a
- * 25th of it, at least 8). */
+ * 25th of it, at least 8), --json (one object: a row per size and variant). */
 #include <hwrt.h>
 #include <mpi.h>
 
@@ -90,6 +90,9 @@ static size_t parse_size(const char *s)
     return (size_t)x;
 }
 
+static int json;                 /* --json: one object, a row per size and variant */
+static int json_rows;
+
 static void bench_size(size_t bytes, int reps, int rank, int size)
 {
     bufs b = {.n = bytes / sizeof(float)};
@@ -112,7 +115,14 @@ static void bench_size(size_t bytes, int reps, int rank, int size)
         }
     for (int v = 0; v < NV; v++)
         MPI_Allreduce(MPI_IN_PLACE, samples[v], reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (rank == 0) {
+    if (rank == 0 && json) {
+        double med[NV];
+        for (int v = 0; v < NV; v++) med[v] = median(samples[v], reps);
+        for (int v = 0; v < NV; v++)
+            printf("%s{\"bytes\": %zu, \"variant\": \"%s\", \"median_ms\": %.4f, "
+                   "\"algbw_gbps\": %.3f, \"vs_raw\": %.3f}", json_rows++ ? ", " : "", bytes,
+                   vname[v], med[v] * 1e3, bytes / med[v] / 1e9, med[V_RAW] / med[v]);
+    } else if (rank == 0) {
         double med[NV];
         printf("\nallreduce float32 sum, %zu bytes (%.0f MiB), %d ranks, %d ops per variant\n",
                bytes, bytes / 1048576.0, size, reps);
@@ -144,12 +154,16 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = argv[++i];
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--json")) json = 1;
     }
     if (reps < 1) reps = 1;
     CHECK(hwrt_dist_init());
     CHECK(hwrt_dist_bind_device("sim"));
     int rank = hwrt_dist_rank(), size = hwrt_dist_size();
-    if (rank == 0)
+    if (rank == 0 && json)
+        printf("{\"benchmark\": \"allreduce float32 sum\", \"ranks\": %d, \"backend\": \"%s\", "
+               "\"rows\": [", size, hwrt_current_backend());
+    else if (rank == 0)
         printf("hwrt-bench-dist: %d ranks, backend %s (simulated device memory, host-addressable)"
                "; medians of interleaved ops; same-run baselines\n", size,
                hwrt_current_backend());
@@ -158,6 +172,7 @@ int main(int argc, char **argv)
     char *save = NULL;
     for (char *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save))
         bench_size(parse_size(s), reps, rank, size);
+    if (rank == 0 && json) printf("]}\n");
     CHECK(hwrt_dist_finalize());   /* leaves MPI to the program */
     hwrt_shutdown();
     MPI_Finalize();

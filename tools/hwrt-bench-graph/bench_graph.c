@@ -62,11 +62,16 @@ int main(int argc, char **argv)
 {
     int k = 64, reps = 31;
     long elems = 256;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--ops")) k = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--elems")) elems = atol(argv[i + 1]);
-        else { fprintf(stderr, "usage: %s [--ops K] [--reps R] [--elems E]\n", argv[0]); return 2; }
+    int json = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = 1;
+        else if (i + 1 < argc && !strcmp(argv[i], "--ops")) k = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--reps")) reps = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--elems")) elems = atol(argv[++i]);
+        else {
+            fprintf(stderr, "usage: %s [--ops K] [--reps R] [--elems E] [--json]\n", argv[0]);
+            return 2;
+        }
     }
     if (k < 1 || reps < 3 || elems < 1) { fprintf(stderr, "hwrt-bench-graph: bad arguments\n"); return 2; }
 
@@ -118,15 +123,25 @@ int main(int argc, char **argv)
 
     double meq = median(eq, reps), mgq = median(gq, reps);
     double mee = median(ee, reps), mge = median(ge, reps);
-    printf("hwrt-bench-graph: %d ops of %ld floats, %d repetitions, device \"%s\"%s\n", k, elems,
-           reps, props.name, props.simulated ? " (simulated)" : "");
-    printf("  launch cost per op (host time queueing), median:\n");
-    printf("    eager ops          %8.0f ns/op   (baseline)\n", meq);
-    printf("    graph replay       %8.0f ns/op   ratio replay/eager %.2f\n", mgq, mgq / meq);
-    printf("  queue + synchronize per op, median:\n");
-    printf("    eager ops          %8.0f ns/op   (baseline)\n", mee);
-    printf("    graph replay       %8.0f ns/op   ratio replay/eager %.2f\n", mge, mge / mee);
-    printf("  results equal: %s\n", equal ? "yes" : "NO");
+    if (json) {
+        printf("{\"benchmark\": \"graph\", \"ops\": %d, \"elems\": %ld, \"reps\": %d, "
+               "\"device\": \"%s\", \"simulated\": %s, \"unit\": \"ns per op, median\", "
+               "\"launch\": {\"eager\": %.1f, \"replay\": %.1f, \"ratio\": %.3f}, "
+               "\"queue_and_sync\": {\"eager\": %.1f, \"replay\": %.1f, \"ratio\": %.3f}, "
+               "\"results_equal\": %s}\n", k, elems, reps, props.name,
+               props.simulated ? "true" : "false", meq, mgq, mgq / meq, mee, mge, mge / mee,
+               equal ? "true" : "false");
+    } else {
+        printf("hwrt-bench-graph: %d ops of %ld floats, %d repetitions, device \"%s\"%s\n", k, elems,
+               reps, props.name, props.simulated ? " (simulated)" : "");
+        printf("  launch cost per op (host time queueing), median:\n");
+        printf("    eager ops          %8.0f ns/op   (baseline)\n", meq);
+        printf("    graph replay       %8.0f ns/op   ratio replay/eager %.2f\n", mgq, mgq / meq);
+        printf("  queue + synchronize per op, median:\n");
+        printf("    eager ops          %8.0f ns/op   (baseline)\n", mee);
+        printf("    graph replay       %8.0f ns/op   ratio replay/eager %.2f\n", mge, mge / mee);
+        printf("  results equal: %s\n", equal ? "yes" : "NO");
+    }
 
     CHECK(hwrt_graph_destroy(g));
     CHECK(hwrt_stream_destroy(s));

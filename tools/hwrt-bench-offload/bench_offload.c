@@ -3,17 +3,70 @@
  * pageable, next to its same-run baselines: compute only (all weights resident on a
  * large device) and transfer only (the same bytes over the modelled link, no compute).
  * The link is calibrated first so transfer time is close to compute time, the case
- * where overlap matters most. Medians over steps; --json for machine-readable output.
- *   hwrt-bench-offload [--steps N] [--layers L] [--hidden H] [--batch B] [--gbps G] [--json] */
+ * where overlap matters most. Two host behaviours are measured: an asynchronous host
+ * that runs ahead of the device (graph-like, one sync per step) and a synchronous host
+ * that waits for every layer (eager execution reading results, PyNative-like), where
+ * only prefetching can overlap a transfer with compute. Medians over steps.
+ *   hwrt-bench-offload [--steps N] [--layers L] [--hidden H] [--batch B] [--gbps G]
+ *                      [--host async|sync|both] [--json] */
 #include "offload_mlp.h"
 
 #include <math.h>
+
+static const char *const names[] = {"", "", "on-demand", "prefetch", "learned"};
+
+typedef struct {
+    double comp, xfer, t[5][2];
+    hwrt_offload_stats st[5][2];
+} result;
+
+static void measure(mlp_shape *m, result *r)
+{
+    r->comp = mlp_run(m, MLP_RESIDENT, 1, NULL, NULL);
+    r->xfer = mlp_run(m, MLP_TRANSFER_ONLY, 1, NULL, NULL);
+    for (int mode = MLP_ON_DEMAND; mode <= MLP_LEARNED; mode++)
+        for (int pinned = 0; pinned < 2; pinned++)
+            r->t[mode][pinned] = mlp_run(m, (mlp_mode)mode, pinned, NULL, &r->st[mode][pinned]);
+}
+
+static void print_json(const mlp_shape *m, const result *r, int first)
+{
+    double base = fmax(r->comp, r->xfer);
+    printf("%s{\"host\": \"%s\", \"compute_only_ms\": %.3f, \"transfer_only_ms\": %.3f, "
+           "\"modes\": [", first ? "" : ", ", m->host_sync ? "sync" : "async", r->comp * 1e3,
+           r->xfer * 1e3);
+    for (int mode = MLP_ON_DEMAND; mode <= MLP_LEARNED; mode++)
+        for (int pinned = 1; pinned >= 0; pinned--)
+            printf("%s{\"mode\": \"%s\", \"pinned\": %s, \"step_ms\": %.3f, \"vs_max\": %.3f, "
+                   "\"stall_ms\": %.3f}", (mode == MLP_ON_DEMAND && pinned) ? "" : ", ",
+                   names[mode], pinned ? "true" : "false", r->t[mode][pinned] * 1e3,
+                   r->t[mode][pinned] / base, r->st[mode][pinned].stall_ms);
+    printf("], \"learned_vs_on_demand\": %.3f, \"pinned_vs_pageable\": %.3f}",
+           r->t[MLP_ON_DEMAND][1] / r->t[MLP_LEARNED][1], r->t[MLP_LEARNED][0] / r->t[MLP_LEARNED][1]);
+}
+
+static void print_text(const mlp_shape *m, const result *r)
+{
+    double base = fmax(r->comp, r->xfer);
+    printf("%s host (%s):\n", m->host_sync ? "synchronous" : "asynchronous",
+           m->host_sync ? "waits for every layer, as eager code that reads results"
+                        : "runs ahead of the device, one sync per step");
+    printf("  %-22s %10.2f ms/step   (baseline)\n", "compute only", r->comp * 1e3);
+    printf("  %-22s %10.2f ms/step   (baseline)\n", "transfer only", r->xfer * 1e3);
+    for (int mode = MLP_ON_DEMAND; mode <= MLP_LEARNED; mode++)
+        for (int pinned = 1; pinned >= 0; pinned--)
+            printf("  %-12s %-9s %10.2f ms/step   %5.2fx max(compute, transfer)   stall %7.1f ms\n",
+                   names[mode], pinned ? "pinned" : "pageable", r->t[mode][pinned] * 1e3,
+                   r->t[mode][pinned] / base, r->st[mode][pinned].stall_ms);
+    printf("  learned vs on-demand (pinned): %.2fx faster;  pinned vs pageable (learned): %.2fx\n",
+           r->t[MLP_ON_DEMAND][1] / r->t[MLP_LEARNED][1], r->t[MLP_LEARNED][0] / r->t[MLP_LEARNED][1]);
+}
 
 int main(int argc, char **argv)
 {
     mlp_shape m = {.layers = 32, .hidden = 512, .batch = 512, .steps = 6, .link_gbps = 0,
                    .device_mb = 16};
-    int json = 0;
+    int json = 0, want_async = 1, want_sync = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
         else if (i + 1 < argc && !strcmp(argv[i], "--steps")) m.steps = atoi(argv[++i]);
@@ -21,7 +74,18 @@ int main(int argc, char **argv)
         else if (i + 1 < argc && !strcmp(argv[i], "--hidden")) m.hidden = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--batch")) m.batch = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--gbps")) m.link_gbps = atof(argv[++i]);
-        else { fprintf(stderr, "unknown argument %s\n", argv[i]); return 2; }
+        else if (i + 1 < argc && !strcmp(argv[i], "--host")) {
+            const char *h = argv[++i];
+            want_async = !strcmp(h, "async") || !strcmp(h, "both");
+            want_sync = !strcmp(h, "sync") || !strcmp(h, "both");
+            if (!want_async && !want_sync) {
+                fprintf(stderr, "--host %s: use async, sync or both\n", h);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "unknown argument %s\n", argv[i]);
+            return 2;
+        }
     }
     if (m.steps < 2 || m.layers < 2 || m.hidden < 16 || m.batch < 1) {
         fprintf(stderr, "need --steps >= 2, --layers >= 2, --hidden >= 16, --batch >= 1\n");
@@ -30,27 +94,24 @@ int main(int argc, char **argv)
     size_t total = (size_t)m.layers * m.hidden * m.hidden * 4;
     m.device_mb = total / 4 >> 20;
     if (m.device_mb < 4) m.device_mb = 4;
-    double t_comp = mlp_run(&m, MLP_RESIDENT, 1, NULL, NULL);
-    if (m.link_gbps <= 0)           /* calibrate: transfer of all weights ~ compute time */
+    if (m.link_gbps <= 0) {          /* calibrate: transfer of all weights ~ compute time */
+        double t_comp = mlp_run(&m, MLP_RESIDENT, 1, NULL, NULL);
         m.link_gbps = (double)total / t_comp / 1e9;
-    double t_xfer = mlp_run(&m, MLP_TRANSFER_ONLY, 1, NULL, NULL);
-    double base = fmax(t_comp, t_xfer);
-    static const char *names[] = {"", "", "on-demand", "prefetch", "learned"};
-    double t[5][2];
-    hwrt_offload_stats st[5][2];
-    for (int mode = MLP_ON_DEMAND; mode <= MLP_LEARNED; mode++)
-        for (int pinned = 0; pinned < 2; pinned++)
-            t[mode][pinned] = mlp_run(&m, (mlp_mode)mode, pinned, NULL, &st[mode][pinned]);
+    }
+    result r[2];
+    for (int s = 0; s < 2; s++) {
+        m.host_sync = s;
+        if (s ? want_sync : want_async) measure(&m, &r[s]);
+    }
     if (json) {
-        printf("{\"weights_mb\": %zu, \"device_mb\": %zu, \"link_gbps\": %.3f, "
-               "\"compute_only_ms\": %.3f, \"transfer_only_ms\": %.3f, \"modes\": [",
-               total >> 20, m.device_mb, m.link_gbps, t_comp * 1e3, t_xfer * 1e3);
-        for (int mode = MLP_ON_DEMAND; mode <= MLP_LEARNED; mode++)
-            for (int pinned = 1; pinned >= 0; pinned--)
-                printf("%s{\"mode\": \"%s\", \"pinned\": %s, \"step_ms\": %.3f, \"vs_max\": %.3f, "
-                       "\"stall_ms\": %.3f}", (mode == MLP_ON_DEMAND && pinned) ? "" : ", ",
-                       names[mode], pinned ? "true" : "false", t[mode][pinned] * 1e3,
-                       t[mode][pinned] / base, st[mode][pinned].stall_ms);
+        printf("{\"weights_mb\": %zu, \"device_mb\": %zu, \"link_gbps\": %.3f, \"hosts\": [",
+               total >> 20, m.device_mb, m.link_gbps);
+        for (int s = 0, first = 1; s < 2; s++) {
+            m.host_sync = s;
+            if (!(s ? want_sync : want_async)) continue;
+            print_json(&m, &r[s], first);
+            first = 0;
+        }
         printf("]}\n");
         return 0;
     }
@@ -58,14 +119,9 @@ int main(int argc, char **argv)
            "device (%.1fx), batch %d, link %.2f GB/s (calibrated to compute), medians of %d steps\n",
            m.layers, total >> 20, m.device_mb, (double)(total >> 20) / m.device_mb, m.batch,
            m.link_gbps, m.steps - 1);
-    printf("  %-22s %10.2f ms/step   (baseline)\n", "compute only", t_comp * 1e3);
-    printf("  %-22s %10.2f ms/step   (baseline)\n", "transfer only", t_xfer * 1e3);
-    for (int mode = MLP_ON_DEMAND; mode <= MLP_LEARNED; mode++)
-        for (int pinned = 1; pinned >= 0; pinned--)
-            printf("  %-12s %-9s %10.2f ms/step   %5.2fx max(compute, transfer)   stall %7.1f ms\n",
-                   names[mode], pinned ? "pinned" : "pageable", t[mode][pinned] * 1e3,
-                   t[mode][pinned] / base, st[mode][pinned].stall_ms);
-    printf("  learned vs on-demand (pinned): %.2fx faster;  pinned vs pageable (learned): %.2fx\n",
-           t[MLP_ON_DEMAND][1] / t[MLP_LEARNED][1], t[MLP_LEARNED][0] / t[MLP_LEARNED][1]);
+    for (int s = 0; s < 2; s++) {
+        m.host_sync = s;
+        if (s ? want_sync : want_async) print_text(&m, &r[s]);
+    }
     return 0;
 }
