@@ -1,7 +1,7 @@
 /* Device timestamps for launches, the fallback path: on a backend without activity
  * records (prof_activity.c), and for event waits, after each piece of work the hook
- * records a backend event (a marker) on the same stream; the time the device reached it is the work's end
- * on the device timeline. A stream is in order, so a work item starts when the previous
+ * records a backend event (a marker) on the same stream; the time the device reached it
+ * is the work's end on the device timeline. A stream is in order, so a work item starts when the previous
  * one on its stream ended or when it was submitted, whichever is later: one marker per
  * item gives both ends (the exporter derives the start), at half the cost of two.
  *
