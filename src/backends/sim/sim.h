@@ -12,6 +12,7 @@
 #include "../range_alloc.h"
 
 #include <pthread.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 
 #define SIM_MAX_DEVICES 64
@@ -165,6 +166,11 @@ int sim_op_execute(sim_engine *e, sim_op *op);
  * with sim_activity_run: start_ns is when the engine took it (0: unknown, read now);
  * returns the op's end time (0 when nothing was reported), the next op's start if the
  * engine runs that one directly. */
+typedef struct sim_act_sink {
+    alignas(64) _Atomic(hwrt_activity_fn) fn;   /* NULL: no activity records wanted */
+    _Atomic(void *) ctx;
+} sim_act_sink;
+extern sim_act_sink sim_activity_sink;
 void sim_activity_submitted(void);
 int sim_activity_slot(void);          /* a retired-op counter for an engine thread */
 uint64_t sim_activity_run(sim_engine *e, sim_op *op, uint64_t start_ns);

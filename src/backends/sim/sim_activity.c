@@ -29,7 +29,7 @@ static slot retired[SLOTS + 1];
 static _Atomic int nslots;
 static slot submitted;
 
-static struct { alignas(64) _Atomic(hwrt_activity_fn) fn; _Atomic(void *) ctx; } sink;
+sim_act_sink sim_activity_sink;     /* read by engines (and sim_op_new: is anyone listening) */
 
 int sim_activity_slot(void)
 {
@@ -44,9 +44,9 @@ void sim_activity_submitted(void)
 
 void sim_activity_flush(sim_engine *e)
 {
-    hwrt_activity_fn fn = atomic_load_explicit(&sink.fn, memory_order_acquire);
+    hwrt_activity_fn fn = atomic_load_explicit(&sim_activity_sink.fn, memory_order_acquire);
     if (fn && e->nact)
-        fn(atomic_load_explicit(&sink.ctx, memory_order_relaxed), e->act, e->nact);
+        fn(atomic_load_explicit(&sim_activity_sink.ctx, memory_order_relaxed), e->act, e->nact);
     e->nact = 0;
     /* after the report: a query that sees them retired sees their records too; an engine
      * with a slot of its own is its only writer (no locked add) */
@@ -62,7 +62,7 @@ void sim_activity_flush(sim_engine *e)
 uint64_t sim_activity_run(sim_engine *e, sim_op *op, uint64_t start_ns)
 {
     uint64_t corr = op->corr, end = 0;  /* op may be freed or reused once executed */
-    if (!atomic_load_explicit(&sink.fn, memory_order_relaxed)) {
+    if (!atomic_load_explicit(&sim_activity_sink.fn, memory_order_relaxed)) {
         sim_op_execute(e, op);
     } else {
         if (!start_ns) start_ns = sim_now_ns();
@@ -77,8 +77,8 @@ uint64_t sim_activity_run(sim_engine *e, sim_op *op, uint64_t start_ns)
 
 hwrt_status sim_activity_enable(hwrt_activity_fn fn, void *ctx)
 {
-    atomic_store_explicit(&sink.ctx, ctx, memory_order_relaxed);
-    atomic_store_explicit(&sink.fn, fn, memory_order_release);
+    atomic_store_explicit(&sim_activity_sink.ctx, ctx, memory_order_relaxed);
+    atomic_store_explicit(&sim_activity_sink.fn, fn, memory_order_release);
     return HWRT_SUCCESS;
 }
 

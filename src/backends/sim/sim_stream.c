@@ -58,9 +58,13 @@ sim_op *sim_op_new(sim_stream *s, sim_op_type type, int engine)
         op->type = type;
         op->engine = engine;
         /* copies, memsets, kernels and host functions run on an engine and are reported;
-         * records and waits are control ops (no activity) */
-        op->corr = type <= SOP_HOSTFN ? hwi_backend_correlation : 0;
-        if (op->corr) sim_activity_submitted();
+         * records and waits are control ops (no activity). The thread-local is read only
+         * while a sink listens: with no profiler, one load of a global and a branch */
+        op->corr = 0;
+        if (type <= SOP_HOSTFN &&
+            atomic_load_explicit(&sim_activity_sink.fn, memory_order_relaxed) &&
+            (op->corr = hwi_backend_correlation))
+            sim_activity_submitted();
     }
     return op;
 }
