@@ -216,7 +216,8 @@ int main(int argc, char **argv)
     CHECK(hwrt_set_device("sim", 0));
     char buf[256];
     snprintf(buf, sizeof buf, "%s", elems);
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+    char *save = NULL;      /* strtok_r: hwrt's threads may use strtok meanwhile */
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
         bench(ops, rounds, atol(tok), out, markers);
     CHECK(hwrt_shutdown());
     return 0;

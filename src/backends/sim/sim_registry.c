@@ -69,7 +69,9 @@ static uint64_t start_ticks(int pid)
     if (!p) return 0;
     unsigned long long v = 0;
     int field = 2;
-    for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " "))
+    char *save = NULL;                  /* strtok_r: engine threads call this, and strtok's
+                                           state is shared with the application's strtok */
+    for (char *tok = strtok_r(p + 1, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
         if (++field == 22) { v = strtoull(tok, NULL, 10); break; }
     return v;
 }
