@@ -141,9 +141,9 @@ typedef struct hwrt_backend_ops {
      * the backend report, through fn, one record for every copy, memset, kernel and host
      * function enqueued with a nonzero hwi_backend_correlation that it ran, at the latest
      * when the engine that ran it goes idle; ops skipped (sticky fault) are not reported,
-     * event records and waits never are. fn NULL
-     * disables: calls already under way may still finish after it returns, so fn's
-     * owner must tolerate a late call. Process-wide, for every device of the backend.
+     * event records and waits never are. fn NULL disables: a call already under way may
+     * still finish after it returns, so fn's owner must tolerate a late call.
+     * Process-wide, for every device of the backend.
      * activity_query: SUCCESS once every op enqueued with a correlation id so far has
      * retired (reported or skipped), NOT_READY before; never blocks (cuptiActivityFlush).
      * NULL: the profiler places work with one event (marker) per launch instead. */
