@@ -4,7 +4,9 @@
  * sim runs in different ways: memsets, a 40 MiB device copy (split into chunks copied by
  * several threads), pinned and pageable copies (pageable ones block the caller), kernels,
  * host functions (on the sim's callback engine), and an event record + wait (control ops
- * the backend does not report: the wait keeps its marker).
+ * the backend does not report: the wait keeps its marker). Then: a later session sees only
+ * its own work, and the marker fallback (HWRT_PROFILE_MARKERS=1) still gives every launch
+ * a device end.
  *
  * Attribution is checked without timing thresholds: each host function writes down when
  * it ran, and its span must contain that interval (a span shifted by one work item, or
@@ -260,6 +262,27 @@ int main(int argc, char **argv)
     EXPECT(load(dir2, l2, &nl) == 0);
     EXPECT(nl == 1 && l2[0].n == 1 && l2[0].w[0].dev_start >= l2[0].w[0].t0 &&
            l2[0].w[0].dev_end >= l2[0].w[0].dev_start && l2[0].w[0].dev_end <= l2[0].sync_end);
+
+    TEST_CASE("the marker fallback");
+    /* HWRT_PROFILE_MARKERS=1 gives the path backends without activity records take: every
+     * item still gets a device end (from its marker), and no device start is claimed */
+    char dir3[1100];
+    snprintf(dir3, sizeof dir3, "%s/markers", out);
+    setenv("HWRT_PROFILE_MARKERS", "1", 1);
+    OK(hwrt_profiler_start(dir3));
+    unsetenv("HWRT_PROFILE_MARKERS");
+    for (int i = 0; i < 5; i++) OK(hwrt_op_scale(t, t, 1.0, NULL));
+    OK(hwrt_stream_synchronize(NULL));
+    OK(hwrt_profiler_stop());
+    OK(hwrt_profiler_get_stats(&st));
+    EXPECT(st.events == 6 && st.dropped == 0 && st.device_ts_missing == 0);
+    static lane l3[THREADS + 1];
+    EXPECT(load(dir3, l3, &nl) == 0);
+    EXPECT(nl == 1 && l3[0].n == 5);
+    for (int i = 0; i < l3[0].n; i++)
+        EXPECT(l3[0].w[i].dev_start == 0 && l3[0].w[i].dev_end >= l3[0].w[i].t0 &&
+               (i == 0 || l3[0].w[i].dev_end >= l3[0].w[i - 1].dev_end));
+
     OK(hwrt_tensor_release(t));
     OK(hwrt_shutdown());
     return test_report();
