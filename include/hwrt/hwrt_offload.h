@@ -56,6 +56,7 @@ typedef struct hwrt_offload_stats {
  * Errors: INVALID_ARGUMENT naming the field (e.g. prefetch_depth out of range, an
  * offload_path that is not a writable directory). */
 HWRT_API hwrt_status hwrt_set_offload_config(const hwrt_offload_config *cfg);
+/* The configuration in force; out->offload_path stays valid for the life of the process. */
 HWRT_API hwrt_status hwrt_get_offload_config(hwrt_offload_config *out);
 
 /* Let t be moved off the device (on = 1) or pin it there (on = 0; fetched if needed). */

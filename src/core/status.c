@@ -3,13 +3,40 @@
 #include "status.h"
 #include "log.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define HWI_ERR_LEN 1024
 
-static _Thread_local char tls_error[HWI_ERR_LEN];
+/* The sentence lives on the heap, one buffer per thread made at its first error: libhwrt
+ * has initial-exec thread-locals (the hot paths'), which puts its whole TLS block in the
+ * static TLS that a dlopen (Python's import) must find room for, so it stays small. */
+static _Thread_local char *tls_error;
+static pthread_key_t err_key;
+static pthread_once_t err_once = PTHREAD_ONCE_INIT;
+
+static void err_free(void *buf)
+{
+    tls_error = NULL;                     /* runs on the exiting thread itself */
+    free(buf);
+}
+
+static void err_make_key(void) { pthread_key_create(&err_key, err_free); }
+
+/* The calling thread's buffer, made on first use; NULL when the host is out of memory. */
+static char *err_buf(void)
+{
+    if (tls_error) return tls_error;
+    pthread_once(&err_once, err_make_key);
+    char *b = calloc(1, HWI_ERR_LEN);
+    if (!b) return NULL;
+    tls_error = b;
+    pthread_setspecific(err_key, b);
+    return b;
+}
 
 static const char *const names[] = {
     [HWRT_SUCCESS] = "HWRT_SUCCESS",
@@ -37,29 +64,36 @@ const char *hwrt_status_name(hwrt_status st)
     return "HWRT_STATUS_UNKNOWN";
 }
 
-const char *hwrt_last_error(void) { return tls_error; }
+const char *hwrt_last_error(void) { return tls_error ? tls_error : ""; }
 
-void hwi_clear_error(void) { tls_error[0] = 0; }
+void hwi_clear_error(void)
+{
+    if (tls_error) tls_error[0] = 0;
+}
 
 hwrt_status hwi_err(hwrt_status st, const char *fmt, ...)
 {
+    char *b = err_buf();
+    if (!b) return st;                    /* hwrt_last_error() stays as it was */
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(tls_error, sizeof tls_error, fmt, ap);
+    vsnprintf(b, HWI_ERR_LEN, fmt, ap);
     va_end(ap);
-    hwi_log(HWI_LOG_DEBUG, "%s: %s", hwrt_status_name(st), tls_error);
+    hwi_log(HWI_LOG_DEBUG, "%s: %s", hwrt_status_name(st), b);
     return st;
 }
 
 hwrt_status hwi_err_prefix(hwrt_status st, const char *fmt, ...)
 {
+    char *b = err_buf();
+    if (!b) return st;
     char prefix[HWI_ERR_LEN], old[HWI_ERR_LEN];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
-    memcpy(old, tls_error, sizeof old);
-    snprintf(tls_error, sizeof tls_error, "%s: %s", prefix, old);
+    memcpy(old, b, sizeof old);
+    snprintf(b, HWI_ERR_LEN, "%s: %s", prefix, old);
     return st;
 }
 

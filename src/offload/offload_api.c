@@ -191,12 +191,38 @@ hwrt_status hwrt_set_offload_config(const hwrt_offload_config *c)
     return hwrt_set_config("prefetch_depth", depth);
 }
 
+/* offload_path as a string that stays valid for the process's life: each distinct value
+ * is kept once (a program sets few), so hwrt_get_offload_config hands out a stable
+ * pointer without a thread-local buffer. */
+static const char *interned_path(void)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static char **kept;
+    static size_t nkept;
+    char path[512];
+    hwi_cfg_string(HWI_CFG_OFFLOAD_PATH, path, sizeof path);
+    pthread_mutex_lock(&mu);
+    const char *out = NULL;
+    for (size_t i = 0; i < nkept && !out; i++)
+        if (!strcmp(kept[i], path)) out = kept[i];
+    if (!out) {
+        char **nk = realloc(kept, (nkept + 1) * sizeof *nk);
+        char *copy = nk ? strdup(path) : NULL;
+        if (nk) kept = nk;
+        if (copy) out = kept[nkept++] = copy;
+    }
+    pthread_mutex_unlock(&mu);
+    return out;
+}
+
 hwrt_status hwrt_get_offload_config(hwrt_offload_config *out)
 {
-    static _Thread_local char path[512];
     if (!out)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_get_offload_config: out is NULL");
-    hwi_cfg_string(HWI_CFG_OFFLOAD_PATH, path, sizeof path);
+    const char *path = interned_path();
+    if (!path)
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_get_offload_config: host out of "
+                       "memory");
     *out = (hwrt_offload_config){
         .enabled = (int)hwi_cfg_int(HWI_CFG_MEMORY_OFFLOAD),
         .auto_offload = (int)hwi_cfg_int(HWI_CFG_AUTO_OFFLOAD),

@@ -7,8 +7,9 @@
  * that runs ahead of the device (graph-like, one sync per step) and a synchronous host
  * that waits for every layer (eager execution reading results, PyNative-like), where
  * only prefetching can overlap a transfer with compute. Medians over steps.
- *   hwrt-bench-offload [--steps N] [--layers L] [--hidden H] [--batch B] [--gbps G]
- *                      [--host async|sync|both] [--json] */
+ * Stall figures are the last round's.
+ *   hwrt-bench-offload [--steps N] [--rounds R] [--layers L] [--hidden H] [--batch B]
+ *                      [--gbps G] [--host async|sync|both] [--json] */
 #include "offload_mlp.h"
 
 #include <math.h>
@@ -20,13 +21,32 @@ typedef struct {
     hwrt_offload_stats st[5][2];
 } result;
 
-static void measure(mlp_shape *m, result *r)
+static double median_of(double *v, int n)
 {
-    r->comp = mlp_run(m, MLP_RESIDENT, 1, NULL, NULL);
-    r->xfer = mlp_run(m, MLP_TRANSFER_ONLY, 1, NULL, NULL);
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) { double x = v[j]; v[j] = v[j - 1]; v[j - 1] = x; }
+    return v[n / 2];
+}
+
+/* Every variant `rounds` times, interleaved (round 1 of each, then round 2, ...) so that
+ * a change of machine load hits baselines and modes alike; medians over the rounds. */
+static void measure(mlp_shape *m, int rounds, result *r)
+{
+    enum { MAXR = 15 };
+    double comp[MAXR], xfer[MAXR], t[5][2][MAXR];
+    for (int k = 0; k < rounds; k++) {
+        comp[k] = mlp_run(m, MLP_RESIDENT, 1, NULL, NULL);
+        xfer[k] = mlp_run(m, MLP_TRANSFER_ONLY, 1, NULL, NULL);
+        for (int mode = MLP_ON_DEMAND; mode <= MLP_LEARNED; mode++)
+            for (int pinned = 0; pinned < 2; pinned++)
+                t[mode][pinned][k] = mlp_run(m, (mlp_mode)mode, pinned, NULL,
+                                             &r->st[mode][pinned]);
+    }
+    r->comp = median_of(comp, rounds);
+    r->xfer = median_of(xfer, rounds);
     for (int mode = MLP_ON_DEMAND; mode <= MLP_LEARNED; mode++)
         for (int pinned = 0; pinned < 2; pinned++)
-            r->t[mode][pinned] = mlp_run(m, (mlp_mode)mode, pinned, NULL, &r->st[mode][pinned]);
+            r->t[mode][pinned] = median_of(t[mode][pinned], rounds);
 }
 
 static void print_json(const mlp_shape *m, const result *r, int first)
@@ -66,10 +86,11 @@ int main(int argc, char **argv)
 {
     mlp_shape m = {.layers = 32, .hidden = 512, .batch = 512, .steps = 6, .link_gbps = 0,
                    .device_mb = 16};
-    int json = 0, want_async = 1, want_sync = 1;
+    int json = 0, want_async = 1, want_sync = 1, rounds = 3;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = 1;
         else if (i + 1 < argc && !strcmp(argv[i], "--steps")) m.steps = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--rounds")) rounds = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--layers")) m.layers = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--hidden")) m.hidden = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--batch")) m.batch = atoi(argv[++i]);
@@ -87,8 +108,9 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (m.steps < 2 || m.layers < 2 || m.hidden < 16 || m.batch < 1) {
-        fprintf(stderr, "need --steps >= 2, --layers >= 2, --hidden >= 16, --batch >= 1\n");
+    if (m.steps < 2 || m.layers < 2 || m.hidden < 16 || m.batch < 1 || rounds < 1 || rounds > 15) {
+        fprintf(stderr, "need --steps >= 2, --rounds 1..15, --layers >= 2, --hidden >= 16, "
+                "--batch >= 1\n");
         return 2;
     }
     size_t total = (size_t)m.layers * m.hidden * m.hidden * 4;
@@ -101,7 +123,7 @@ int main(int argc, char **argv)
     result r[2];
     for (int s = 0; s < 2; s++) {
         m.host_sync = s;
-        if (s ? want_sync : want_async) measure(&m, &r[s]);
+        if (s ? want_sync : want_async) measure(&m, rounds, &r[s]);
     }
     if (json) {
         printf("{\"weights_mb\": %zu, \"device_mb\": %zu, \"link_gbps\": %.3f, \"hosts\": [",
@@ -116,9 +138,10 @@ int main(int argc, char **argv)
         return 0;
     }
     printf("hwrt-bench offload (simulated NPU): %d-layer MLP, %zu MiB of weights on a %zu MiB "
-           "device (%.1fx), batch %d, link %.2f GB/s (calibrated to compute), medians of %d steps\n",
+           "device (%.1fx), batch %d, link %.2f GB/s (calibrated to compute); each figure the median "
+           "over %d interleaved rounds of a run's median step of %d\n",
            m.layers, total >> 20, m.device_mb, (double)(total >> 20) / m.device_mb, m.batch,
-           m.link_gbps, m.steps - 1);
+           m.link_gbps, rounds, m.steps - 1);
     for (int s = 0; s < 2; s++) {
         m.host_sync = s;
         if (s ? want_sync : want_async) print_text(&m, &r[s]);

@@ -181,6 +181,9 @@ hwrt_status sim_activity_query(void);
 
 /* A thread waiting for s helps copy the chunks of its in-flight large copy (sim_work.c). */
 void sim_split_help(sim_stream *s);
+/* A large copy became the in-flight head of s (caller holds s->mu): publish its chunks
+ * to waiters and hand a share to the device's split helper. */
+void sim_split_start(sim_stream *s, sim_op *op);
 
 /* sim_fault.c (HWRT_SIM_FAULTS): parse the environment (0 + reason when malformed) and,
  * with arm set, make it the plan (when the first device opens),

@@ -137,7 +137,7 @@ static int advance_locked(sim_stream *s, sim_engine *self, sim_op **direct)
         }
         s->inflight = 1;
         if (op->type == SOP_COPY && op->u.copy.job)
-            atomic_store(&s->cur_job, op->u.copy.job);   /* waiters may help (sim_work.c) */
+            sim_split_start(s, op);        /* its chunks: for waiters and the helper */
         sim_engine *e = &s->dev->engines[op->engine];
         if (e == self && !atomic_load_explicit(&e->pending, memory_order_acquire))
             *direct = op;
