@@ -50,7 +50,8 @@ struct sim_op {
     uint64_t corr;         /* activity correlation id (0: none; engine ops only) */
     union {
         struct { void *dst; const void *src; size_t bytes; int kind; int pinned;
-                 struct split_job *job; } copy;     /* job: large copies (sim_work.c) */
+                 struct split_job *job;             /* job: large copies (sim_work.c) */
+                 uint64_t first_ns; } copy;         /* profiled: its first chunk began */
         struct { void *dst; int value; size_t bytes; } set;
         hwrt_kernel kernel;
         struct { hwrt_host_fn fn; void *arg; } host;

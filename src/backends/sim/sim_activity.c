@@ -61,13 +61,17 @@ void sim_activity_flush(sim_engine *e)
 
 uint64_t sim_activity_run(sim_engine *e, sim_op *op, uint64_t start_ns)
 {
-    uint64_t corr = op->corr, end = 0;  /* op may be freed or reused once executed */
+    uint64_t corr = op->corr, end = 0;  /* a stream op: the stream keeps it until complete */
     if (!atomic_load_explicit(&sim_activity_sink.fn, memory_order_relaxed)) {
         sim_op_execute(e, op);
     } else {
         if (!start_ns) start_ns = sim_now_ns();
         int ran = sim_op_execute(e, op);   /* skipped ops (sticky fault) never ran */
         end = sim_now_ns();
+        /* a split copy began with its first chunk, which the split helper or a waiting
+         * thread may have taken before this engine got to the op (sim_work.c) */
+        if (op->type == SOP_COPY && op->u.copy.first_ns && op->u.copy.first_ns < start_ns)
+            start_ns = op->u.copy.first_ns;
         if (ran) e->act[e->nact++] = (hwrt_activity){corr, start_ns, end};
     }
     e->act_retired++;

@@ -46,6 +46,8 @@ typedef struct split_job {
     _Atomic int active;            /* threads copying chunks right now */
     _Atomic int closed;            /* the engine is done: no new joiners */
     _Atomic int refs;
+    int stamp;                     /* profiled (activity records): note when copying began */
+    _Atomic uint64_t first_ns;     /* when the first chunk was taken (stamp only) */
 } split_job;
 
 static void job_unref(split_job *j)
@@ -59,6 +61,8 @@ static void job_join(split_job *j)
     while (!atomic_load(&j->closed)) {
         size_t off = atomic_fetch_add_explicit(&j->next, SIM_SPLIT_CHUNK, memory_order_relaxed);
         if (off >= j->n) break;
+        if (off == 0 && j->stamp)  /* the helper or a waiter may start before the engine */
+            atomic_store_explicit(&j->first_ns, sim_now_ns(), memory_order_relaxed);
         size_t len = j->n - off < SIM_SPLIT_CHUNK ? j->n - off : SIM_SPLIT_CHUNK;
         memcpy(j->dst + off, j->src + off, len);
     }
@@ -84,6 +88,8 @@ static split_job *job_new(void *dst, const void *src, size_t n)
     atomic_init(&j->active, 0);
     atomic_init(&j->closed, 0);
     atomic_init(&j->refs, 1);      /* the op's */
+    j->stamp = 0;
+    atomic_init(&j->first_ns, 0);
     return j;
 }
 
@@ -100,6 +106,7 @@ static void job_finish(sim_op *op)
     pthread_mutex_lock(&s->mu);
     if (atomic_load(&s->cur_job) == j) atomic_store(&s->cur_job, NULL);
     pthread_mutex_unlock(&s->mu);
+    op->u.copy.first_ns = atomic_load_explicit(&j->first_ns, memory_order_relaxed);
     op->u.copy.job = NULL;
     job_unref(j);
 }
@@ -202,6 +209,8 @@ hwrt_status sim_memcpy_async(hwrt_bstream *s, void *dst, const void *src, size_t
     op->u.copy.kind = kind;
     op->u.copy.pinned = host_pinned;
     op->u.copy.job = job_new(dst, src, bytes);
+    op->u.copy.first_ns = 0;
+    if (op->u.copy.job) op->u.copy.job->stamp = op->corr != 0;
     uint64_t seq = sim_stream_enqueue(s, op);     /* op may be retired and reused from here */
     int host_side = kind == HWRT_MEMCPY_HOST_TO_DEVICE || kind == HWRT_MEMCPY_DEVICE_TO_HOST;
     if (host_side && !host_pinned) {
