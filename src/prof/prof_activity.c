@@ -7,8 +7,7 @@
  *
  * Records go to one buffer under a mutex: calls come once per batch (up to 32 ops on the
  * sim), so the lock is taken rarely and no thread-local state is needed (libhwrt's
- * static TLS is nearly full: it is loaded by Python with dlopen, which has little room
- * for it). Chunks come from the tracer's pre-touched pool. Records are joined to the work
+ * thread-locals are static TLS, scarce when Python dlopens it). Chunks come from the tracer's pre-touched pool. Records are joined to the work
  * records by id when the session writes its file. Ids (prof_next_corr, prof_tracer.c)
  * name the session, the thread and the launch, so a late report from an earlier session
  * matches nothing. */

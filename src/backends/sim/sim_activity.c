@@ -21,8 +21,8 @@
 
 /* Retired ops are counted per engine thread (a slot each, taken when the engine starts;
  * the last one is shared when they run out), queued ones in one counter of the launching
- * threads; each on its own cache line. No thread-locals: libhwrt's static TLS is nearly
- * full (it is loaded by Python with dlopen). */
+ * threads; each on its own cache line. No thread-locals: libhwrt's are static TLS,
+ * scarce when Python dlopens it. */
 #define SLOTS 256
 typedef struct slot { alignas(64) _Atomic uint64_t n; } slot;
 static slot retired[SLOTS + 1];
