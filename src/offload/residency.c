@@ -226,12 +226,59 @@ hwrt_status hwi_res_make_room(int device, size_t bytes, hwi_tensor *const *keep,
     }
 }
 
+/* Can a written victim be saved without the host waiting? Into pinned host-tier memory
+ * only: a pageable copy blocks the host, and the disk tier is written by the host. */
+static int can_write_back_in_order(const hwi_resident *v)
+{
+    if (!hwi_cfg_int(HWI_CFG_ENABLE_PINNED_MEM)) return 0;
+    if (v->has_host) return v->host_pinned;
+    return hwi_offload.host_used + v->t->nbytes <= (size_t)hwi_cfg_int(HWI_CFG_OFFLOAD_CPU_SIZE);
+}
+
+/* Write v's device copy back to its host-tier copy on the D2H engine, ordered after v's
+ * last use and pending fetch, and make `order` wait for it. v->ready then marks the
+ * write-back's end: a later fetch of v (on the fetch stream, after this wait) and
+ * hwi_offload_forget (which frees the host copy) are ordered after it. */
+static hwrt_status write_back_in_order(hwi_resident *v, hwi_stream *order)
+{
+    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    hwi_tensor *t = v->t;
+    size_t n = t->nbytes;
+    hwi_stream *es = hwi_offload.evict_stream[t->device];
+    if (!v->has_host) {
+        HWI_TRY(hwrt_host_alloc(&v->host, n, HWRT_HOST_PINNED));
+        v->host_pinned = 1;
+        v->has_host = 1;
+        hwi_offload.host_used += n;
+    }
+    if (v->used) HWI_TRY(hwi_res_order(v, HWI_RES_USED, es, 0));
+    if (v->ready) HWI_TRY(hwi_res_order(v, HWI_RES_READY, es, 0));
+    HWI_TRY(hwrt_memcpy_async(v->host, t->data, n, HWRT_MEMCPY_DEVICE_TO_HOST, es->handle));
+    if (!v->ready) {
+        hwi_device *d = NULL;
+        HWI_TRY(hwi_device_get(t->device, &d));
+        HWI_TRY(ops->event_create(d->bdev, HWRT_EVENT_DISABLE_TIMING, &v->ready));
+    }
+    HWI_TRY(hwi_res_order(v, HWI_RES_READY, es, 1));
+    HWI_TRY(hwi_res_order(v, HWI_RES_READY, order, 0));
+    if (v->has_disk) {                         /* the file is stale now */
+        unlink(v->path);
+        v->has_disk = 0;
+        hwi_offload.disk_used -= n;
+    }
+    v->dirty = 0;
+    hwi_offload.stats.evictions_to_host++;
+    hwi_offload.stats.bytes_to_host += n;
+    return HWRT_SUCCESS;
+}
+
 /* Stream-ordered eviction: when the budget is spent and every candidate is still used
- * by queued work, a clean victim (its host or disk copy is valid, nothing to write
- * back) of the same size hands its device block straight to the new tensor: `order`,
- * the stream that first writes the block, waits on the device for the victim's last
- * use, and the host does not wait at all, so it keeps running ahead of the device.
- * Returns 1 and the block in *out, or 0 when no such victim exists. */
+ * by queued work, a victim of the same size hands its device block straight to the new
+ * tensor. `order`, the stream that first writes the block, waits on the device for the
+ * victim's last use; a written victim is first saved to its pinned host-tier copy on the
+ * D2H engine in the same order. The host does not wait at all, so it keeps running
+ * ahead of the device. Returns 1 and the block in *out, or 0 when no such victim exists
+ * (another size, or a written one that would need the disk tier or pageable memory). */
 static int take_in_order(int device, size_t bytes, hwi_tensor *const *keep, int nkeep,
                          hwi_stream *order, void **out)
 {
@@ -241,21 +288,28 @@ static int take_in_order(int device, size_t bytes, hwi_tensor *const *keep, int 
         hwi_plan_pick_victim(device, keep, nkeep, 0))
         return 0;                                  /* room, or an idle victim: no need */
     hwi_resident *v = hwi_plan_pick_victim(device, keep, nkeep, 1);
-    if (!v || v->dirty || (!v->has_host && !v->has_disk) || v->t->nbytes != bytes)
+    if (!v || v->t->nbytes != bytes)
+        return 0;
+    int clean = !v->dirty && (v->has_host || v->has_disk);
+    if (!clean && !can_write_back_in_order(v))
         return 0;
     const hwrt_backend_ops *ops = hwi_ops_if_selected();
     hwi_tensor *t = v->t;
     uint64_t t0 = hwi_res_now_ns();
-    if (v->used && hwi_res_order(v, HWI_RES_USED, order, 0) != HWRT_SUCCESS) return 0;
-    if (v->ready && hwi_res_order(v, HWI_RES_READY, order, 0) != HWRT_SUCCESS) return 0;
-    if (v->ready) {
-        ops->event_destroy(v->ready);
-        v->ready = NULL;
+    if (clean) {
+        if (v->used && hwi_res_order(v, HWI_RES_USED, order, 0) != HWRT_SUCCESS) return 0;
+        if (v->ready && hwi_res_order(v, HWI_RES_READY, order, 0) != HWRT_SUCCESS) return 0;
+        if (v->ready) {
+            ops->event_destroy(v->ready);
+            v->ready = NULL;
+        }
+        hwi_offload.stats.clean_evictions++;
+    } else if (write_back_in_order(v, order) != HWRT_SUCCESS) {
+        return 0;                                  /* the waiting path reports it */
     }
     *out = t->data;
     t->data = NULL;
     v->loc = v->has_host ? HWI_LOC_HOST : HWI_LOC_DISK;
-    hwi_offload.stats.clean_evictions++;
     hwi_offload.stats.device_bytes -= t->nbytes;
     hwi_offload.stats.evict_ms += hwi_res_ms_since(t0);
     hwi_prof_record_event(HWI_PROF_OFFLOAD_EVICT, "evict (stream-ordered)", t->device, t0,

@@ -147,9 +147,10 @@ int main(void)
     EXPECT(st.host_bytes == 0 && st.disk_bytes == 0);
 
     /* With the device held behind a gate, every resident tensor is still used by queued
-     * work: fetches must take clean victims' blocks in stream order (the host never
-     * waits; waiting here would hang, as the gate opens only after the loop), and the
-     * sync checker, seeing the manager's events through dispatch, must find no hazard. */
+     * work: fetches must take victims' blocks in stream order, clean ones at once and
+     * written ones after a write-back on the D2H engine (the host never waits; waiting
+     * here would hang, as the gate opens only after the loop), and the sync checker,
+     * seeing the manager's events through dispatch, must find no hazard. */
     TEST_CASE("stream-ordered eviction, no host wait, no false hazards");
     hwrt_offload_config roomy = cfg;
     roomy.offload_cpu_size = 64u << 20;
@@ -173,8 +174,12 @@ int main(void)
     atomic_store(&gate_open, 0);
     alarm(60);                                    /* a host wait would hang: fail instead */
     OK(hwrt_launch_host_func(NULL, gate, NULL));
-    for (int pass = 0; pass < 2; pass++)
+    for (int pass = 0; pass < 2; pass++)                   /* reads: clean victims */
         for (int k = 0; k < U; k++) OK(hwrt_op_add(acc2, acc2, u[k], NULL));
+    for (int k = 0; k < U; k++) {                          /* writes: victims saved first */
+        OK(hwrt_op_scale(u[k], u[k], 2.0, NULL));
+        OK(hwrt_op_add(acc2, acc2, u[k], NULL));
+    }
     atomic_store(&gate_open, 1);
     alarm(0);
     OK(hwrt_tensor_copy_to_host(acc2, back, sizeof back));
@@ -183,11 +188,19 @@ int main(void)
         float want = 0;
         for (int pass = 0; pass < 3; pass++)
             for (int k = 0; k < U; k++) want += host[k][i];
+        for (int k = 0; k < U; k++) want += 2.0f * host[k][i];
         good &= back[i] == want;
     }
     EXPECT(good);
+    for (int k = 0; k < U; k++) {                          /* the written data survived */
+        OK(hwrt_tensor_copy_to_host(u[k], back, sizeof back));
+        int same2 = 1;
+        for (int i = 0; i < N; i++) same2 &= back[i] == 2.0f * host[k][i];
+        EXPECT(same2);
+    }
     OK(hwrt_offload_stats_get(&after));
     EXPECT(after.clean_evictions - before.clean_evictions >= U);
+    EXPECT(after.evictions_to_host > before.evictions_to_host);   /* written-back victims */
     EXPECT(hwrt_diag_hazard_count() == 0);
     for (int k = 0; k < U; k++) OK(hwrt_tensor_release(u[k]));
     OK(hwrt_tensor_release(acc2));
