@@ -252,7 +252,9 @@ static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_g
         size_t g = pseg_granule(dp), total = device_total(dp);
         size_t va = round_to(rsize, g), chunk = round_to(total / 8, g);
         if (va < chunk) va = chunk;
-        if (pseg_new(dp, sp, va, 1, &seg) == HWRT_SUCCESS) {
+        /* a range the device could never back is not reserved (nor its granule map
+         * allocated): the plain path below fails it with the OOM sentence */
+        if (va <= total && pseg_new(dp, sp, va, 1, &seg) == HWRT_SUCCESS) {
             *out = seg->first;
             return HWRT_SUCCESS;
         }                      /* no address space left: fall back to a plain segment */

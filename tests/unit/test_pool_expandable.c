@@ -51,6 +51,11 @@ int main(void)
     EXPECT(mi.reserved == 0 && mi.used == base.used);
     OK(hwrt_memory_stats(0, &s));
     EXPECT(s.segment.current == 0);
+    /* a request no device could back reserves nothing (the fuzzer once made the pool
+     * allocate an 8 GiB granule map for one): the OOM sentence, nothing reserved */
+    void *huge = NULL;
+    FAILS(hwrt_malloc(&huge, (size_t)1 << 43), HWRT_ERROR_OUT_OF_MEMORY, "8.00 TiB");
+    EXPECT(info().reserved == 0);
     OK(hwrt_shutdown());
     return test_report();
 }
