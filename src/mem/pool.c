@@ -391,7 +391,7 @@ static hwrt_status alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pbloc
 }
 
 static hwrt_status __attribute__((noinline))
-alloc_slow(hwi_device *d, size_t bytes, hwrt_bstream *bs, void **out)
+alloc_slow(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned, void **out)
 {
     void *site[POOL_SITE_DEPTH + 1];
     int nsite = 0;
@@ -407,6 +407,7 @@ alloc_slow(hwi_device *d, size_t bytes, hwrt_bstream *bs, void **out)
     int report = 0;
     if (st == HWRT_SUCCESS) {
         tc_note_alloc(dp, bs, b);
+        b->owned = owned;
         b->nsite = nsite > 1 ? nsite - 1 : 0;   /* frame 0 is this function */
         if (b->nsite) memcpy(b->site, site + 1, (size_t)b->nsite * sizeof(void *));
         *out = b->base;
@@ -425,13 +426,25 @@ static void mem_event(hwi_mem_event_kind kind, int device, const void *p, size_t
     hwi_mem_event(kind, device, p, bytes, m.allocated, m.reserved);
 }
 
-hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void **out)
+static inline hwrt_status pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned,
+                                     void **out)
 {
     /* the thread cache is off while record_alloc_sites is on, so sites are never lost */
-    hwrt_status st = tc_try_alloc(d, bs, bytes, out) ? HWRT_SUCCESS : alloc_slow(d, bytes, bs, out);
+    hwrt_status st = tc_try_alloc(d, bs, bytes, owned, out) ? HWRT_SUCCESS
+                                                            : alloc_slow(d, bytes, bs, owned, out);
     if (st == HWRT_SUCCESS && hwi_mem_events_active())
         mem_event(HWI_MEM_ALLOC, d->ordinal, *out, bytes);
     return st;
+}
+
+hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void **out)
+{
+    return pool_alloc(d, bytes, bs, 0, out);
+}
+
+hwrt_status hwi_pool_alloc_tensor(hwi_device *d, size_t bytes, void **out)
+{
+    return pool_alloc(d, bytes, NULL, 1, out);
 }
 
 /* ---- free, record_stream ---- */
@@ -522,14 +535,6 @@ static hwrt_status pool_free(void *p, const char *api, int user)
 hwrt_status hwi_pool_free(void *p, const char *api) { return pool_free(p, api, 0); }
 
 hwrt_status hwi_pool_free_user(void *p, const char *api) { return pool_free(p, api, 1); }
-
-void hwi_pool_mark_owned(void *p)
-{
-    pthread_mutex_lock(&hwi_pool_mu);
-    pblock *b = live_containing(p);
-    if (b && b->base == (char *)p) b->owned = 1;
-    pthread_mutex_unlock(&hwi_pool_mu);
-}
 
 hwrt_status hwi_pool_free_on(void *p, hwrt_bstream *bs, int device, const char *api)
 {

@@ -19,14 +19,15 @@ typedef struct hwi_block_info {
  * the hot path; before failing it synchronizes the device, frees cached segments and
  * retries. OUT_OF_MEMORY sentence: requested, total, free, allocated, cached, cap, fix. */
 hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void **out);
+/* The same for a tensor's data (no stream): only the tensor layer and offload free the
+ * block; hwrt_free and hwrt_free_async refuse it. */
+hwrt_status hwi_pool_alloc_tensor(hwi_device *d, size_t bytes, void **out);
 /* Free a block; non-blocking. It is reused once every stream recorded on it has
  * finished the work queued before this call (backend events), and at once by work
  * on the stream it was allocated for (stream order). */
 hwrt_status hwi_pool_free(void *p, const char *api);
-/* hwrt_free: as hwi_pool_free, but a tensor's data (hwi_pool_mark_owned) is refused. */
+/* hwrt_free: as hwi_pool_free, but a tensor's data (hwi_pool_alloc_tensor) is refused. */
 hwrt_status hwi_pool_free_user(void *p, const char *api);
-/* The block starting at p holds a tensor's data: only the tensor layer frees it. */
-void hwi_pool_mark_owned(void *p);
 /* Stream-ordered free on bs (hwrt_free_async; refuses a tensor's data): bs is recorded as
  * a user first when the block is on `device` and was allocated for another stream;
  * non-blocking. */

@@ -53,7 +53,8 @@ static inline __attribute__((always_inline)) void count(_Atomic int64_t *side, s
 
 static inline __attribute__((always_inline)) int64_t share(tcache *t, int i) { return ld(&t->alloc[i]) - ld(&t->freed[i]); }
 
-static inline __attribute__((always_inline)) int tc_try_alloc(hwi_device *d, hwrt_bstream *bs, size_t bytes, void **out)
+static inline __attribute__((always_inline)) int tc_try_alloc(hwi_device *d, hwrt_bstream *bs, size_t bytes, int owned,
+                                                                 void **out)
 {
     tcache *t = hwi_tc;
     if (__builtin_expect(!t || bytes > TC_MAX_SIZE, 0)) return 0;
@@ -71,7 +72,7 @@ static inline __attribute__((always_inline)) int tc_try_alloc(hwi_device *d, hwr
     t->bytes -= b->size;
     b->requested = bytes;
     b->nuses = 0;
-    b->owned = 0;
+    b->owned = owned;
     atomic_store_explicit(&b->in_tc, 0, memory_order_relaxed);
     tc_ent *e = &t->ents[ent_of(b->base)];
     *e = (tc_ent){b, atomic_load_explicit(&b->tc_gen, memory_order_relaxed)};

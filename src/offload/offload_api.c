@@ -61,7 +61,7 @@ int hwi_offload_enabled(void) { return (int)hwi_cfg_int(HWI_CFG_MEMORY_OFFLOAD);
 
 hwrt_status hwi_offload_alloc(hwi_device *d, size_t bytes, void **out)
 {
-    if (!hwi_offload_enabled()) return hwi_pool_alloc(d, bytes, NULL, out);
+    if (!hwi_offload_enabled()) return hwi_pool_alloc_tensor(d, bytes, out);
     pthread_mutex_lock(&MGR.mu);
     hwrt_status st = hwi_res_alloc(d, bytes, NULL, 0, NULL, "allocating a tensor", out);
     pthread_mutex_unlock(&MGR.mu);

@@ -204,28 +204,6 @@ hwrt_status hwi_res_evict(hwi_resident *r, const char *api)
     return HWRT_SUCCESS;
 }
 
-hwrt_status hwi_res_make_room(int device, size_t bytes, hwi_tensor *const *keep, int nkeep,
-                              const char *api)
-{
-    size_t budget = hwi_res_budget(device);
-    for (;;) {
-        hwrt_memory_info m;
-        HWI_TRY(hwrt_get_memory_info(device, &m));
-        if (m.allocated + bytes <= budget)
-            return HWRT_SUCCESS;
-        hwi_resident *v = hwi_plan_pick_victim(device, keep, nkeep, 0);
-        if (!v) {
-            /* everything evictable is still queued: let the device catch up with the
-             * best candidate (backpressure), then evict it */
-            v = hwi_plan_pick_victim(device, keep, nkeep, 1);
-            if (!v)
-                return hwi_res_tier_oom(device, bytes, api);
-            HWI_TRY(hwi_res_wait_idle(v));
-        }
-        HWI_TRY(hwi_res_evict(v, api));
-    }
-}
-
 /* Can a written victim be saved without the host waiting? Into pinned host-tier memory
  * only: a pageable copy blocks the host, and the disk tier is written by the host. */
 static int can_write_back_in_order(const hwi_resident *v)
@@ -272,23 +250,16 @@ static hwrt_status write_back_in_order(hwi_resident *v, hwi_stream *order)
     return HWRT_SUCCESS;
 }
 
-/* Stream-ordered eviction: when the budget is spent and every candidate is still used
- * by queued work, a victim of the same size hands its device block straight to the new
- * tensor. `order`, the stream that first writes the block, waits on the device for the
- * victim's last use; a written victim is first saved to its pinned host-tier copy on the
- * D2H engine in the same order. The host does not wait at all, so it keeps running
- * ahead of the device. Returns 1 and the block in *out, or 0 when no such victim exists
- * (another size, or a written one that would need the disk tier or pageable memory). */
-static int take_in_order(int device, size_t bytes, hwi_tensor *const *keep, int nkeep,
-                         hwi_stream *order, void **out)
+/* Stream-ordered eviction of a victim v still used by queued work: v hands its device
+ * block straight to the new tensor if it has the same size. `order`, the stream that
+ * first writes the block, waits on the device for v's last use; a written v is first
+ * saved to its pinned host-tier copy on the D2H engine in the same order. The host does
+ * not wait at all, so it keeps running ahead of the device. Returns 1 and the block in
+ * *out, or 0 (another size, or a written v that would need the disk tier or pageable
+ * memory: the caller waits for v instead). */
+static int hand_over(hwi_resident *v, size_t bytes, hwi_stream *order, void **out)
 {
-    hwrt_memory_info m;
-    if (hwrt_get_memory_info(device, &m) != HWRT_SUCCESS ||
-        m.allocated + bytes <= hwi_res_budget(device) ||
-        hwi_plan_pick_victim(device, keep, nkeep, 0))
-        return 0;                                  /* room, or an idle victim: no need */
-    hwi_resident *v = hwi_plan_pick_victim(device, keep, nkeep, 1);
-    if (!v || v->t->nbytes != bytes)
+    if (v->t->nbytes != bytes)
         return 0;
     int clean = !v->dirty && (v->has_host || v->has_disk);
     if (!clean && !can_write_back_in_order(v))
@@ -317,14 +288,42 @@ static int take_in_order(int device, size_t bytes, hwi_tensor *const *keep, int 
     return 1;
 }
 
+/* Evict until `bytes` more fit the budget: idle victims first; when every candidate is
+ * still used by queued work, the best one hands its block over in `order`'s stream
+ * order (*handed set: nothing to allocate), or the host waits for it (backpressure). */
+static hwrt_status make_room(int device, size_t bytes, hwi_tensor *const *keep, int nkeep,
+                             hwi_stream *order, const char *api, void **handed)
+{
+    size_t budget = hwi_res_budget(device);
+    for (;;) {
+        hwrt_memory_info m;
+        HWI_TRY(hwrt_get_memory_info(device, &m));
+        if (m.allocated + bytes <= budget)
+            return HWRT_SUCCESS;
+        hwi_resident *v = hwi_plan_pick_victim(device, keep, nkeep, 0);
+        if (!v) {
+            v = hwi_plan_pick_victim(device, keep, nkeep, 1);
+            if (!v)
+                return hwi_res_tier_oom(device, bytes, api);
+            if (order && hand_over(v, bytes, order, handed))
+                return HWRT_SUCCESS;
+            HWI_TRY(hwi_res_wait_idle(v));
+        }
+        HWI_TRY(hwi_res_evict(v, api));
+    }
+}
+
 hwrt_status hwi_res_alloc(hwi_device *d, size_t bytes, hwi_tensor *const *keep, int nkeep,
                           hwi_stream *order, const char *api, void **out)
 {
     for (;;) {
-        if (order && take_in_order(d->ordinal, bytes, keep, nkeep, order, out))
+        void *handed = NULL;
+        HWI_TRY(make_room(d->ordinal, bytes, keep, nkeep, order, api, &handed));
+        if (handed) {
+            *out = handed;
             return HWRT_SUCCESS;
-        HWI_TRY(hwi_res_make_room(d->ordinal, bytes, keep, nkeep, api));
-        hwrt_status st = hwi_pool_alloc(d, bytes, NULL, out);
+        }
+        hwrt_status st = hwi_pool_alloc_tensor(d, bytes, out);
         if (st != HWRT_ERROR_OUT_OF_MEMORY)
             return st;
         /* within the budget but the device itself is full (page rounding, other
@@ -392,7 +391,6 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_stream *wait_on, hwi_tensor *cons
         return st;
     }
     t->data = p;
-    hwi_pool_mark_owned(p);
     r->loc = HWI_LOC_DEVICE;
     r->dirty = 0;
     /* fetched to be used soon: least-recently-used eviction must not pick it first

@@ -75,7 +75,6 @@ static hwrt_status make(const char *api, hwrt_dtype dt, int ndim, const int64_t 
         hwi_device *d = NULL;
         hwrt_status st = hwi_device_get(device, &d);
         if (st == HWRT_SUCCESS) st = hwi_offload_alloc(d, nbytes, &t->data);
-        if (st == HWRT_SUCCESS && t->data) hwi_pool_mark_owned(t->data);
         if (st != HWRT_SUCCESS) {
             pthread_mutex_destroy(&t->mu);
             free(t);
