@@ -30,6 +30,14 @@ static double mlp_now(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Median of n values (sorts them in place). */
+static double mlp_median(double *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) { double x = v[j]; v[j] = v[j - 1]; v[j - 1] = x; }
+    return v[n / 2];
+}
+
 static float *mlp_weight(const mlp_shape *m, int layer)
 {
     size_t n = (size_t)m->hidden * m->hidden;
@@ -111,11 +119,7 @@ static double mlp_run(const mlp_shape *m, mlp_mode mode, int pinned, float *out,
     }
     if (stats) CHECK(hwrt_offload_stats_get(stats));
     /* median of steps 1.. (step 0 places the weights) */
-    int n = m->steps > 1 ? m->steps - 1 : 1;
-    double *t = times + (m->steps > 1);
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && t[j - 1] > t[j]; j--) { double x = t[j]; t[j] = t[j - 1]; t[j - 1] = x; }
-    double med = t[n / 2];
+    double med = mlp_median(times + (m->steps > 1), m->steps > 1 ? m->steps - 1 : 1);
     for (int l = 0; l < m->layers; l++) {
         if (mode != MLP_TRANSFER_ONLY) hwrt_tensor_release(w[l]);
         free(host_w[l]);

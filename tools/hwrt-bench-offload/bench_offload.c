@@ -21,13 +21,6 @@ typedef struct {
     hwrt_offload_stats st[5][2];
 } result;
 
-static double median_of(double *v, int n)
-{
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) { double x = v[j]; v[j] = v[j - 1]; v[j - 1] = x; }
-    return v[n / 2];
-}
-
 /* Every variant `rounds` times, interleaved (round 1 of each, then round 2, ...) so that
  * a change of machine load hits baselines and modes alike; medians over the rounds. */
 static void measure(mlp_shape *m, int rounds, result *r)
@@ -42,11 +35,11 @@ static void measure(mlp_shape *m, int rounds, result *r)
                 t[mode][pinned][k] = mlp_run(m, (mlp_mode)mode, pinned, NULL,
                                              &r->st[mode][pinned]);
     }
-    r->comp = median_of(comp, rounds);
-    r->xfer = median_of(xfer, rounds);
+    r->comp = mlp_median(comp, rounds);
+    r->xfer = mlp_median(xfer, rounds);
     for (int mode = MLP_ON_DEMAND; mode <= MLP_LEARNED; mode++)
         for (int pinned = 0; pinned < 2; pinned++)
-            r->t[mode][pinned] = median_of(t[mode][pinned], rounds);
+            r->t[mode][pinned] = mlp_median(t[mode][pinned], rounds);
 }
 
 static void print_json(const mlp_shape *m, const result *r, int first)
