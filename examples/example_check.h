@@ -1,5 +1,5 @@
-/* CHECK(call) for the examples: on failure print the call, the status and hwrt's
- * sentence, and exit 1. */
+/* CHECK(call) for the examples, the profiler's test programs and the benchmarks: on
+ * failure print the call, the status and hwrt's sentence, and exit 1. */
 #ifndef EXAMPLE_CHECK_H
 #define EXAMPLE_CHECK_H
 

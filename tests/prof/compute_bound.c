@@ -7,14 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(call)                                                                  \
-    do {                                                                             \
-        hwrt_status st_ = (call);                                                    \
-        if (st_ != HWRT_SUCCESS) {                                                   \
-            fprintf(stderr, "%s failed: %s\n", #call, hwrt_last_error());            \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
+#include "example_check.h"   /* CHECK(call) */
 
 int main(void)
 {

@@ -8,14 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                                  \
-    do {                                                                             \
-        hwrt_status st_ = (call);                                                    \
-        if (st_ != HWRT_SUCCESS) {                                                   \
-            fprintf(stderr, "%s failed: %s\n", #call, hwrt_last_error());            \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
+#include "example_check.h"   /* CHECK(call) */
 
 int main(void)
 {

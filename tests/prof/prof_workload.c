@@ -20,15 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                                  \
-    do {                                                                             \
-        hwrt_status st_ = (call);                                                    \
-        if (st_ != HWRT_SUCCESS) {                                                   \
-            fprintf(stderr, "%s failed: %s: %s\n", #call, hwrt_status_name(st_),     \
-                    hwrt_last_error());                                              \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
+#include "example_check.h"   /* CHECK(call) */
 
 enum { MiB = 1 << 20, KiB = 1 << 10 };
 

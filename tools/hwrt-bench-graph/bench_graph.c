@@ -16,15 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#define CHECK(call)                                                                          \
-    do {                                                                                     \
-        hwrt_status st_ = (call);                                                            \
-        if (st_ != HWRT_SUCCESS) {                                                           \
-            fprintf(stderr, "hwrt-bench-graph: %s failed: %s: %s\n", #call,                 \
-                    hwrt_status_name(st_), hwrt_last_error());                               \
-            exit(1);                                                                         \
-        }                                                                                    \
-    } while (0)
+#include "example_check.h"   /* CHECK(call) */
 
 static double now_ns(void)
 {

@@ -46,14 +46,7 @@ int bench_reps(size_t bytes)
     return r < 4 ? 4 : (int)r;
 }
 
-#define CHECK(call)                                                                       \
-    do {                                                                                  \
-        hwrt_status st_ = (call);                                                         \
-        if (st_ != HWRT_SUCCESS) {                                                        \
-            fprintf(stderr, "hwrt-bench-opencl: %s: %s\n", #call, hwrt_last_error());      \
-            exit(1);                                                                      \
-        }                                                                                 \
-    } while (0)
+#include "example_check.h"   /* CHECK(call) */
 
 /* hwrt's side: one stream, pinned host and device buffers per size, three tensors. */
 static hwrt_stream hs;

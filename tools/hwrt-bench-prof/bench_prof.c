@@ -18,14 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#define CHECK(call)                                                                  \
-    do {                                                                             \
-        hwrt_status st_ = (call);                                                    \
-        if (st_ != HWRT_SUCCESS) {                                                   \
-            fprintf(stderr, "%s failed: %s\n", #call, hwrt_last_error());            \
-            exit(1);                                                                 \
-        }                                                                            \
-    } while (0)
+#include "example_check.h"   /* CHECK(call) */
 
 static double now_s(void)
 {
