@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "bench_stats.h"   /* bench_median */
 
 #define CHECK(call)                                                                  \
     do {                                                                             \
@@ -68,18 +69,6 @@ static double one_op(int v, bufs *b)
     run_one(v, b);
     return MPI_Wtime() - t0;
 }
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static size_t parse_size(const char *s)
 {
     char *end;
@@ -117,7 +106,7 @@ static void bench_size(size_t bytes, int reps, int rank, int size)
         MPI_Allreduce(MPI_IN_PLACE, samples[v], reps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0 && json) {
         double med[NV];
-        for (int v = 0; v < NV; v++) med[v] = median(samples[v], reps);
+        for (int v = 0; v < NV; v++) med[v] = bench_median(samples[v], reps);
         for (int v = 0; v < NV; v++)
             printf("%s{\"bytes\": %zu, \"variant\": \"%s\", \"median_ms\": %.4f, "
                    "\"algbw_gbps\": %.3f, \"vs_raw\": %.3f}", json_rows++ ? ", " : "", bytes,
@@ -128,7 +117,7 @@ static void bench_size(size_t bytes, int reps, int rank, int size)
                bytes, bytes / 1048576.0, size, reps);
         printf("  %-28s %12s %12s %12s %10s\n", "variant", "median ms", "algbw GB/s", "busbw GB/s",
                "vs raw");
-        for (int v = 0; v < NV; v++) med[v] = median(samples[v], reps);
+        for (int v = 0; v < NV; v++) med[v] = bench_median(samples[v], reps);
         for (int v = 0; v < NV; v++) {
             double alg = bytes / med[v] / 1e9;
             printf("  %-28s %12.3f %12.2f %12.2f %9.2fx\n", vname[v], med[v] * 1e3, alg,

@@ -17,24 +17,13 @@
 #include <time.h>
 
 #include "example_check.h"   /* CHECK(call) */
+#include "bench_stats.h"   /* bench_median */
 
 static double now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static hwrt_tensor a, b, c;
@@ -113,8 +102,8 @@ int main(int argc, char **argv)
     CHECK(hwrt_tensor_copy_to_host(c, r2, (size_t)elems * sizeof *r2));
     int equal = !memcmp(r1, r2, (size_t)elems * sizeof *r1);
 
-    double meq = median(eq, reps), mgq = median(gq, reps);
-    double mee = median(ee, reps), mge = median(ge, reps);
+    double meq = bench_median(eq, reps), mgq = bench_median(gq, reps);
+    double mee = bench_median(ee, reps), mge = bench_median(ge, reps);
     if (json) {
         printf("{\"benchmark\": \"graph\", \"ops\": %d, \"elems\": %ld, \"reps\": %d, "
                "\"device\": \"%s\", \"simulated\": %s, \"unit\": \"ns per op, median\", "

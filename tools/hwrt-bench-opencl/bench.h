@@ -6,6 +6,7 @@
 #define HWRT_BENCH_OPENCL_H
 
 #include <stddef.h>
+#include "bench_stats.h"   /* bench_median */
 
 enum {
     BENCH_TRIALS = 11,
@@ -21,7 +22,6 @@ enum { B_H2D, B_D2H, B_ROUNDTRIP = 2 * BENCH_NSIZES, B_BURST, B_NFIGS };
 extern const size_t bench_sizes[BENCH_NSIZES];
 
 double bench_now(void);
-double bench_median(const double *v, int n);
 int bench_reps(size_t bytes);
 
 /* The raw PoCL baseline: open (0 if no OpenCL driver), one trial of figure fig

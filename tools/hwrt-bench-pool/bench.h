@@ -3,6 +3,7 @@
 #define HWRT_BENCH_POOL_H
 
 #include <stddef.h>
+#include "bench_stats.h"   /* bench_median */
 
 typedef struct bench_opts {
     int json;
@@ -15,6 +16,5 @@ int bench_latency(const bench_opts *o);
 int bench_trace(const bench_opts *o);
 double bench_now_ns(void);
 double bench_cpu_ns(void);
-double bench_median(double *v, int n);
 
 #endif

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "example_check.h"   /* CHECK(call) */
+#include "bench_stats.h"   /* bench_median */
 
 static double now_s(void)
 {
@@ -32,23 +33,6 @@ static double cpu_s(clockid_t clk)
     struct timespec ts;
     clock_gettime(clk, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int dcmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, int n)   /* of a copy: rounds keep their order */
-{
-    double *c = malloc((size_t)n * sizeof *c);
-    if (!c) return 0;
-    memcpy(c, v, (size_t)n * sizeof *c);
-    qsort(c, (size_t)n, sizeof *c, dcmp);
-    double m = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
-    free(c);
-    return m;
 }
 
 /* The workload: ops launches, a sync every 1000 and at the end. Returns wall seconds;
@@ -110,13 +94,13 @@ static void report(variant *v, const variant *b, int rounds, long ops, long sync
 {
     double *pair = calloc((size_t)rounds, sizeof *pair);    /* ratio within each round */
     for (int r = 0; r < rounds; r++) pair[r] = v->wall[r] / b->wall[r];
-    double mpair = median(pair, rounds);
+    double mpair = bench_median(pair, rounds);
     for (int r = 0; r < rounds; r++) pair[r] = v->cpu[r] / b->cpu[r];
-    double mcpair = median(pair, rounds);
+    double mcpair = bench_median(pair, rounds);
     free(pair);
-    double mb = median(b->wall, rounds), mp = median(v->wall, rounds);
-    double mcb = median(b->cpu, rounds), mcp = median(v->cpu, rounds);
-    double mhb = median(b->host, rounds), mhp = median(v->host, rounds);
+    double mb = bench_median(b->wall, rounds), mp = bench_median(v->wall, rounds);
+    double mcb = bench_median(b->cpu, rounds), mcp = bench_median(v->cpu, rounds);
+    double mhb = bench_median(b->host, rounds), mhp = bench_median(v->host, rounds);
     printf("  %s median %.4f s (%.3f us/launch)\n", v->label, mp, mp / (double)ops * 1e6);
     printf("    ratio of medians to unprofiled %.4f (%+.2f%%), %+.1f ns per launch\n", mp / mb,
            (mp / mb - 1) * 100, (mp - mb) / (double)ops * 1e9);
@@ -129,7 +113,7 @@ static void report(variant *v, const variant *b, int rounds, long ops, long sync
            mhp / mhb, (mhp - mhb) / (double)ops * 1e9);
     printf("    hwrt_profiler_start median %.4f s (first one fills the buffer pool); "
            "hwrt_profiler_stop (resolve + write %ld records) median %.4f s\n",
-           median(v->start, rounds), ops + syncs, median(v->stop, rounds));
+           bench_median(v->start, rounds), ops + syncs, bench_median(v->stop, rounds));
     printf("    events per profiled round >= %llu (expected %ld), dropped %llu, launches "
            "without device time %llu\n", (unsigned long long)v->events_min, ops + syncs,
            (unsigned long long)v->dropped, (unsigned long long)v->missing);
@@ -166,7 +150,7 @@ static void bench(long ops, int rounds, long elems, const char *out, int markers
     }
     printf("\nScale float32[%ld] x %ld launches, %ld syncs, %d rounds each (simulated NPU):\n",
            elems, ops, syncs, rounds);
-    double mb = median(v[0].wall, rounds), mcb = median(v[0].cpu, rounds);
+    double mb = bench_median(v[0].wall, rounds), mcb = bench_median(v[0].cpu, rounds);
     printf("  unprofiled median %.4f s (%.3f us/launch), process CPU median %.4f s\n", mb,
            mb / (double)ops * 1e6, mcb);
     for (int i = 1; i < nv; i++) report(&v[i], &v[0], rounds, ops, syncs);

@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include "bench_stats.h"   /* bench_median */
 
 typedef struct bench_opts {
     int json;                 /* --json: machine-readable output on stdout */
@@ -17,8 +18,6 @@ typedef struct bench_opts {
 } bench_opts;
 
 double bench_now_s(void);
-/* Median of n doubles (sorts a copy). */
-double bench_median(const double *v, int n);
 /* Abort the benchmark with the hwrt error sentence when a call fails. */
 void bench_check(hwrt_status st, const char *what);
 #define BCHECK(call) bench_check((call), #call)
