@@ -159,17 +159,27 @@ static int p_finalize(char *err, size_t len)
     return HWRT_SUCCESS;
 }
 
+/* The MPI datatype and operator of a reduction, or INVALID_ARGUMENT naming them. */
+static int type_op(int dtype, int op, const char *what, MPI_Datatype *t, MPI_Op *o, char *err,
+                   size_t len)
+{
+    *t = hwrt_mpi_type(dtype);
+    *o = hwrt_mpi_op(dtype, op);
+    if (*t == MPI_DATATYPE_NULL || *o == MPI_OP_NULL)
+        return fail(err, len, HWRT_ERROR_INVALID_ARGUMENT, "MPI %s: no MPI type/operator for "
+                    "dtype %d, op %d", what, dtype, op);
+    return 0;
+}
+
 static int p_allreduce(void *buf, size_t count, int dtype, int op, double timeout, char *err,
                        size_t len)
 {
     if (broken || comm == MPI_COMM_NULL) return refuse(err, len, "allreduce");
     int st = check_count(count, "allreduce", err, len);
+    MPI_Datatype t;
+    MPI_Op o;
+    if (!st) st = type_op(dtype, op, "allreduce", &t, &o, err, len);
     if (st) return st;
-    MPI_Datatype t = hwrt_mpi_type(dtype);
-    MPI_Op o = hwrt_mpi_op(dtype, op);
-    if (t == MPI_DATATYPE_NULL || o == MPI_OP_NULL)
-        return fail(err, len, HWRT_ERROR_INVALID_ARGUMENT, "MPI allreduce: no MPI type/operator "
-                    "for dtype %d, op %d", dtype, op);
     int tsize = 0, nranks = 1;
     MPI_Type_size(t, &tsize);
     MPI_Comm_size(comm, &nranks);
@@ -207,12 +217,10 @@ static int p_reduce_scatter(const void *in, void *out, size_t count, int dtype, 
 {
     if (broken || comm == MPI_COMM_NULL) return refuse(err, len, "reduce_scatter");
     int st = check_count(count, "reduce_scatter", err, len);
+    MPI_Datatype t;
+    MPI_Op o;
+    if (!st) st = type_op(dtype, op, "reduce_scatter", &t, &o, err, len);
     if (st) return st;
-    MPI_Datatype t = hwrt_mpi_type(dtype);
-    MPI_Op o = hwrt_mpi_op(dtype, op);
-    if (t == MPI_DATATYPE_NULL || o == MPI_OP_NULL)
-        return fail(err, len, HWRT_ERROR_INVALID_ARGUMENT, "MPI reduce_scatter: no MPI "
-                    "type/operator for dtype %d, op %d", dtype, op);
     volatile int rc = MPI_SUCCESS;
     HWRT_MPI_GUARDED(rc, timeout, MPI_Reduce_scatter_block(in, out, (int)count, t, o, comm));
     return result(rc, "reduce_scatter", timeout, err, len);
