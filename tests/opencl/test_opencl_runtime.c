@@ -1,8 +1,9 @@
 /* The OpenCL backend's runtime semantics through the public API, on PoCL: device
  * properties, device pointers mapped to buffers (interior pointers, overlapping copies),
  * memory figures and OOM, pinned memory, host functions in stream order, events with
- * timestamps, and asynchrony that is really there (a gated stream, a stale raw read on
- * another stream, an event wait that orders it). The gate, never timing, decides. */
+ * timestamps, threads sharing a stream, and cross-device event waits. Asynchrony (a
+ * gated stream, a stale raw read on another stream, an event wait that orders it) is
+ * tests/unit/test_async_semantics, registered for opencl as opencl_async_semantics. */
 #include "harness.h"
 
 #include <pthread.h>
@@ -143,80 +144,6 @@ static void host_funcs_and_events(void)
     OK(hwrt_stream_destroy(s));
 }
 
-typedef struct { hwrt_tensor t; float *out; hwrt_status st; atomic_int done; } reader;
-
-static void *read_tensor(void *arg)
-{
-    reader *r = arg;
-    hwrt_set_device("opencl", 0);
-    r->st = hwrt_tensor_copy_to_host(r->t, r->out, N * sizeof(float));
-    atomic_store(&r->done, 1);
-    return NULL;
-}
-
-static void asynchrony(void)
-{
-    TEST_CASE("async: gated stream, stale raw read, ordered reads");
-    static float old_vals[N], got[N];
-    for (int i = 0; i < N; i++) old_vals[i] = (float)i;
-    int64_t shape[1] = {N};
-    hwrt_tensor t;
-    OK(hwrt_tensor_from_host(&t, HWRT_FLOAT32, 1, shape, old_vals));
-    void *dptr;
-    OK(hwrt_tensor_data(t, &dptr));
-    hwrt_stream a, b;
-    OK(hwrt_stream_create(&a, 0));
-    OK(hwrt_stream_create(&b, 0));
-    float *pinned;
-    OK(hwrt_host_alloc((void **)&pinned, N * sizeof(float), HWRT_HOST_PINNED));
-
-    OK(hwrt_launch_host_func(a, gate, NULL));
-    OK(hwrt_op_fill(t, 7.0, a));
-    while (!atomic_load(&gate_entered)) usleep(50);
-    EXPECT(hwrt_stream_query(a) == HWRT_ERROR_NOT_READY);
-    /* B reads without ordering: it must see the old contents while A is held */
-    OK(hwrt_memcpy_async(pinned, dptr, N * sizeof(float), HWRT_MEMCPY_DEVICE_TO_HOST, b));
-    OK(hwrt_stream_synchronize(b));
-    EXPECT(memcmp(pinned, old_vals, sizeof old_vals) == 0);
-    EXPECT(hwrt_stream_query(a) == HWRT_ERROR_NOT_READY);
-    /* copy_to_host is ordered after the writer: it waits for the gate */
-    reader r = {.t = t, .out = got};
-    pthread_t th;
-    pthread_create(&th, NULL, read_tensor, &r);
-    usleep(20000);
-    EXPECT(atomic_load(&r.done) == 0);
-    atomic_store(&gate_open, 1);
-    pthread_join(th, NULL);
-    OK(r.st);
-    int all7 = 1;
-    for (int i = 0; i < N; i++) all7 &= got[i] == 7.0f;
-    EXPECT(all7);
-
-    /* an event wait orders B's raw read after A's write */
-    atomic_store(&gate_open, 0);
-    atomic_store(&gate_entered, 0);
-    hwrt_event ev;
-    OK(hwrt_event_create(&ev, HWRT_EVENT_DISABLE_TIMING));
-    OK(hwrt_launch_host_func(a, gate, NULL));
-    OK(hwrt_op_fill(t, 9.0, a));
-    OK(hwrt_event_record(ev, a));
-    OK(hwrt_stream_wait_event(b, ev));
-    OK(hwrt_memcpy_async(pinned, dptr, N * sizeof(float), HWRT_MEMCPY_DEVICE_TO_HOST, b));
-    while (!atomic_load(&gate_entered)) usleep(50);
-    EXPECT(hwrt_event_query(ev) == HWRT_ERROR_NOT_READY);
-    EXPECT(hwrt_stream_query(b) == HWRT_ERROR_NOT_READY);
-    atomic_store(&gate_open, 1);
-    OK(hwrt_stream_synchronize(b));
-    int all9 = 1;
-    for (int i = 0; i < N; i++) all9 &= pinned[i] == 9.0f;
-    EXPECT(all9);
-    OK(hwrt_event_destroy(ev));
-    OK(hwrt_stream_destroy(a));
-    OK(hwrt_stream_destroy(b));
-    OK(hwrt_host_free(pinned));
-    OK(hwrt_tensor_release(t));
-}
-
 /* Threads share the device and one stream: each thread's work on the shared stream must
  * stay in its own order (host functions interleave with its kernels), results exact. */
 enum { NTHREADS = 4, ITERS = 25 };
@@ -323,7 +250,6 @@ int main(void)
     props_and_memory();
     copies();
     host_funcs_and_events();
-    asynchrony();
     threads();
     cross_device();
     OK(hwrt_shutdown());

@@ -2,7 +2,8 @@
  * to a tensor is queued on A, and a raw D2H copy on stream B (no event) sees the OLD
  * contents; hwrt_tensor_copy_to_host of the same tensor returns the NEW contents once
  * the gate opens; and an event wait makes the raw read on B correct. Deterministic: the
- * gate, not timing, decides the order. */
+ * gate, not timing, decides the order. Runs on the backend named by argv[1] (default sim;
+ * tests/opencl registers it for opencl too). */
 #include "harness.h"
 
 #include <pthread.h>
@@ -21,21 +22,24 @@ static void gate(void *arg)
     while (!atomic_load(&gate_open)) usleep(100);
 }
 
+static const char *backend = "sim";
+
 typedef struct { hwrt_tensor t; float *out; hwrt_status st; atomic_int done; } reader;
 
 static void *read_tensor(void *arg)
 {
     reader *r = arg;
-    OK(hwrt_set_device("sim", 0));
+    OK(hwrt_set_device(backend, 0));
     r->st = hwrt_tensor_copy_to_host(r->t, r->out, N * sizeof(float));
     atomic_store(&r->done, 1);
     return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1) backend = argv[1];
     TEST_CASE("async");
-    OK(hwrt_set_device("sim", 0));
+    OK(hwrt_set_device(backend, 0));
     static float old_vals[N], host[N], got[N];
     for (int i = 0; i < N; i++) old_vals[i] = (float)i;
     hwrt_tensor t;
