@@ -121,6 +121,7 @@ typedef struct hwrt_backend_ops {
     hwrt_status (*event_record)(hwrt_bevent *e, hwrt_bstream *s);
     hwrt_status (*event_query)(hwrt_bevent *e);       /* SUCCESS or NOT_READY */
     hwrt_status (*event_synchronize)(hwrt_bevent *e);
+    /* called with two recorded timing events of one device (the core checks that) */
     hwrt_status (*event_elapsed_ms)(float *ms, hwrt_bevent *start, hwrt_bevent *end);
     /* Device timestamp (ns) at which a completed event's record was reached; optional,
      * used by the profiler to place work on the device timeline. */

@@ -124,5 +124,14 @@ hwrt_status hwrt_event_elapsed_ms(float *ms, hwrt_event start, hwrt_event end)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_event_elapsed_ms: the %s event was "
                        "never recorded; call hwrt_event_record on both first",
                        !a->recorded ? "start" : "end");
+    /* what every backend would check alike; the backend then only measures */
+    if ((a->flags | b->flags) & HWRT_EVENT_DISABLE_TIMING)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
+                       "hwrt_event_elapsed_ms: an event was created with "
+                       "HWRT_EVENT_DISABLE_TIMING; create both with HWRT_EVENT_DEFAULT");
+    if (a->device != b->device)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_event_elapsed_ms: the events belong to "
+                       "devices %d and %d; timestamps of different devices do not compare",
+                       a->device, b->device);
     return hwi_ops_if_selected()->event_elapsed_ms(ms, a->be, b->be);
 }
