@@ -4,6 +4,7 @@
  * sleeping thread costs a wake-up (tens of microseconds) on each handoff. */
 #include "comm_thread.h"
 #include "../core/status.h"
+#include "../core/spin.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -40,7 +41,7 @@ static int spin_for(_Atomic unsigned *v, unsigned want)
     uint64_t end = now_ns() + SPIN_NS;
     for (unsigned i = 0; atomic_load_explicit(v, memory_order_acquire) != want; i++) {
         if ((i & 63) == 63 && now_ns() > end) return 0;
-        __builtin_ia32_pause();
+        hwi_cpu_relax();
     }
     return 1;
 }

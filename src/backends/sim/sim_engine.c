@@ -5,18 +5,10 @@
 #define _GNU_SOURCE 1   /* PTHREAD_MUTEX_ADAPTIVE_NP */
 #include "sim.h"
 #include "sim_registry.h"
+#include "../../core/spin.h"
 
 #include <sched.h>
 #include <stdlib.h>
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
 
 static uint64_t spin_window(void)
 {
@@ -61,7 +53,7 @@ static void *engine_main(void *arg)
         uint64_t until = sim_now_ns() + spin_ns;
         unsigned i = 0;
         while (!atomic_load_explicit(&e->pending, memory_order_acquire)) {
-            cpu_relax();
+            hwi_cpu_relax();
             if ((++i & 3) == 0) {
                 if (sim_now_ns() >= until) break;
                 sched_yield();

@@ -3,6 +3,7 @@
  * ops handled right here, without an engine. */
 #include "sim.h"
 #include "../../core/status.h"
+#include "../../core/spin.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -27,15 +28,6 @@ void sim_mark_blocked(sim_stream *s)
     pthread_mutex_unlock(&blocked_mu);
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 /* ---- op freelist (see struct hwrt_bstream) ---- */
 
 /* Ops kept per stream for reuse (120 bytes each: at most 15 MiB, reached only by a stream
@@ -45,7 +37,7 @@ static inline void cpu_relax(void)
 sim_op *sim_op_new(sim_stream *s, sim_op_type type, int engine)
 {
     while (atomic_flag_test_and_set_explicit(&s->alloc_lock, memory_order_acquire))
-        cpu_relax();
+        hwi_cpu_relax();
     sim_op *op = s->spare;
     if (!op) op = atomic_exchange_explicit(&s->returned, NULL, memory_order_acquire);
     if (op) {
@@ -220,7 +212,7 @@ void sim_stream_wait_seq(sim_stream *s, uint64_t seq)
     uint64_t until = sim_now_ns() + s->dev->engines[SIM_ENG_COMPUTE].spin_ns;
     unsigned i = 0;
     while (atomic_load_explicit(&s->completed, memory_order_acquire) < seq) {
-        cpu_relax();
+        hwi_cpu_relax();
         if ((++i & 3) == 0) {
             if (atomic_load_explicit(&s->cur_job, memory_order_relaxed)) {
                 sim_split_help(s);             /* a large copy became the head: help */
