@@ -5,6 +5,7 @@
 #include "../core/config.h"
 #include "../core/log.h"
 #include "../core/status.h"
+#include "../core/json.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -102,18 +103,6 @@ static void site_text(void *pc, char *buf, size_t len)
     }
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static const char *state_name(const pblock *b)
 {
     if (b->state == B_ALLOC && atomic_load_explicit(&b->in_tc, memory_order_relaxed))
@@ -131,7 +120,7 @@ static void snapshot_block(FILE *f, const pblock *b, int first)
                 (unsigned long long)b->alloc_seq);
     if (b->tag) {
         fputs(", \"tag\": ", f);
-        json_str(f, b->tag);
+        hwi_json_str(f, b->tag);
     }
     if (live && b->nsite) {
         fputs(", \"site\": [", f);
@@ -139,7 +128,7 @@ static void snapshot_block(FILE *f, const pblock *b, int first)
             char t[256];
             site_text(b->site[i], t, sizeof t);
             if (i) fputs(", ", f);
-            json_str(f, t);
+            hwi_json_str(f, t);
         }
         fputc(']', f);
     }

@@ -12,18 +12,6 @@
 
 #define DEV_PID_BASE 100000000      /* above any Linux pid (pid_max <= 4194304) */
 
-void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static long dev_pid(int file, int device) { return DEV_PID_BASE + file * 1000L + device + 1; }
 static long lane_tid(int engine, uint32_t stream) { return (long)engine * 100000L + stream; }
 
@@ -45,7 +33,7 @@ static void meta(FILE *f, int *first, const char *what, long pid, long tid, cons
 {
     fprintf(f, "%s\n{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%ld,\"tid\":%ld,\"args\":{\"name\":",
             *first ? "" : ",", what, pid, tid);
-    json_str(f, name);
+    hwi_json_str(f, name);
     fprintf(f, "}}");
     fprintf(f, ",\n{\"ph\":\"M\",\"name\":\"%s_sort_index\",\"pid\":%ld,\"tid\":%ld,"
             "\"args\":{\"sort_index\":%d}}", !strcmp(what, "process_name") ? "process" : "thread",
@@ -133,7 +121,7 @@ static void op_event(FILE *f, const prof_data *d, const pop *o)
     const pfile *pf = &d->files[o->file];
     double dur = (double)(o->dend - o->dstart) / 1000.0;
     fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", o->kind);
-    json_str(f, o->name);
+    hwi_json_str(f, o->name);
     fprintf(f, ",\"pid\":%ld,\"tid\":%ld,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"stream\":%u,"
             "\"task_id\":%u,\"host_launch_us\":%.3f,\"wait_us\":%.3f",
             dev_pid(o->file, o->device), lane_tid(o->engine, o->stream), rel_us(d, o->dstart),
@@ -161,7 +149,7 @@ static void host_events(FILE *f, const prof_data *d)
         char nm[160];
         snprintf(nm, sizeof nm, "launch %s", o->name);
         fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"launch\",\"name\":");
-        json_str(f, nm);
+        hwi_json_str(f, nm);
         fprintf(f, ",\"pid\":%ld,"
                 "\"tid\":%ld,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"device\":%d,\"stream\":%u%s}}",
                 pf->pid, host_tid(pf, o->thread), rel_us(d, o->t0),
@@ -172,7 +160,7 @@ static void host_events(FILE *f, const prof_data *d)
         const psync *s = &d->syncs[i];
         const pfile *pf = &d->files[s->file];
         fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"sync\",\"name\":");
-        json_str(f, s->name);
+        hwi_json_str(f, s->name);
         fprintf(f, ",\"pid\":%ld,\"tid\":%ld,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"device\":%d,"
                 "\"stream\":%u}}", pf->pid, host_tid(pf, s->thread), rel_us(d, s->t0),
                 (double)(s->t1 - s->t0) / 1000.0, s->device, s->stream);
@@ -181,9 +169,9 @@ static void host_events(FILE *f, const prof_data *d)
         const pext *x = &d->exts[i];
         const pfile *pf = &d->files[x->file];
         fprintf(f, ",\n{\"ph\":\"X\",\"cat\":");
-        json_str(f, x->cat);
+        hwi_json_str(f, x->cat);
         fprintf(f, ",\"name\":");
-        json_str(f, x->name);
+        hwi_json_str(f, x->name);
         fprintf(f, ",\"pid\":%ld,\"tid\":%ld,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"device\":%d,"
                 "\"bytes\":%llu}}", pf->pid, 900000L + (long)x->thread * 100 + x->device + 1,
                 rel_us(d, x->t0),

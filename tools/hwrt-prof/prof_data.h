@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/json.h"   /* hwi_json_str (header-only: no link to libhwrt) */
+
 enum { ENG_COMPUTE, ENG_H2D, ENG_D2H, ENG_HOST, ENG_WAIT, ENG_COUNT };
 extern const char *const engine_names[ENG_COUNT];
 
@@ -127,7 +129,6 @@ int export_report_html(const prof_data *d, const prof_figures *f, const prof_ver
 void print_op_table(FILE *out, const prof_figures *f);
 
 /* Helpers */
-void json_str(FILE *f, const char *s);
 const char *task_type_of(const pop *o);
 const char *copy_direction(int sub);
 

@@ -1,5 +1,6 @@
 /* hwrt-smi output formats. */
 #include "smi_format.h"
+#include "core/json.h"
 
 #include <string.h>
 
@@ -133,25 +134,13 @@ int smi_print_process_csv(FILE *f, const hwrt_smi_snapshot *s, const char *field
     return fields_csv(f, fields, o, s->nprocesses, proc_field, s);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 void smi_print_json(FILE *f, const hwrt_smi_snapshot *s)
 {
     fprintf(f, "{\"version\": \"%s\", \"devices\": [", hwrt_version());
     for (int i = 0; i < s->ndevices; i++) {
         const hwrt_smi_device *d = &s->devices[i];
         fprintf(f, "%s{\"index\": %d, \"name\": ", i ? ", " : "", d->id);
-        json_str(f, d->name);
+        hwi_json_str(f, d->name);
         fprintf(f, ", \"backend\": \"%s\", \"health\": \"%s\", \"memory_used\": %zu, "
                 "\"memory_total\": %zu, \"utilization\": %.1f, \"simulated\": %s, \"processes\": %d}",
                 d->backend, d->health, d->used, d->total, d->busy_pct,
@@ -161,13 +150,13 @@ void smi_print_json(FILE *f, const hwrt_smi_snapshot *s)
     for (int i = 0; i < s->nprocesses; i++) {
         const hwrt_smi_process *p = &s->processes[i];
         fprintf(f, "%s{\"pid\": %d, \"name\": ", i ? ", " : "", p->pid);
-        json_str(f, p->name);
+        hwi_json_str(f, p->name);
         fprintf(f, ", \"device\": %d, \"used_memory\": %zu, \"overhead\": %zu, \"comm\": %zu, "
                 "\"reserved\": %zu, \"allocated\": %zu, \"exclusive\": %s}", p->device, p->used,
                 p->overhead, p->comm, p->reserved, p->allocated, p->exclusive ? "true" : "false");
     }
     fprintf(f, "], \"warnings\": ");
-    json_str(f, s->warnings);
+    hwi_json_str(f, s->warnings);
     fprintf(f, "}\n");
 }
 
