@@ -3,6 +3,7 @@
  * combination of dtypes, shapes, axes, aliasing, handles and devices. float16/bfloat16
  * references compute in float32 and round once to the storage type (half.h). */
 #include "conf.h"
+#include "dtype_ref.h"   /* ref_get / ref_put */
 
 #include <math.h>
 
@@ -11,49 +12,11 @@ static const hwrt_dtype ints[] = {HWRT_INT8, HWRT_UINT8, HWRT_INT32, HWRT_INT64}
 
 static int is_float(hwrt_dtype dt) { return dt <= HWRT_FLOAT64; }
 
-static double sat(double v, double lo, double hi)
-{
-    v = trunc(v);
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
-/* Store v as dt the way the API specifies: floats round to nearest even (through float32
- * for the 16-bit types), ints truncate toward zero and saturate, bool is v != 0. */
-static void put(hwrt_dtype dt, void *p, size_t i, double v)
-{
-    switch (dt) {
-    case HWRT_FLOAT32: ((float *)p)[i] = (float)v; break;
-    case HWRT_FLOAT16: ((uint16_t *)p)[i] = hwi_float_to_half((float)v); break;
-    case HWRT_BFLOAT16: ((uint16_t *)p)[i] = hwi_float_to_bf16((float)v); break;
-    case HWRT_FLOAT64: ((double *)p)[i] = v; break;
-    case HWRT_INT8: ((int8_t *)p)[i] = (int8_t)sat(v, -128, 127); break;
-    case HWRT_UINT8: ((uint8_t *)p)[i] = (uint8_t)sat(v, 0, 255); break;
-    case HWRT_INT32: ((int32_t *)p)[i] = (int32_t)sat(v, -2147483648.0, 2147483647.0); break;
-    case HWRT_INT64: ((int64_t *)p)[i] = (int64_t)sat(v, -9223372036854775808.0, 9223372036854774784.0); break;
-    default: ((uint8_t *)p)[i] = v != 0; break;
-    }
-}
-
-static double get(hwrt_dtype dt, const void *p, size_t i)
-{
-    switch (dt) {
-    case HWRT_FLOAT32: return ((const float *)p)[i];
-    case HWRT_FLOAT16: return hwi_half_to_float(((const uint16_t *)p)[i]);
-    case HWRT_BFLOAT16: return hwi_bf16_to_float(((const uint16_t *)p)[i]);
-    case HWRT_FLOAT64: return ((const double *)p)[i];
-    case HWRT_INT8: return ((const int8_t *)p)[i];
-    case HWRT_UINT8: return ((const uint8_t *)p)[i];
-    case HWRT_INT32: return ((const int32_t *)p)[i];
-    case HWRT_INT64: return (double)((const int64_t *)p)[i];
-    default: return ((const uint8_t *)p)[i];
-    }
-}
-
 static double round_to(hwrt_dtype dt, double v)
 {
     unsigned char tmp[8];
-    put(dt, tmp, 0, v);
-    return get(dt, tmp, 0);
+    ref_put(dt, tmp, 0, v);
+    return ref_get(dt, tmp, 0);
 }
 
 /* What float32 arithmetic gives for the 16/32-bit float types. */
@@ -76,7 +39,7 @@ static hwrt_tensor upload(hwrt_dtype dt, int ndim, const int64_t *shape, const d
     int64_t n = 1;
     for (int i = 0; i < ndim; i++) n *= shape[i];
     void *buf = malloc((size_t)(n ? n : 1) * 8);
-    for (int64_t i = 0; i < n; i++) put(dt, buf, (size_t)i, v[i]);
+    for (int64_t i = 0; i < n; i++) ref_put(dt, buf, (size_t)i, v[i]);
     hwrt_tensor t = NULL;
     OK(hwrt_tensor_from_host(&t, dt, ndim, shape, buf));
     free(buf);
@@ -94,7 +57,7 @@ static void download(hwrt_tensor t, hwrt_dtype dt, int64_t n, double *out)
 {
     void *buf = malloc((size_t)(n ? n : 1) * 8);
     OK(hwrt_tensor_copy_to_host(t, buf, (size_t)n * hwrt_dtype_size(dt)));
-    for (int64_t i = 0; i < n; i++) out[i] = get(dt, buf, (size_t)i);
+    for (int64_t i = 0; i < n; i++) out[i] = ref_get(dt, buf, (size_t)i);
     free(buf);
 }
 

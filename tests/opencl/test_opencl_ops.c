@@ -7,7 +7,7 @@
  * and a tolerance applies. Selected cases are also checked against values computed
  * here on the host, so a bug shared by both backends is caught too. */
 #include "harness.h"
-#include "core/half.h"
+#include "dtype_ref.h"   /* ref_get / ref_put */
 
 #include <math.h>
 #include <stdint.h>
@@ -29,46 +29,6 @@ static const hwrt_dtype all_dt[] = {HWRT_FLOAT32, HWRT_FLOAT16, HWRT_BFLOAT16, H
                                     HWRT_INT8, HWRT_UINT8, HWRT_INT32, HWRT_INT64, HWRT_BOOL};
 enum { NDT = 9 };
 
-/* ---- host-side element access (the test's own conversions) ---- */
-
-static double hload(const void *p, hwrt_dtype dt, int64_t i)
-{
-    switch (dt) {
-    case HWRT_FLOAT32: return ((const float *)p)[i];
-    case HWRT_FLOAT16: return hwi_half_to_float(((const uint16_t *)p)[i]);
-    case HWRT_BFLOAT16: return hwi_bf16_to_float(((const uint16_t *)p)[i]);
-    case HWRT_FLOAT64: return ((const double *)p)[i];
-    case HWRT_INT8: return ((const int8_t *)p)[i];
-    case HWRT_UINT8: return ((const uint8_t *)p)[i];
-    case HWRT_INT32: return ((const int32_t *)p)[i];
-    case HWRT_INT64: return (double)((const int64_t *)p)[i];
-    default: return ((const uint8_t *)p)[i] != 0;
-    }
-}
-
-static double clampd(double v, double lo, double hi)
-{
-    if (isnan(v)) return 0;
-    v = trunc(v);
-    return v < lo ? lo : v > hi ? hi : v;
-}
-
-static void hstore(void *p, hwrt_dtype dt, int64_t i, double v)
-{
-    switch (dt) {
-    case HWRT_FLOAT32: ((float *)p)[i] = (float)v; break;
-    case HWRT_FLOAT16: ((uint16_t *)p)[i] = hwi_float_to_half((float)v); break;
-    case HWRT_BFLOAT16: ((uint16_t *)p)[i] = hwi_float_to_bf16((float)v); break;
-    case HWRT_FLOAT64: ((double *)p)[i] = v; break;
-    case HWRT_INT8: ((int8_t *)p)[i] = (int8_t)clampd(v, -128, 127); break;
-    case HWRT_UINT8: ((uint8_t *)p)[i] = (uint8_t)clampd(v, 0, 255); break;
-    case HWRT_INT32: ((int32_t *)p)[i] = (int32_t)clampd(v, -2147483648.0, 2147483647.0); break;
-    case HWRT_INT64: ((int64_t *)p)[i] = (int64_t)clampd(v, -9223372036854775808.0,
-                                                                 9223372036854774784.0); break;
-    default: ((uint8_t *)p)[i] = v != 0; break;
-    }
-}
-
 static int is_float(hwrt_dtype dt) { return dt <= HWRT_FLOAT64; }
 
 /* Inputs: ordinary values plus the ones that exercise rounding, saturation, wrapping,
@@ -87,7 +47,7 @@ static double input_value(int64_t i, int seed, hwrt_dtype dt)
 static void *make_input(hwrt_dtype dt, int64_t n, int seed)
 {
     void *p = calloc((size_t)n, 8);
-    for (int64_t i = 0; i < n; i++) hstore(p, dt, i, input_value(i, seed, dt));
+    for (int64_t i = 0; i < n; i++) ref_put(dt, p, i, input_value(i, seed, dt));
     return p;
 }
 
@@ -193,7 +153,7 @@ static void fill_cases(void)
             snprintf(name, sizeof name, "fill %s %g", hwrt_dtype_name(all_dt[d]), vals[v]);
             unsigned char *got = keep(name, o, all_dt[d], 0);
             unsigned char want[8];
-            hstore(want, all_dt[d], 0, vals[v]);
+            ref_put(all_dt[d], want, 0, vals[v]);
             size_t es = hwrt_dtype_size(all_dt[d]);
             int ok = got != NULL;
             for (int i = 0; got && i < N + 3; i++) ok &= memcmp(got + i * es, want, es) == 0;
@@ -255,8 +215,8 @@ static void matmul_cases(void)
         int64_t sa[2] = {M, K}, sb[2] = {K, NN}, so[2] = {M, NN};
         /* small integers-and-halves keep products exact in every float type */
         void *ha = calloc((size_t)(M * K), 8), *hb = calloc((size_t)(K * NN), 8);
-        for (int64_t i = 0; i < M * K; i++) hstore(ha, fdt[d], i, (double)((i * 5) % 9 - 4) * 0.5);
-        for (int64_t i = 0; i < K * NN; i++) hstore(hb, fdt[d], i, (double)((i * 3) % 7 - 3) * 0.25);
+        for (int64_t i = 0; i < M * K; i++) ref_put(fdt[d], ha, i, (double)((i * 5) % 9 - 4) * 0.5);
+        for (int64_t i = 0; i < K * NN; i++) ref_put(fdt[d], hb, i, (double)((i * 3) % 7 - 3) * 0.25);
         hwrt_tensor a, b, o;
         OK(hwrt_tensor_from_host(&a, fdt[d], 2, sa, ha));
         OK(hwrt_tensor_from_host(&b, fdt[d], 2, sb, hb));
@@ -271,8 +231,8 @@ static void matmul_cases(void)
             for (int64_t j = 0; j < NN; j++) {
                 double want = 0;
                 for (int64_t p = 0; p < K; p++)
-                    want += hload(ha, fdt[d], i * K + p) * hload(hb, fdt[d], p * NN + j);
-                ok &= fabs(hload(got, fdt[d], i * NN + j) - want) <= tol[d] * (1 + fabs(want));
+                    want += ref_get(fdt[d], ha, i * K + p) * ref_get(fdt[d], hb, p * NN + j);
+                ok &= fabs(ref_get(fdt[d], got, i * NN + j) - want) <= tol[d] * (1 + fabs(want));
             }
         TEST_CASE(name);
         EXPECT(ok);
@@ -346,12 +306,12 @@ static void sum_cases(void)
                 for (int i = 0; i < 3; i++)
                     for (int k = 0; k < 4; k++) {
                         double acc = 0;
-                        for (int r = 0; r < 5; r++) acc += hload(h, dt, (i * 5 + r) * 4 + k);
+                        for (int r = 0; r < 5; r++) acc += ref_get(dt, h, (i * 5 + r) * 4 + k);
                         unsigned char w[8];
-                        hstore(w, odt, 0, acc);
+                        ref_put(odt, w, 0, acc);
                         ok &= memcmp(w, got + (i * 4 + k) * hwrt_dtype_size(odt),
                                      hwrt_dtype_size(odt)) == 0 || (isnan(acc) &&
-                                     isnan(hload(got, odt, i * 4 + k)));
+                                     isnan(ref_get(odt, got, i * 4 + k)));
                     }
                 free(h);
                 TEST_CASE(name);
@@ -383,7 +343,7 @@ static int same(const result *r)
     const unsigned char *a = r->out[0], *b = r->out[1];
     size_t es = hwrt_dtype_size(r->dt);
     for (size_t i = 0; i < r->bytes / es; i++) {
-        double x = hload(a, r->dt, (int64_t)i), y = hload(b, r->dt, (int64_t)i);
+        double x = ref_get(r->dt, a, (int64_t)i), y = ref_get(r->dt, b, (int64_t)i);
         if (r->tol > 0 ? fabs(x - y) <= r->tol * (1 + fabs(x))
                        : (memcmp(a + i * es, b + i * es, es) == 0 || (isnan(x) && isnan(y))))
             continue;
