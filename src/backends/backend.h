@@ -121,10 +121,12 @@ typedef struct hwrt_backend_ops {
     hwrt_status (*event_record)(hwrt_bevent *e, hwrt_bstream *s);
     hwrt_status (*event_query)(hwrt_bevent *e);       /* SUCCESS or NOT_READY */
     hwrt_status (*event_synchronize)(hwrt_bevent *e);
-    /* called with two recorded timing events of one device (the core checks that) */
+    /* Optional (cuEventElapsedTime, for drivers without absolute timestamps); called
+     * with two recorded timing events of one device (the core checks that). NULL: the
+     * core derives it from event_timestamp_ns; a backend needs one of the two. */
     hwrt_status (*event_elapsed_ms)(float *ms, hwrt_bevent *start, hwrt_bevent *end);
-    /* Device timestamp (ns) at which a completed event's record was reached; optional,
-     * used by the profiler to place work on the device timeline. */
+    /* Device timestamp (ns) at which a completed event's record was reached (NOT_READY
+     * before); also places work on the profiler's device timeline. */
     hwrt_status (*event_timestamp_ns)(hwrt_bevent *e, uint64_t *ns);
 
     /* Optional: NULL makes the core synchronize every stream it created. */

@@ -133,5 +133,12 @@ hwrt_status hwrt_event_elapsed_ms(float *ms, hwrt_event start, hwrt_event end)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_event_elapsed_ms: the events belong to "
                        "devices %d and %d; timestamps of different devices do not compare",
                        a->device, b->device);
-    return hwi_ops_if_selected()->event_elapsed_ms(ms, a->be, b->be);
+    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    if (ops->event_elapsed_ms) return ops->event_elapsed_ms(ms, a->be, b->be);
+    uint64_t ta, tb;
+    hwrt_status st = ops->event_timestamp_ns(a->be, &ta);
+    if (st == HWRT_SUCCESS) st = ops->event_timestamp_ns(b->be, &tb);
+    if (st != HWRT_SUCCESS) return hwi_err_prefix(st, "hwrt_event_elapsed_ms");
+    *ms = (float)(((double)tb - (double)ta) / 1e6);
+    return HWRT_SUCCESS;
 }

@@ -22,7 +22,6 @@ void ocl_event_destroy(hwrt_bevent *e);
 hwrt_status ocl_event_record(hwrt_bevent *e, hwrt_bstream *s);
 hwrt_status ocl_event_query(hwrt_bevent *e);
 hwrt_status ocl_event_synchronize(hwrt_bevent *e);
-hwrt_status ocl_event_elapsed_ms(float *ms, hwrt_bevent *a, hwrt_bevent *b);
 hwrt_status ocl_event_timestamp_ns(hwrt_bevent *e, uint64_t *ns);
 hwrt_status ocl_device_reset(hwrt_bdev *d);
 
@@ -58,7 +57,6 @@ const hwrt_backend_ops hwrt_backend_opencl = {
     .event_record = ocl_event_record,
     .event_query = ocl_event_query,
     .event_synchronize = ocl_event_synchronize,
-    .event_elapsed_ms = ocl_event_elapsed_ms,
     .event_timestamp_ns = ocl_event_timestamp_ns,
     .device_synchronize = NULL,        /* the core synchronizes every stream it made */
     .device_reset = ocl_device_reset,  /* finish the streams, acknowledge failed commands */

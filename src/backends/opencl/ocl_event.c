@@ -100,15 +100,3 @@ hwrt_status ocl_event_timestamp_ns(hwrt_bevent *e, uint64_t *ns)
         *ns = (uint64_t)((int64_t)end - e->dev->ts_offset);
     return st;
 }
-
-/* The core has checked timing flags and that both events are of one device. */
-hwrt_status ocl_event_elapsed_ms(float *ms, hwrt_bevent *a, hwrt_bevent *b)
-{
-    uint64_t ta, tb;
-    hwrt_status st = ocl_event_timestamp_ns(a, &ta);
-    if (st == HWRT_SUCCESS) st = ocl_event_timestamp_ns(b, &tb);
-    if (st != HWRT_SUCCESS)
-        return hwi_err_prefix(st, "hwrt_event_elapsed_ms");
-    *ms = (float)(((double)tb - (double)ta) / 1e6);
-    return HWRT_SUCCESS;
-}

@@ -29,7 +29,6 @@ void sim_event_destroy(hwrt_bevent *e);
 hwrt_status sim_event_record(hwrt_bevent *e, hwrt_bstream *s);
 hwrt_status sim_event_query(hwrt_bevent *e);
 hwrt_status sim_event_synchronize(hwrt_bevent *e);
-hwrt_status sim_event_elapsed_ms(float *ms, hwrt_bevent *a, hwrt_bevent *b);
 hwrt_status sim_event_timestamp_ns(hwrt_bevent *e, uint64_t *ns);
 hwrt_status sim_device_reset(hwrt_bdev *d);
 
@@ -64,7 +63,6 @@ const hwrt_backend_ops hwrt_backend_sim = {
     .event_record = sim_event_record,
     .event_query = sim_event_query,
     .event_synchronize = sim_event_synchronize,
-    .event_elapsed_ms = sim_event_elapsed_ms,
     .event_timestamp_ns = sim_event_timestamp_ns,
     .device_synchronize = NULL,        /* the core synchronizes every stream it made */
     .device_reset = sim_device_reset,
