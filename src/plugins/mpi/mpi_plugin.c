@@ -55,6 +55,18 @@ static int refuse(char *err, size_t len, const char *what)
                 "the group is unusable: finalize and restart the job", what, broken_why);
 }
 
+/* A collective passed its deadline: the group is unusable from now on. */
+static int timed_out(const char *what, double timeout, char *err, size_t len)
+{
+    broken = 1;
+    snprintf(broken_why, sizeof broken_why, "%s timed out after %.1f s", what, timeout);
+    return fail(err, len, HWRT_ERROR_DIST, "MPI %s did not complete within dist_timeout = %.1f s: "
+                "a peer rank has died or is stuck before this collective (every rank must call "
+                "the same collectives in the same order); the group is now unusable: finalize "
+                "and restart the job, or raise dist_timeout (hwrt_set_config or "
+                "HWRT_DIST_TIMEOUT) if ranks are legitimately that slow", what, timeout);
+}
+
 /* Poll n requests until all are done, an MPI error, or the deadline (MPI_Wtime). */
 int hwrt_mpi_waitall(int n, MPI_Request *q, const char *what, double deadline, double timeout,
                      char *err, size_t len)
@@ -69,13 +81,7 @@ int hwrt_mpi_waitall(int n, MPI_Request *q, const char *what, double deadline, d
         if ((spin & 63) == 0 && MPI_Wtime() > deadline)
             break;
     }
-    broken = 1;
-    snprintf(broken_why, sizeof broken_why, "%s timed out after %.1f s", what, timeout);
-    return fail(err, len, HWRT_ERROR_DIST, "MPI %s did not complete within dist_timeout = %.1f s: "
-                "a peer rank has died or is stuck before this collective (every rank must call "
-                "the same collectives in the same order); the group is now unusable: finalize "
-                "and restart the job, or raise dist_timeout (hwrt_set_config or "
-                "HWRT_DIST_TIMEOUT) if ranks are legitimately that slow", what, timeout);
+    return timed_out(what, timeout, err, len);
 }
 
 int hwrt_mpi_fail(char *err, size_t len, const char *what, int rc) { return mpi_fail(err, len, what, rc); }
@@ -85,13 +91,7 @@ static int result(int rc, const char *what, double timeout, char *err, size_t le
 {
     if (rc == MPI_SUCCESS) return HWRT_SUCCESS;
     if (rc != HWRT_MPI_TIMED_OUT) return mpi_fail(err, len, what, rc);
-    broken = 1;
-    snprintf(broken_why, sizeof broken_why, "%s timed out after %.1f s", what, timeout);
-    return fail(err, len, HWRT_ERROR_DIST, "MPI %s did not complete within dist_timeout = %.1f s: "
-                "a peer rank has died or is stuck before this collective (every rank must call "
-                "the same collectives in the same order); the group is now unusable: finalize "
-                "and restart the job, or raise dist_timeout (hwrt_set_config or "
-                "HWRT_DIST_TIMEOUT) if ranks are legitimately that slow", what, timeout);
+    return timed_out(what, timeout, err, len);
 }
 
 static int check_count(size_t count, const char *what, char *err, size_t len)
