@@ -32,11 +32,14 @@ static void graph_dealloc(PyObject *self)
 {
     graph_obj *o = (graph_obj *)self;
     if (o->capturing) {               /* dropped mid-capture: leave the stream eager */
+        PyObject *type, *value, *tb;  /* keep the exception being raised, if any */
+        PyErr_Fetch(&type, &value, &tb);
         hwrt_stream s;
         hwrt_graph g = NULL;
         if (hwpy_stream_arg(o->stream, &s) == 0 && hwrt_stream_end_capture(s, &g) == 0 && g)
             hwrt_graph_destroy(g);
-        PyErr_Clear();
+        PyErr_Clear();                /* ours only: hwpy_stream_arg's */
+        PyErr_Restore(type, value, tb);
     }
     if (o->g) hwrt_graph_destroy(o->g);
     Py_XDECREF(o->stream);

@@ -43,11 +43,15 @@ static void tensor_dealloc(PyObject *self)
     if (o->t) {
         hwrt_status st = hwrt_tensor_release(o->t);
         if (st != HWRT_SUCCESS) {
-            /* a destructor cannot raise: report it the way Python reports such errors */
+            /* A destructor cannot raise: report it the way Python reports such errors,
+             * keeping the exception being handled (if any). Never hand self to
+             * WriteUnraisable: at refcount 0 it would be resurrected by the hook's
+             * reference and deallocated again, recursing until the stack overflows. */
             PyObject *type, *value, *tb;
             PyErr_Fetch(&type, &value, &tb);
-            hwpy_raise(st);
-            PyErr_WriteUnraisable(self);
+            hwpy_raise_msg(st, "while freeing an hwrt.Tensor (its memory is released "
+                           "anyway): %s", hwrt_last_error());
+            PyErr_WriteUnraisable(NULL);
             PyErr_Restore(type, value, tb);
         }
         o->t = NULL;

@@ -90,13 +90,19 @@ PyBufferProcs hwpy_tensor_as_buffer = {
 
 /* ---- DLPack export ---- */
 
+/* Capsule destructors run whenever the capsule's last reference goes, often while the
+ * consumer is returning its own error (numpy.from_dlpack refusing our device): the
+ * pending exception is kept as it is (saved and restored around our work), never
+ * cleared, or the consumer would return NULL without an exception (SystemError). */
 static void versioned_capsule_free(PyObject *cap)
 {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
     if (PyCapsule_IsValid(cap, "dltensor_versioned")) {   /* never consumed */
         DLManagedTensorVersioned *m = PyCapsule_GetPointer(cap, "dltensor_versioned");
         if (m && m->deleter) m->deleter(m);
     }
-    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
 }
 
 typedef struct {
@@ -113,11 +119,13 @@ static void legacy_deleter(DLManagedTensor *self)
 
 static void legacy_capsule_free(PyObject *cap)
 {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
     if (PyCapsule_IsValid(cap, "dltensor")) {
         DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
         if (m && m->deleter) m->deleter(m);
     }
-    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
 }
 
 /* A consumer asking for max_version >= 1 gets DLManagedTensorVersioned, else the
