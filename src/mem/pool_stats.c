@@ -5,7 +5,7 @@
 #include "../core/config.h"
 #include "../core/log.h"
 #include "../core/status.h"
-#include "../core/json.h"
+#include "../core/escape.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -221,10 +221,11 @@ static void report_leak(const dpool *dp, const pblock *b)
             i++;
         site_text(b->site[i], site, sizeof site);
     }
+    char tag[256];                /* the application's text: no control bytes in the log */
+    hwi_term_clean(tag, sizeof tag, b->tag, -1);
     hwi_log(HWI_LOG_ERROR, "leak: device %d: block %p of %s (%zu bytes requested), tag \"%s\", "
             "allocated at %s, never freed; hwrt_shutdown frees it", dp->device, (void *)b->base,
-            hwi_fmt_bytes(sz, sizeof sz, b->size), b->requested, b->tag ? b->tag : "",
-            site);
+            hwi_fmt_bytes(sz, sizeof sz, b->size), b->requested, tag, site);
 }
 
 static void teardown_device(dpool *dp)

@@ -14,8 +14,13 @@
  *   S  thread api device stream t0 t1 failed                   (host time in a sync)
  *   M  thread alloc|free|reserve|release device t bytes allocated reserved addr
  *   X  thread category name device t0 t1 bytes                 (offload, collectives)
+ * Names (thread names, op and API names, categories) are written with hwi_tsv_field
+ * (core/escape.h): a tab, newline or control byte in a name is escaped (\t \n \xHH, and
+ * \\ for a backslash), so no name can split a line or forge another record; hwrt-prof
+ * reverses it with hwi_tsv_unescape.
  */
 #include "prof.h"
+#include "../core/escape.h"
 #include "../core/status.h"
 
 #include <errno.h>
@@ -31,27 +36,32 @@ static void write_rec(FILE *f, uint32_t th, const prof_rec *r)
     unsigned long long t0 = r->t0, t1 = r->t1;
     switch (r->type) {
     case PREC_WORK:
-        fprintf(f, "W\t%u\t%s\t%s\t%d\t%u\t%llu\t%llu\t%llu\t%llu\t%u\t%u\t%u\t%llu\t%llu\t%llu"
-                "\t%llu\n",
-                th, r->kind < 6 ? work_kind[r->kind] : "other", r->name, r->device, r->stream,
+        fprintf(f, "W\t%u\t%s\t", th, r->kind < 6 ? work_kind[r->kind] : "other");
+        hwi_tsv_field(f, r->name);
+        fprintf(f, "\t%d\t%u\t%llu\t%llu\t%llu\t%llu\t%u\t%u\t%u\t%llu\t%llu\t%llu\t%llu\n",
+                r->device, r->stream,
                 t0, t1, (unsigned long long)atomic_load_explicit(&r->dev_end, memory_order_relaxed),
                 (unsigned long long)r->bytes, r->sub, r->pinned, r->flags & PREC_F_FAILED,
                 (unsigned long long)r->a, (unsigned long long)r->b, (unsigned long long)r->c,
                 (unsigned long long)r->dev_start);
         break;
     case PREC_SYNC:
-        fprintf(f, "S\t%u\t%s\t%d\t%u\t%llu\t%llu\t%u\n", th, r->name, r->device, r->stream, t0,
-                t1, r->flags & PREC_F_FAILED);
+        fprintf(f, "S\t%u\t", th);
+        hwi_tsv_field(f, r->name);
+        fprintf(f, "\t%d\t%u\t%llu\t%llu\t%u\n", r->device, r->stream, t0, t1,
+                r->flags & PREC_F_FAILED);
         break;
     case PREC_MEM:
-        fprintf(f, "M\t%u\t%s\t%d\t%llu\t%llu\t%llu\t%llu\t0x%llx\n", th, r->name, r->device, t0,
+        fprintf(f, "M\t%u\t", th);
+        hwi_tsv_field(f, r->name);
+        fprintf(f, "\t%d\t%llu\t%llu\t%llu\t%llu\t0x%llx\n", r->device, t0,
                 (unsigned long long)r->bytes, (unsigned long long)r->a,
                 (unsigned long long)r->b, (unsigned long long)r->c);
         break;
     case PREC_EXT:
-        fprintf(f, "X\t%u\t%s\t%s\t%d\t%llu\t%llu\t%llu\n", th,
-                r->kind < 7 ? ext_cat[r->kind] : "user", r->name, r->device, t0, t1,
-                (unsigned long long)r->bytes);
+        fprintf(f, "X\t%u\t%s\t", th, r->kind < 7 ? ext_cat[r->kind] : "user");
+        hwi_tsv_field(f, r->name);
+        fprintf(f, "\t%d\t%llu\t%llu\t%llu\n", r->device, t0, t1, (unsigned long long)r->bytes);
         break;
     default:
         break;
@@ -77,9 +87,11 @@ hwrt_status prof_write_raw(const char *path, prof_buf *const *bufs, int nbufs, c
     static char iobuf[1 << 16];
     setvbuf(f, iobuf, _IOFBF, sizeof iobuf);
     fputs(header, f);
-    for (int i = 0; i < nbufs; i++)
-        fprintf(f, "#thread\t%u\t%ld\t%s\n", bufs[i]->index, bufs[i]->os_tid,
-                bufs[i]->thread_name[0] ? bufs[i]->thread_name : "thread");
+    for (int i = 0; i < nbufs; i++) {
+        fprintf(f, "#thread\t%u\t%ld\t", bufs[i]->index, bufs[i]->os_tid);
+        hwi_tsv_field(f, bufs[i]->thread_name[0] ? bufs[i]->thread_name : "thread");
+        fputc('\n', f);
+    }
     prof_markers_describe(f);
     for (int i = 0; i < nbufs; i++)
         write_buf(f, bufs[i]);

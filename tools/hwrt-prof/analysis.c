@@ -283,8 +283,14 @@ void prof_verdict_make(const prof_figures *f, prof_verdict *v)
 
 void prof_verdict_print(FILE *out, const prof_figures *f, const prof_verdict *v)
 {
-    fprintf(out, "verdict: %s\n", v->headline);
-    for (int i = 0; i < v->nlines; i++) fprintf(out, "  - %s\n", v->lines[i]);
+    fputs("verdict: ", out);               /* lines may quote op names: terminal-safe */
+    hwi_term_str(out, v->headline, -1);
+    fputc('\n', out);
+    for (int i = 0; i < v->nlines; i++) {
+        fputs("  - ", out);
+        hwi_term_str(out, v->lines[i], -1);
+        fputc('\n', out);
+    }
     if (f->dropped || f->missing)
         fprintf(out, "  note: %llu events dropped, %llu launches without a device timestamp\n",
                 (unsigned long long)f->dropped, (unsigned long long)f->missing);
@@ -301,11 +307,12 @@ void print_op_table(FILE *out, const prof_figures *f)
     for (int i = 0; i < f->nops; i++) {
         const op_stat *s = &f->ops[i];
         int wait = !strcmp(s->task_type, "EVENT_WAIT");
-        fprintf(out, "%-8.2f %18.3f %8llu %16.3f %16.3f %16.3f %6d  %-10s %s\n",
+        fprintf(out, "%-8.2f %18.3f %8llu %16.3f %16.3f %16.3f %6d  %-10s ",
                 wait ? 0.0 : pct(s->total_ns, all), (double)s->total_ns / 1e3,
                 (unsigned long long)s->count, (double)s->total_ns / 1e3 / (double)s->count,
-                (double)s->min_ns / 1e3, (double)s->max_ns / 1e3, s->device, s->task_type,
-                s->name);
+                (double)s->min_ns / 1e3, (double)s->max_ns / 1e3, s->device, s->task_type);
+        hwi_term_str(out, s->name, -1);      /* the op table goes to a terminal or a grep */
+        fputc('\n', out);
     }
     fprintf(out, "Memcpy share of device time: %.2f%% (%.3f of %.3f ms); pageable %.2f%% of "
             "host<->device copy time\n", pct(f->memcpy_ns, f->device_ns),

@@ -5,7 +5,10 @@
  *   memcpy_summary.csv copies by device, direction and pinned/pageable, with GB/s
  *   memory_record.csv  every allocation and free with the pool's figures after it
  *   api_statistic.csv  host time per API (launches and syncs)
- *   offload_summary.csv offload and collective events by category (when any) */
+ *   offload_summary.csv offload and collective events by category (when any)
+ * Names (op, API, category, memory event) come from the raw files, i.e. from the
+ * profiled program: they are written with hwi_csv_field (RFC 4180 quoting, controls
+ * replaced), so one row stays one line with the columns of the header. */
 #include "prof_data.h"
 
 #include <errno.h>
@@ -69,9 +72,12 @@ static int op_summary(const prof_data *d, const char *dir, char *err, size_t err
         shape(sh, sizeof sh, o);
         int copy = !strcmp(o->kind, "copy");
         uint64_t dur = o->dend - o->dstart;
-        fprintf(f, "%d,%ld,%u,%u,%s,%s,%s,%s,%.3f,%.3f,%.3f,%.3f,%.3f,%s,", o->device,
-                d->files[o->file].pid, o->stream, o->task_id, o->name, o->name,
-                task_type_of(o), engine_names[o->engine], rel_us(d, o->dstart),
+        fprintf(f, "%d,%ld,%u,%u,", o->device, d->files[o->file].pid, o->stream, o->task_id);
+        hwi_csv_field(f, o->name);
+        fputc(',', f);
+        hwi_csv_field(f, o->name);
+        fprintf(f, ",%s,%s,%.3f,%.3f,%.3f,%.3f,%.3f,%s,", task_type_of(o),
+                engine_names[o->engine], rel_us(d, o->dstart),
                 (double)dur / 1e3, (double)o->wait / 1e3, rel_us(d, o->t0),
                 (double)(o->t1 - o->t0) / 1e3, sh);
         if (copy || !strcmp(o->kind, "memset"))
@@ -97,7 +103,9 @@ static int op_statistic(const prof_figures *pf, const char *dir, char *err, size
     for (int i = 0; i < pf->nops; i++) {
         const op_stat *s = &pf->ops[i];
         int wait = !strcmp(s->task_type, "EVENT_WAIT");
-        fprintf(f, "%d,%s,%s,%llu,%.3f,%.3f,%.3f,%.3f,%.2f\n", s->device, s->name, s->task_type,
+        fprintf(f, "%d,", s->device);
+        hwi_csv_field(f, s->name);
+        fprintf(f, ",%s,%llu,%.3f,%.3f,%.3f,%.3f,%.2f\n", s->task_type,
                 (unsigned long long)s->count, (double)s->total_ns / 1e3, (double)s->min_ns / 1e3,
                 (double)s->total_ns / 1e3 / (double)s->count, (double)s->max_ns / 1e3,
                 wait || !all ? 0.0 : 100.0 * (double)s->total_ns / (double)all);
@@ -132,8 +140,11 @@ static int memory_record(const prof_data *d, const char *dir, char *err, size_t 
             "Total Reserved(KB)\n");
     for (size_t i = 0; i < d->nmems; i++) {
         const pmem *m = &d->mems[i];
-        fprintf(f, "%d,%ld,%.3f,%s,%s,%llu,%.3f,%.3f\n", m->device, d->files[m->file].pid,
-                rel_us(d, m->t), m->kind, m->addr, (unsigned long long)m->bytes,
+        fprintf(f, "%d,%ld,%.3f,", m->device, d->files[m->file].pid, rel_us(d, m->t));
+        hwi_csv_field(f, m->kind);
+        fputc(',', f);
+        hwi_csv_field(f, m->addr);
+        fprintf(f, ",%llu,%.3f,%.3f\n", (unsigned long long)m->bytes,
                 (double)m->allocated / 1024.0, (double)m->reserved / 1024.0);
     }
     return close_csv(f, "memory_record.csv", err, errlen);
@@ -166,10 +177,13 @@ static int api_statistic(const prof_data *d, const char *dir, char *err, size_t 
     for (size_t i = 0; i < d->nsyncs; i++)
         agg_add(a, &na, 256, d->syncs[i].name, "sync", d->syncs[i].t1 - d->syncs[i].t0);
     fprintf(f, "Level,API Name,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us)\n");
-    for (int i = 0; i < na; i++)
-        fprintf(f, "%s,%s,%llu,%.3f,%.3f,%.3f,%.3f\n", a[i].level, a[i].name,
-                (unsigned long long)a[i].n, (double)a[i].tot / 1e3, (double)a[i].mn / 1e3,
+    for (int i = 0; i < na; i++) {
+        fprintf(f, "%s,", a[i].level);
+        hwi_csv_field(f, a[i].name);
+        fprintf(f, ",%llu,%.3f,%.3f,%.3f,%.3f\n", (unsigned long long)a[i].n,
+                (double)a[i].tot / 1e3, (double)a[i].mn / 1e3,
                 (double)a[i].tot / 1e3 / (double)a[i].n, (double)a[i].mx / 1e3);
+    }
     return close_csv(f, "api_statistic.csv", err, errlen);
 }
 
@@ -190,11 +204,14 @@ static int offload_summary(const prof_data *d, const char *dir, char *err, size_
         (void)before;
     }
     fprintf(f, "Category,Name,Count,Total Time(us),Avg Time(us),Max Time(us),Total Size(B)\n");
-    for (int i = 0; i < na; i++)
-        fprintf(f, "%s,%s,%llu,%.3f,%.3f,%.3f,%llu\n", a[i].level, a[i].name,
-                (unsigned long long)a[i].n, (double)a[i].tot / 1e3,
-                (double)a[i].tot / 1e3 / (double)a[i].n, (double)a[i].mx / 1e3,
-                (unsigned long long)bytes[i]);
+    for (int i = 0; i < na; i++) {
+        hwi_csv_field(f, a[i].level);
+        fputc(',', f);
+        hwi_csv_field(f, a[i].name);
+        fprintf(f, ",%llu,%.3f,%.3f,%.3f,%llu\n", (unsigned long long)a[i].n,
+                (double)a[i].tot / 1e3, (double)a[i].tot / 1e3 / (double)a[i].n,
+                (double)a[i].mx / 1e3, (unsigned long long)bytes[i]);
+    }
     return close_csv(f, "offload_summary.csv", err, errlen);
 }
 

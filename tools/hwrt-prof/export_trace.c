@@ -120,7 +120,9 @@ static void op_event(FILE *f, const prof_data *d, const pop *o)
 {
     const pfile *pf = &d->files[o->file];
     double dur = (double)(o->dend - o->dstart) / 1000.0;
-    fprintf(f, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", o->kind);
+    fputs(",\n{\"ph\":\"X\",\"cat\":", f);
+    hwi_json_str(f, o->kind);
+    fputs(",\"name\":", f);
     hwi_json_str(f, o->name);
     fprintf(f, ",\"pid\":%ld,\"tid\":%ld,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"stream\":%u,"
             "\"task_id\":%u,\"host_launch_us\":%.3f,\"wait_us\":%.3f",

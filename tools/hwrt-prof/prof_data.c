@@ -135,6 +135,7 @@ static int load_file(prof_data *d, const char *path, caps *c, char *err, size_t 
         }
         int n = split(line, f, 20);
         if (n == 0) continue;
+        for (int i = 0; i < n; i++) hwi_tsv_unescape(f[i]);   /* names: prof_writer.c */
         rc = f[0][0] == '#' ? header_line(&pf, f, n, &fc) : record_line(d, file, f, n, c);
     }
     free(line);

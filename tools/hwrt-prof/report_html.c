@@ -40,18 +40,6 @@ static int name_idx(const char *s)
     return nnames++;
 }
 
-static void json_html(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20 || c == '<' || c == '>' || c == '&') fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static lane *lane_get(lane **lanes, int *n, int kind, int file, int device, int engine,
                       uint32_t key)
 {
@@ -172,9 +160,9 @@ static void emit_lanes(FILE *f, const prof_data *d, lane *lanes, int n)
         lane *l = &lanes[i];
         lane_reduce(l, res);
         fprintf(f, "%s\n{\"group\":", i ? "," : "");
-        json_html(f, l->group);
+        hwi_json_str_html(f, l->group);
         fprintf(f, ",\"name\":");
-        json_html(f, l->name);
+        hwi_json_str_html(f, l->name);
         fprintf(f, ",\"kind\":\"%s\",\"spans\":[", l->kind ? "host" : "device");
         for (size_t k = 0; k < l->n; k++)
             fprintf(f, "%s[%.3f,%.3f,%d,%d]", k ? "," : "", rel_us(d, l->v[k].s),
@@ -185,7 +173,7 @@ static void emit_lanes(FILE *f, const prof_data *d, lane *lanes, int n)
     fprintf(f, "],\n\"names\":[");
     for (int i = 0; i < nnames; i++) {
         if (i) fputc(',', f);
-        json_html(f, names[i]);
+        hwi_json_str_html(f, names[i]);
     }
     fprintf(f, "],\n");
 }
@@ -228,7 +216,7 @@ static void emit_ops(FILE *f, const prof_figures *pf)
         const op_stat *s = &pf->ops[i];
         int wait = !strcmp(s->task_type, "EVENT_WAIT");
         fprintf(f, "%s\n{\"name\":", i ? "," : "");
-        json_html(f, s->name);
+        hwi_json_str_html(f, s->name);
         fprintf(f, ",\"type\":\"%s\",\"device\":%d,\"count\":%llu,\"total\":%.3f,\"avg\":%.3f,"
                 "\"min\":%.3f,\"max\":%.3f,\"pct\":%.2f}", s->task_type, s->device,
                 (unsigned long long)s->count, (double)s->total_ns / 1e3,
@@ -243,11 +231,11 @@ static void emit_summary(FILE *f, const prof_data *d, const prof_figures *pf,
                          const prof_verdict *v)
 {
     fprintf(f, "\"verdict\":{\"headline\":");
-    json_html(f, v->headline);
+    hwi_json_str_html(f, v->headline);
     fprintf(f, ",\"lines\":[");
     for (int i = 0; i < v->nlines; i++) {
         if (i) fputc(',', f);
-        json_html(f, v->lines[i]);
+        hwi_json_str_html(f, v->lines[i]);
     }
     uint64_t events = 0;
     for (int i = 0; i < d->nfiles; i++) events += d->files[i].events;

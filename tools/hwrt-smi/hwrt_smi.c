@@ -1,6 +1,7 @@
 /* hwrt-smi: the device table and process table of a backend, like npu-smi and
  * nvidia-smi, from the device-wide view (hwrt_smi_query). */
 #include "smi_format.h"
+#include "core/escape.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,11 @@ int main(int argc, char **argv)
         else if (explain) smi_print_explain(stdout, &s, pid);
         else smi_print_table(stdout, &s);
         if (rc) return rc;
-        if (s.warnings[0] && (json || query || pquery)) fprintf(stderr, "hwrt-smi: warning: %s\n", s.warnings);
+        if (s.warnings[0] && (json || query || pquery)) {
+            fputs("hwrt-smi: warning: ", stderr);
+            hwi_term_str(stderr, s.warnings, -1);
+            fputc('\n', stderr);
+        }
         fflush(stdout);
         if (loop <= 0) break;
         usleep((useconds_t)(loop * 1e6));

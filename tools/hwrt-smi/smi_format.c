@@ -1,6 +1,7 @@
-/* hwrt-smi output formats. */
+/* hwrt-smi output formats. Strings from the registry (process names, written by other
+ * processes) go through core/escape.h's helper for the format: terminal, CSV or JSON. */
 #include "smi_format.h"
-#include "core/json.h"
+#include "core/escape.h"
 
 #include <string.h>
 
@@ -14,8 +15,14 @@ void smi_print_table(FILE *f, const hwrt_smi_snapshot *s)
     fprintf(f, "+=====+============================+=========+========+=======================+========+\n");
     for (int i = 0; i < s->ndevices; i++) {
         const hwrt_smi_device *d = &s->devices[i];
-        fprintf(f, "| %3d | %-26.26s | %-7.7s | %-6.6s | %7.0fMiB / %7.0fMiB | %5.1f%% |\n", d->id,
-                d->name, d->backend, d->health, mib(d->used), mib(d->total), d->busy_pct);
+        fprintf(f, "| %3d | ", d->id);
+        hwi_term_str(f, d->name, 26);
+        fputs(" | ", f);
+        hwi_term_str(f, d->backend, 7);
+        fputs(" | ", f);
+        hwi_term_str(f, d->health, 6);
+        fprintf(f, " | %7.0fMiB / %7.0fMiB | %5.1f%% |\n", mib(d->used), mib(d->total),
+                d->busy_pct);
     }
     fprintf(f, "+-----+----------------------------+---------+--------+-----------------------+--------+\n");
     if (s->ndevices && s->devices[0].simulated)
@@ -26,11 +33,17 @@ void smi_print_table(FILE *f, const hwrt_smi_snapshot *s)
         fprintf(f, "  No running processes found\n");
     for (int i = 0; i < s->nprocesses; i++) {
         const hwrt_smi_process *p = &s->processes[i];
-        fprintf(f, "  %3d %8d  %-16.16s %10.0fMiB %7.0fMiB %11.0fMiB %8.0fMiB%s\n", p->device,
-                p->pid, p->name, mib(p->used), mib(p->overhead), mib(p->reserved),
-                mib(p->allocated), p->exclusive ? "  exclusive" : "");
+        fprintf(f, "  %3d %8d  ", p->device, p->pid);
+        hwi_term_str(f, p->name, 16);
+        fprintf(f, " %10.0fMiB %7.0fMiB %11.0fMiB %8.0fMiB%s\n", mib(p->used),
+                mib(p->overhead), mib(p->reserved), mib(p->allocated),
+                p->exclusive ? "  exclusive" : "");
     }
-    if (s->warnings[0]) fprintf(f, "warning: %s\n", s->warnings);
+    if (s->warnings[0]) {
+        fputs("warning: ", f);
+        hwi_term_str(f, s->warnings, -1);
+        fputc('\n', f);
+    }
 }
 
 typedef enum { F_INT, F_STR, F_MEM, F_PCT } ftype;
@@ -39,7 +52,7 @@ static void emit(FILE *f, ftype t, long long iv, const char *sv, double dv, smi_
 {
     switch (t) {
     case F_INT: fprintf(f, "%lld", iv); break;
-    case F_STR: fprintf(f, "%s", sv); break;
+    case F_STR: hwi_csv_field(f, sv); break;
     case F_MEM: fprintf(f, o.units ? "%.0f MiB" : "%.0f", dv); break;
     case F_PCT: fprintf(f, o.units ? "%.1f %%" : "%.1f", dv); break;
     }
@@ -141,9 +154,12 @@ void smi_print_json(FILE *f, const hwrt_smi_snapshot *s)
         const hwrt_smi_device *d = &s->devices[i];
         fprintf(f, "%s{\"index\": %d, \"name\": ", i ? ", " : "", d->id);
         hwi_json_str(f, d->name);
-        fprintf(f, ", \"backend\": \"%s\", \"health\": \"%s\", \"memory_used\": %zu, "
-                "\"memory_total\": %zu, \"utilization\": %.1f, \"simulated\": %s, \"processes\": %d}",
-                d->backend, d->health, d->used, d->total, d->busy_pct,
+        fputs(", \"backend\": ", f);
+        hwi_json_str(f, d->backend);
+        fputs(", \"health\": ", f);
+        hwi_json_str(f, d->health);
+        fprintf(f, ", \"memory_used\": %zu, \"memory_total\": %zu, \"utilization\": %.1f, "
+                "\"simulated\": %s, \"processes\": %d}", d->used, d->total, d->busy_pct,
                 d->simulated ? "true" : "false", d->processes);
     }
     fprintf(f, "], \"processes\": [");
@@ -167,17 +183,31 @@ void smi_print_explain(FILE *f, const hwrt_smi_snapshot *s, int pid)
         const hwrt_smi_process *p = &s->processes[i];
         if (pid && p->pid != pid) continue;
         shown++;
-        size_t cached = p->reserved - p->allocated;
-        size_t other = p->used - p->overhead - p->comm - p->reserved;
-        fprintf(f, "process %d (%s) on device %d uses %.1f MiB of device memory (what hwrt-smi "
-                "and npu-smi show):\n", p->pid, p->name, p->device, mib(p->used));
-        fprintf(f, "  %10.1f MiB  context / driver overhead (not in the runtime's figures)\n", mib(p->overhead));
-        fprintf(f, "  %10.1f MiB  communication buffers\n", mib(p->comm));
-        fprintf(f, "  %10.1f MiB  pool reserved (memory_reserved) =\n", mib(p->reserved));
-        fprintf(f, "  %10.1f MiB      allocated to live tensors (memory_allocated, get_memory_info 'allocated')\n", mib(p->allocated));
+        /* the parts never exceed their whole, whatever a registry entry says: clamp each
+         * to what is left of `used` (no unsigned underflow into absurd figures) */
+        size_t left = p->used;
+        size_t overhead = p->overhead < left ? p->overhead : left;
+        left -= overhead;
+        size_t comm = p->comm < left ? p->comm : left;
+        left -= comm;
+        size_t reserved = p->reserved < left ? p->reserved : left;
+        left -= reserved;
+        size_t allocated = p->allocated < reserved ? p->allocated : reserved;
+        size_t cached = reserved - allocated, other = left;
+        fprintf(f, "process %d (", p->pid);
+        hwi_term_str(f, p->name, -1);
+        fprintf(f, ") on device %d uses %.1f MiB of device memory (what hwrt-smi and npu-smi "
+                "show):\n", p->device, mib(p->used));
+        fprintf(f, "  %10.1f MiB  context / driver overhead (not in the runtime's figures)\n", mib(overhead));
+        fprintf(f, "  %10.1f MiB  communication buffers\n", mib(comm));
+        fprintf(f, "  %10.1f MiB  pool reserved (memory_reserved) =\n", mib(reserved));
+        fprintf(f, "  %10.1f MiB      allocated to live tensors (memory_allocated, get_memory_info 'allocated')\n", mib(allocated));
         fprintf(f, "  %10.1f MiB    + cached in the pool for reuse (freed by empty_cache)\n", mib(cached));
         if (other)
             fprintf(f, "  %10.1f MiB  held by the driver beyond the pool's figures (segment rounding to pages)\n", mib(other));
+        if (overhead != p->overhead || comm != p->comm || reserved != p->reserved ||
+            allocated != p->allocated)
+            fprintf(f, "  (this entry's parts add up to more than its total: shown clamped to it)\n");
     }
     if (!shown) {
         fprintf(f, pid ? "no process %d on any device\n" : "no process on any device\n", pid);

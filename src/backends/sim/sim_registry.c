@@ -158,10 +158,12 @@ static int read_slot(const reg_slot *s, reg_slot *out, int *corrupt)
         atomic_store(&out->pid, atomic_load(&s->pid));
         if (atomic_load(&s->seq) != a) continue;
         if (!atomic_load(&out->pid)) return 0;
+        /* the parts of `used` (overhead, comm, reserved) never add up to more than it */
         int ok = out->check == slot_check(out) && out->device >= 0 &&
                  out->device < SIM_MAX_DEVICES && out->used < (1ull << 50) &&
-                 out->reserved <= out->used && out->allocated <= out->reserved &&
-                 memchr(out->name, 0, sizeof out->name);
+                 out->overhead <= out->used && out->comm <= out->used - out->overhead &&
+                 out->reserved <= out->used - out->overhead - out->comm &&
+                 out->allocated <= out->reserved && memchr(out->name, 0, sizeof out->name);
         if (!ok) *corrupt = 1;
         return ok;
     }
@@ -231,7 +233,8 @@ void sim_registry_publish(sim_dev *d)
     s->reserved = d->pool_reserved;
     s->allocated = d->pool_allocated < d->pool_reserved ? d->pool_allocated : d->pool_reserved;
     s->used = d->committed + d->overhead;
-    if (s->reserved > s->used) s->reserved = s->used;
+    if (s->reserved > s->used - s->overhead - s->comm)     /* what readers check */
+        s->reserved = s->used - s->overhead - s->comm;
     if (s->allocated > s->reserved) s->allocated = s->reserved;
     s->busy_ns = atomic_load(&d->engines[SIM_ENG_COMPUTE].busy_ns);
     s->fault = atomic_load(&d->fault);
