@@ -1,10 +1,13 @@
 /* Test helper: open a simulated device, hold `mb` MiB in the pool (plus a live tensor),
- * run some compute, print "ready <pid>" and wait until stdin closes.
+ * run some compute, print "ready <pid>" and wait until stdin closes. Each line "work" on
+ * stdin allocates, computes and frees once more (touching the registry: publish and the
+ * other processes' figures) and answers "done".
  * usage: smi_holder DEVICE MB */
 #include <hwrt.h>
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
@@ -27,8 +30,18 @@ int main(int argc, char **argv)
     hwrt_stream_synchronize(NULL);
     printf("ready %d\n", (int)getpid());
     fflush(stdout);
-    char buf[16];
-    while (fread(buf, 1, sizeof buf, stdin) > 0) {}
+    char line[64];
+    while (fgets(line, sizeof line, stdin)) {
+        if (strncmp(line, "work", 4)) continue;
+        void *q = NULL;
+        hwrt_status w = hwrt_malloc(&q, 8 << 20);
+        for (int i = 0; w == HWRT_SUCCESS && i < 20; i++) w = hwrt_op_fill(a, i, NULL);
+        if (w == HWRT_SUCCESS) w = hwrt_stream_synchronize(NULL);
+        if (q) hwrt_free(q);
+        hwrt_empty_cache(dev);           /* segments go back: the registry's figures move */
+        printf("%s\n", w == HWRT_SUCCESS ? "done" : hwrt_last_error());
+        fflush(stdout);
+    }
     hwrt_tensor_release(a);
     hwrt_free(p);
     hwrt_shutdown();

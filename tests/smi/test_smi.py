@@ -72,7 +72,7 @@ try:
     check(pids[0] not in listed and pids[1] in listed, "killed process reaped: %s" % listed)
 
     # corrupt the entry of holder 2: reported, not trusted
-    with open("/dev/shm/" + REG + "-v2", "r+b") as f:
+    with open("/dev/shm/" + REG + "-v3", "r+b") as f:
         m = mmap.mmap(f.fileno(), 0)
         pid_bytes = pids[2].to_bytes(4, "little")
         off = m.find(pid_bytes, 16)
@@ -103,7 +103,7 @@ finally:
     if "excl" in locals() and excl.poll() is None:
         excl.stdin.close(); excl.wait(timeout=30)
     try:
-        os.unlink("/dev/shm/" + REG + "-v2")
+        os.unlink("/dev/shm/" + REG + "-v3")
     except OSError:
         pass
 

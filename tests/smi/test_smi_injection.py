@@ -10,7 +10,9 @@ SMI, HOLDER = sys.argv[1], sys.argv[2]
 REG = "hwrt-smi-inject-%d" % os.getpid()
 ENV = dict(os.environ, HWRT_SIM_REGISTRY=REG, HWRT_SIM_DEVICES="1", HWRT_SIM_MEMORY="4GB",
            HWRT_SIM_OVERHEAD="100MB")
-HDR, SLOT = 16, 128              # reg_file header, sizeof(reg_slot) (sim_registry.c)
+# reg_file and reg_slot of src/backends/sim/sim_registry.c (layout version 3)
+VERSION, HDR, SLOT = 3, 16, 136
+PID, DEVICE, NAME, USED, OVERHEAD, CHECK = 8, 12, 32, 64, 72, 128
 passed = failed = 0
 
 
@@ -38,10 +40,10 @@ def fnv(data, pid):
 def forge(m, off, pid, name=None, overhead=None):
     """Rewrite the slot at off the way its owner would (valid checksum)."""
     if name is not None:
-        m[off + 24:off + 56] = name.ljust(32, b"\0")
+        m[off + NAME:off + NAME + 32] = name.ljust(32, b"\0")
     if overhead is not None:
-        m[off + 64:off + 72] = overhead.to_bytes(8, "little")
-    m[off + 120:off + 128] = fnv(m[off + 12:off + 120], pid).to_bytes(8, "little")
+        m[off + OVERHEAD:off + OVERHEAD + 8] = overhead.to_bytes(8, "little")
+    m[off + CHECK:off + CHECK + 8] = fnv(m[off + DEVICE:off + CHECK], pid).to_bytes(8, "little")
 
 
 EVIL = b'ev"il\n4242, 0, 9 MiB\x1b[2J\xff\xfe,x'
@@ -53,10 +55,10 @@ try:
     line = p.stdout.readline().split()
     check(line[:1] == ["ready"], "holder started: %s" % line)
     pid = int(line[1])
-    f = open("/dev/shm/" + REG + "-v2", "r+b")
+    f = open("/dev/shm/%s-v%d" % (REG, VERSION), "r+b")
     m = mmap.mmap(f.fileno(), 0)
     off = next(HDR + i * SLOT for i in range(256)
-               if int.from_bytes(m[HDR + i * SLOT + 8:HDR + i * SLOT + 12], "little") == pid)
+               if int.from_bytes(m[HDR + i * SLOT + PID:HDR + i * SLOT + PID + 4], "little") == pid)
     forge(m, off, pid, name=EVIL)
 
     # terminal table: no escape byte, no invalid UTF-8, the entry on one line
@@ -93,7 +95,7 @@ try:
         check(False, "JSON is valid: %s: %r" % (e, out.stdout))
 
     # figures whose parts exceed the total: refused, and --explain shows no underflow
-    used = int.from_bytes(m[off + 56:off + 64], "little")
+    used = int.from_bytes(m[off + USED:off + USED + 8], "little")
     forge(m, off, pid, name=b"forged", overhead=used + (4 << 20))
     out = smi("--explain", "--pid", str(pid))
     text = out.stdout.decode("utf-8", "replace")
@@ -110,7 +112,7 @@ finally:
         p.stdin.close()
         p.wait(timeout=30)
     try:
-        os.unlink("/dev/shm/" + REG + "-v2")
+        os.unlink("/dev/shm/%s-v%d" % (REG, VERSION))
     except OSError:
         pass
 

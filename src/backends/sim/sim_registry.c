@@ -4,31 +4,53 @@
  * user. A process claims a slot per device by compare-and-swap on its pid field and is
  * the only writer of it; each write is bracketed by a sequence counter (odd while
  * writing) and sealed with a checksum. Readers trust nothing: the object's owner and
- * mode, the header, every slot's checksum and ranges are checked; a slot whose process
- * is gone (or whose pid was reused: start time differs) is reaped. */
+ * mode, its size, the header, every slot's checksum and ranges are checked.
+ *
+ * Liveness: a slot records its owner's pid namespace (the inode of /proc/self/ns/pid).
+ * An owner in the reader's namespace is checked by pid (kill) and start time (pid reuse).
+ * Pids mean nothing across namespaces, so each owner also holds an open-file-description
+ * lock on byte LOCK_BASE + slot of the object while it lives (the kernel drops it when the
+ * process dies, whatever its namespace): an owner in another namespace is reaped only
+ * when that lock is free, and never when it cannot be checked.
+ *
+ * Truncation: another process of the user may truncate the object while it is mapped;
+ * touching the lost pages raises SIGBUS. Every access runs under a guard (a per-thread
+ * sigsetjmp and a SIGBUS handler that jumps back only for faults inside the mapping and
+ * passes every other SIGBUS to the handler that was there before): the access is
+ * abandoned, zero pages replace the mapping, and the registry is off for the rest of the
+ * process, with a warning on stderr.
+ *
+ * A registry that cannot be used (made by another user, wrong mode or size, a foreign
+ * header, HWRT_SIM_REGISTRY=off) is never silent: opening a device prints a warning, and
+ * with HWRT_SIM_EXCLUSIVE set the open fails, since exclusivity cannot be enforced. */
+#define _GNU_SOURCE                    /* F_OFD_GETLK / F_OFD_SETLK */
 #include "sim_registry.h"
 #include "../../core/log.h"
 #include "../../core/status.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define REG_MAGIC 0x314d53545257480aull     /* "\nHWRTSM1" */
-#define REG_VERSION 2u                 /* also in the object's name: layouts never mix */
+#define REG_VERSION 3u                 /* also in the object's name: layouts never mix */
 #define REG_SLOTS 256
+#define LOCK_BASE (1 << 20)            /* slot i's liveness lock: byte LOCK_BASE + i */
 
 typedef struct {
     _Atomic uint64_t seq;          /* odd while the owner writes */
-    _Atomic int32_t pid;           /* 0 = free */
+    _Atomic int32_t pid;           /* 0 = free; in the owner's pid namespace */
     int32_t device;
-    uint64_t start_ticks;          /* /proc/<pid>/stat field 22: detects pid reuse */
+    uint64_t start_ticks;          /* /proc/self/stat field 22: detects pid reuse */
+    uint64_t pidns;                /* inode of the owner's /proc/self/ns/pid; 0 unknown */
     char name[32];
     uint64_t used, overhead, comm, reserved, allocated, busy_ns;
     uint64_t capacity;             /* processes with another HWRT_SIM_MEMORY simulate
@@ -45,7 +67,74 @@ typedef struct {
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static reg_file *reg;             /* NULL: registry off or unusable */
-static int reg_tried;
+static reg_file *mapped;          /* the mapping, kept for the SIGBUS guard's range */
+static int reg_fd = -1;           /* kept open: it holds this process's slot locks */
+static int reg_tried, reg_off, reg_warned;
+static char reg_name_buf[128];
+static char reg_why[384];         /* why the registry is off or unusable */
+static _Atomic int reg_lost;      /* truncated while in use: off for good */
+static uint64_t my_pidns;
+
+/* ---- the SIGBUS guard ---- */
+
+static __thread sigjmp_buf *guard_jb __attribute__((tls_model("initial-exec")));
+static struct sigaction prev_bus;
+static pthread_once_t bus_once = PTHREAD_ONCE_INIT;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+    const char *a = si->si_addr, *lo = (const char *)mapped;
+    if (guard_jb && lo && a >= lo && a < lo + sizeof(reg_file))
+        siglongjmp(*guard_jb, 1);
+    /* not a registry access: what would have happened without this handler */
+    if (prev_bus.sa_flags & SA_SIGINFO) {
+        prev_bus.sa_sigaction(sig, si, uc);
+    } else if (prev_bus.sa_handler == SIG_IGN && si->si_code <= 0) {
+        /* a SIGBUS sent by kill(), ignored before us */
+    } else if (prev_bus.sa_handler != SIG_DFL && prev_bus.sa_handler != SIG_IGN) {
+        prev_bus.sa_handler(sig);
+    } else {
+        signal(SIGBUS, SIG_DFL);   /* the faulting access runs again and kills, as before */
+        if (si->si_code <= 0) raise(sig);
+    }
+}
+
+static void install_bus_handler(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigbus;
+    sigemptyset(&sa.sa_mask);
+    /* NODEFER: SIGBUS stays unblocked, so sigsetjmp need not save the signal mask */
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+    sigaction(SIGBUS, &sa, &prev_bus);
+}
+
+/* Called after a guarded access faulted: the object lost its pages. */
+static void registry_lost(void)
+{
+    if (atomic_exchange(&reg_lost, 1)) return;
+    /* zero pages over the lost ones: a racing access in another thread reads zeros */
+    mmap(mapped, sizeof(reg_file), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+         -1, 0);
+    fprintf(stderr, "[hwrt warn] sim registry %s was truncated while this process used it; "
+            "its cross-process view and exclusive mode are off until it restarts\n", reg_name_buf);
+}
+
+/* Guard the registry accesses that follow, up to UNGUARD(), in this thread: a SIGBUS
+ * inside the mapping runs the statement given (after registry_lost) instead of killing the process. */
+#define GUARD(...)                                                                    \
+    sigjmp_buf jb_;                                                                   \
+    sigjmp_buf *volatile outer_ = guard_jb;                                           \
+    if (sigsetjmp(jb_, 0)) {                                                          \
+        guard_jb = outer_;                                                            \
+        registry_lost();                                                              \
+        __VA_ARGS__;                                                                  \
+    }                                                                                 \
+    guard_jb = &jb_
+#define UNGUARD() (guard_jb = outer_)
+
+static reg_file *usable(void) { return reg && !atomic_load(&reg_lost) ? reg : NULL; }
 
 static uint64_t slot_check(const reg_slot *s)
 {
@@ -56,10 +145,9 @@ static uint64_t slot_check(const reg_slot *s)
     return h ^ (uint64_t)(uint32_t)atomic_load(&s->pid);
 }
 
-static uint64_t start_ticks(int pid)
+static uint64_t start_ticks_of(const char *path)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    char buf[1024];
     FILE *f = fopen(path, "r");
     if (!f) return 0;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
@@ -76,9 +164,43 @@ static uint64_t start_ticks(int pid)
     return v;
 }
 
-static int alive(int pid, uint64_t ticks)
+static uint64_t start_ticks(int pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    return start_ticks_of(path);
+}
+
+static uint64_t self_pidns(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/* Does this process own the slot (pid and namespace both)? */
+static int mine(int32_t pid, uint64_t ns) { return pid == getpid() && ns == my_pidns; }
+static int foreign_ns(uint64_t ns) { return ns && my_pidns && ns != my_pidns; }
+
+/* Slot i's liveness lock: -1 cannot tell, 0 free, 1 held by another open description. */
+static int lock_held(int i)
+{
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = LOCK_BASE + i, .l_len = 1};
+    if (reg_fd < 0 || fcntl(reg_fd, F_OFD_GETLK, &fl) != 0) return -1;
+    return fl.l_type != F_UNLCK;
+}
+
+static int lock_slot(int i, short type)
+{
+    struct flock fl = {.l_type = type, .l_whence = SEEK_SET, .l_start = LOCK_BASE + i, .l_len = 1};
+    if (reg_fd < 0) return -1;
+    if (fcntl(reg_fd, F_OFD_SETLK, &fl) == 0) return 0;
+    return errno == EAGAIN || errno == EACCES ? 1 : -1;   /* 1: another process holds it */
+}
+
+static int alive(int i, int pid, uint64_t ticks, uint64_t ns)
 {
     if (pid <= 0) return 0;
+    if (foreign_ns(ns)) return lock_held(i) != 0;       /* pids are not ours: the lock */
     if (kill(pid, 0) != 0 && errno == ESRCH) return 0;
     uint64_t now = start_ticks(pid);
     return now == 0 || now == ticks;    /* unreadable /proc: trust kill() */
@@ -96,54 +218,86 @@ static const char *reg_name(char *buf, size_t len)
     return buf;
 }
 
-/* Map the registry; on any doubt about who made it, refuse it (reported once). */
+static reg_file *refuse(int fd, const char *fmt, const char *arg)
+{
+    snprintf(reg_why, sizeof reg_why, fmt, reg_name_buf, arg, reg_name_buf);
+    if (fd >= 0) close(fd);
+    return NULL;
+}
+
+/* Map the registry; on any doubt about who made it, refuse it (the reason in reg_why). */
 static reg_file *open_reg(void)
 {
-    if (reg_tried) return reg;
+    if (reg_tried) return usable();
     reg_tried = 1;
-    char name[128];
-    if (!reg_name(name, sizeof name)) return NULL;
-    int fd = shm_open(name, O_RDWR | O_CREAT, 0600);
-    if (fd < 0) {
-        hwi_log(HWI_LOG_WARN, "sim registry %s: %s; cross-process view disabled", name, strerror(errno));
+    my_pidns = self_pidns();
+    if (!reg_name(reg_name_buf, sizeof reg_name_buf)) {
+        reg_off = 1;
+        snprintf(reg_why, sizeof reg_why, "the sim registry is off (HWRT_SIM_REGISTRY=off)");
         return NULL;
     }
+    int fd = shm_open(reg_name_buf, O_RDWR | O_CREAT, 0600);
     struct stat st;
+    char shm_path[160];
+    snprintf(shm_path, sizeof shm_path, "/dev/shm%s", reg_name_buf);
+    if (fd < 0 && errno == EACCES && stat(shm_path, &st) == 0 && st.st_uid != getuid()) {
+        /* another user's object (0600, or refused by fs.protected_regular): say whose */
+        char who[64];
+        snprintf(who, sizeof who, "uid %u, mode %03o", (unsigned)st.st_uid,
+                 (unsigned)(st.st_mode & 0777));
+        return refuse(-1, "sim registry %s is not owned by this user with mode 0600 (%s); "
+                      "remove it (rm /dev/shm%s) or set HWRT_SIM_REGISTRY to another name", who);
+    }
+    if (fd < 0)
+        return refuse(-1, "sim registry %s cannot be opened (%s); remove it (rm /dev/shm%s) "
+                      "or set HWRT_SIM_REGISTRY to another name", strerror(errno));
     if (fstat(fd, &st) != 0 || st.st_uid != getuid() || (st.st_mode & 077)) {
-        hwi_log(HWI_LOG_WARN, "sim registry %s is not owned by this user with mode 0600; "
-                "ignored (remove it: rm /dev/shm%s)", name, name);
-        close(fd);
-        return NULL;
+        char who[64];
+        snprintf(who, sizeof who, "uid %u, mode %03o", (unsigned)st.st_uid,
+                 (unsigned)(st.st_mode & 0777));
+        return refuse(fd, "sim registry %s is not owned by this user with mode 0600 (%s); "
+                      "remove it (rm /dev/shm%s) or set HWRT_SIM_REGISTRY to another name", who);
     }
     int fresh = st.st_size == 0;
-    if (fresh && ftruncate(fd, sizeof(reg_file)) != 0) { close(fd); return NULL; }
+    if (fresh && ftruncate(fd, sizeof(reg_file)) != 0)
+        return refuse(fd, "sim registry %s cannot be sized (%s); remove it (rm /dev/shm%s)",
+                      strerror(errno));
     if (!fresh && st.st_size != (off_t)sizeof(reg_file)) {
-        hwi_log(HWI_LOG_WARN, "sim registry %s has size %lld, expected %zu; ignored", name,
-                (long long)st.st_size, sizeof(reg_file));
-        close(fd);
-        return NULL;
+        char sz[64];
+        snprintf(sz, sizeof sz, "%lld bytes, expected %zu", (long long)st.st_size, sizeof(reg_file));
+        return refuse(fd, "sim registry %s has the wrong size (%s); remove it (rm /dev/shm%s)", sz);
     }
     reg_file *r = mmap(NULL, sizeof(reg_file), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (r == MAP_FAILED) return NULL;
+    if (r == MAP_FAILED)
+        return refuse(fd, "sim registry %s cannot be mapped (%s); remove it (rm /dev/shm%s)",
+                      strerror(errno));
+    pthread_once(&bus_once, install_bus_handler);
+    mapped = r;                          /* the guard's range, before the first access */
+    reg_fd = fd;
+    GUARD(return refuse(-1, "sim registry %s was truncated while opening it%s; remove it "
+                        "(rm /dev/shm%s)", ""));
     if (r->magic == 0) {                 /* first user: stamp the header */
         r->version = REG_VERSION;
         r->nslots = REG_SLOTS;
         __atomic_store_n(&r->magic, REG_MAGIC, __ATOMIC_RELEASE);
     }
-    if (r->magic != REG_MAGIC || r->version != REG_VERSION || r->nslots != REG_SLOTS) {
-        hwi_log(HWI_LOG_WARN, "sim registry %s has a foreign header; ignored", name);
+    int ok = r->magic == REG_MAGIC && r->version == REG_VERSION && r->nslots == REG_SLOTS;
+    UNGUARD();
+    if (!ok) {
+        mapped = NULL;
         munmap(r, sizeof(reg_file));
-        return NULL;
+        reg_fd = -1;
+        return refuse(fd, "sim registry %s has a foreign header%s; remove it (rm /dev/shm%s)", "");
     }
     reg = r;
     return reg;
 }
 
-static void reap(reg_slot *s)
+static void reap(int i)
 {
+    reg_slot *s = &reg->slot[i];
     int32_t pid = atomic_load(&s->pid);
-    if (pid && pid != getpid() && !alive(pid, s->start_ticks))
+    if (pid && !mine(pid, s->pidns) && !alive(i, pid, s->start_ticks, s->pidns))
         atomic_compare_exchange_strong(&s->pid, &pid, 0);
 }
 
@@ -171,38 +325,75 @@ static int read_slot(const reg_slot *s, reg_slot *out, int *corrupt)
     return 0;
 }
 
+static int exclusive_asked(void)
+{
+    const char *ex = getenv("HWRT_SIM_EXCLUSIVE");
+    return ex && (!strcmp(ex, "1") || !strcasecmp(ex, "true") || !strcasecmp(ex, "on"));
+}
+
+/* No registry: exclusivity cannot be enforced (an error when asked for), and the
+ * cross-process view is gone (a warning, once, unless the user turned it off). */
+static hwrt_status no_registry(const sim_dev *d, int exclusive)
+{
+    if (exclusive)
+        return hwi_err(HWRT_ERROR_UNAVAILABLE, "sim device %d: HWRT_SIM_EXCLUSIVE is set, but "
+                       "exclusive mode needs the cross-process registry: %s", d->ordinal,
+                       atomic_load(&reg_lost) ? "it was truncated while in use" : reg_why);
+    if (!reg_off && !reg_warned) {
+        reg_warned = 1;
+        fprintf(stderr, "[hwrt warn] %s; this process runs without the cross-process view "
+                "(hwrt-smi, other processes' memory on the device)\n",
+                atomic_load(&reg_lost) ? "the sim registry was truncated while in use" : reg_why);
+    }
+    return HWRT_SUCCESS;
+}
+
 hwrt_status sim_registry_attach(sim_dev *d)
 {
     d->reg_slot = -1;
+    volatile int exclusive = exclusive_asked();   /* read after a longjmp */
     pthread_mutex_lock(&mu);
     reg_file *r = open_reg();
-    if (!r) { pthread_mutex_unlock(&mu); return HWRT_SUCCESS; }
-    const char *ex = getenv("HWRT_SIM_EXCLUSIVE");
-    int exclusive = ex && (!strcmp(ex, "1") || !strcasecmp(ex, "true") || !strcasecmp(ex, "on"));
+    if (!r) {
+        hwrt_status st = no_registry(d, exclusive);
+        pthread_mutex_unlock(&mu);
+        return st;
+    }
+    GUARD({
+        hwrt_status st = no_registry(d, exclusive);
+        pthread_mutex_unlock(&mu);
+        return st;
+    });
     int free_slot = -1;
     for (int i = 0; i < REG_SLOTS; i++) {
-        reap(&r->slot[i]);
+        reap(i);
         reg_slot s;
         int corrupt = 0;
         if (read_slot(&r->slot[i], &s, &corrupt) && s.device == d->ordinal &&
-            s.capacity == d->capacity && atomic_load(&s.pid) != getpid() &&
+            s.capacity == d->capacity && !mine(atomic_load(&s.pid), s.pidns) &&
             (exclusive || s.exclusive)) {
             int holder = atomic_load(&s.pid);
+            UNGUARD();
             pthread_mutex_unlock(&mu);
-            return hwi_err(HWRT_ERROR_DEVICE_BUSY, "sim device %d is held %sby process %d (%s); "
+            return hwi_err(HWRT_ERROR_DEVICE_BUSY, "sim device %d is held %sby process %d (%s)%s; "
                            "one process per device in exclusive mode: stop that process, use "
                            "another device, or unset HWRT_SIM_EXCLUSIVE", d->ordinal,
-                           s.exclusive ? "exclusively " : "", holder, s.name);
+                           s.exclusive ? "exclusively " : "", holder, s.name,
+                           foreign_ns(s.pidns) ? " in another pid namespace (its pid there)" : "");
         }
         if (free_slot < 0 && atomic_load(&r->slot[i].pid) == 0) free_slot = i;
     }
     for (int i = free_slot; i >= 0 && i < REG_SLOTS; i++) {
         int32_t zero = 0;
+        /* the liveness lock first: from the moment the pid is set, the slot is alive to
+         * readers in other namespaces */
+        if (atomic_load(&r->slot[i].pid) != 0 || lock_slot(i, F_WRLCK) == 1) continue;
         if (atomic_compare_exchange_strong(&r->slot[i].pid, &zero, (int32_t)getpid())) {
             reg_slot *s = &r->slot[i];
             atomic_fetch_add(&s->seq, 1);
             s->device = d->ordinal;
-            s->start_ticks = start_ticks(getpid());
+            s->start_ticks = start_ticks_of("/proc/self/stat");   /* right in any namespace */
+            s->pidns = my_pidns;
             memset(s->name, 0, sizeof s->name);
             FILE *f = fopen("/proc/self/comm", "r");
             if (f) { if (fgets(s->name, sizeof s->name, f)) s->name[strcspn(s->name, "\n")] = 0; fclose(f); }
@@ -216,7 +407,9 @@ hwrt_status sim_registry_attach(sim_dev *d)
             d->reg_slot = i;
             break;
         }
+        lock_slot(i, F_UNLCK);
     }
+    UNGUARD();
     pthread_mutex_unlock(&mu);
     if (d->reg_slot < 0)
         hwi_log(HWI_LOG_WARN, "sim registry full: device %d of process %d is not published",
@@ -226,8 +419,20 @@ hwrt_status sim_registry_attach(sim_dev *d)
 
 void sim_registry_publish(sim_dev *d)
 {
-    if (!reg || d->reg_slot < 0) return;
-    reg_slot *s = &reg->slot[d->reg_slot];
+    reg_file *r = usable();
+    if (!r || d->reg_slot < 0) return;
+    GUARD(return);
+    reg_slot *s = &r->slot[d->reg_slot];
+    if (!mine(atomic_load(&s->pid), s->pidns)) {
+        /* the object was rewritten under us (truncated and re-created): the slot is not
+         * ours any more, and writing into it would corrupt another process's entry */
+        UNGUARD();
+        d->reg_slot = -1;
+        fprintf(stderr, "[hwrt warn] sim registry %s: the entry of device %d was removed by "
+                "another process (was the object truncated?); the device is no longer "
+                "published\n", reg_name_buf, d->ordinal);
+        return;
+    }
     atomic_fetch_add(&s->seq, 1);
     s->overhead = d->overhead;
     s->reserved = d->pool_reserved;
@@ -240,6 +445,7 @@ void sim_registry_publish(sim_dev *d)
     s->fault = atomic_load(&d->fault);
     s->check = slot_check(s);
     atomic_fetch_add(&s->seq, 1);
+    UNGUARD();
 }
 
 void sim_registry_report_pool(hwrt_bdev *d, size_t reserved, size_t allocated)
@@ -253,30 +459,39 @@ void sim_registry_report_pool(hwrt_bdev *d, size_t reserved, size_t allocated)
 
 void sim_registry_detach(sim_dev *d)
 {
-    if (!reg || d->reg_slot < 0) return;
-    atomic_store(&reg->slot[d->reg_slot].pid, 0);
+    reg_file *r = usable();
+    int i = d->reg_slot;
     d->reg_slot = -1;
+    if (!r || i < 0) return;
+    GUARD(return);
+    int32_t me = getpid();
+    if (r->slot[i].pidns == my_pidns) atomic_compare_exchange_strong(&r->slot[i].pid, &me, 0);
+    UNGUARD();
+    lock_slot(i, F_UNLCK);
 }
 
 size_t sim_registry_others_used(const sim_dev *d)
 {
-    if (!reg) return 0;
+    reg_file *r = usable();
+    if (!r) return 0;
     /* on the allocation path: reap dead processes (a kill + /proc read each) at most
      * every 100 ms, and skip free slots without reading them */
     static _Atomic uint64_t last_reap;
     uint64_t now = sim_now_ns(), last = atomic_load(&last_reap);
     int do_reap = now - last > 100000000ull && atomic_compare_exchange_strong(&last_reap, &last, now);
-    size_t sum = 0;
+    volatile size_t sum = 0;
+    GUARD(return 0);
     for (int i = 0; i < REG_SLOTS; i++) {
-        int32_t pid = atomic_load_explicit(&reg->slot[i].pid, memory_order_relaxed);
-        if (!pid || pid == getpid()) continue;
+        int32_t pid = atomic_load_explicit(&r->slot[i].pid, memory_order_relaxed);
+        if (!pid) continue;
         reg_slot s;
         int corrupt = 0;
-        if (do_reap) reap(&reg->slot[i]);
-        if (read_slot(&reg->slot[i], &s, &corrupt) && s.device == d->ordinal &&
-            s.capacity == d->capacity && atomic_load(&s.pid) != getpid())
+        if (do_reap) reap(i);
+        if (read_slot(&r->slot[i], &s, &corrupt) && s.device == d->ordinal &&
+            s.capacity == d->capacity && !mine(atomic_load(&s.pid), s.pidns))
             sum += s.used;
     }
+    UNGUARD();
     return sum;
 }
 
@@ -301,13 +516,20 @@ hwrt_status sim_registry_monitor(hwrt_smi_snapshot *out)
         d->simulated = 1;
     }
     if (!r) {
-        snprintf(out->warnings, sizeof out->warnings, "the cross-process registry is off or "
-                 "unusable (HWRT_SIM_REGISTRY); no process view");
+        snprintf(out->warnings, sizeof out->warnings, "no process view: %s",
+                 atomic_load(&reg_lost) ? "the sim registry was truncated while in use" : reg_why);
         return HWRT_SUCCESS;
     }
-    size_t wl = 0;
+    volatile size_t wl = 0;
+    GUARD({
+        snprintf(out->warnings, sizeof out->warnings, "no process view: the sim registry %s "
+                 "was truncated while it was read", reg_name_buf);
+        out->nprocesses = 0;
+        for (int i = 0; i < out->ndevices; i++) out->devices[i].used = 0, out->devices[i].processes = 0;
+        return HWRT_SUCCESS;
+    });
     for (int i = 0; i < REG_SLOTS; i++) {
-        reap(&r->slot[i]);
+        reap(i);
         reg_slot s;
         int corrupt = 0;
         if (!read_slot(&r->slot[i], &s, &corrupt)) {
@@ -333,6 +555,11 @@ hwrt_status sim_registry_monitor(hwrt_smi_snapshot *out)
         d->used += s.used;
         d->processes++;
         if (s.fault) snprintf(d->health, sizeof d->health, "FAULT");
+        if (foreign_ns(s.pidns) && wl < sizeof out->warnings - 1)
+            wl += (size_t)snprintf(out->warnings + wl, sizeof out->warnings - wl,
+                                   "%spid %d is in another pid namespace (the pid is that "
+                                   "namespace's)", wl ? "; " : "", p->pid);
     }
+    UNGUARD();
     return HWRT_SUCCESS;
 }
