@@ -119,6 +119,10 @@ def foreign_owner():
     out = smi(reg)
     check("not owned by this user" in out.stdout, "hwrt-smi says why: %r" % out.stdout)
     unlink(reg)
+    p, line = holder("off", HWRT_SIM_EXCLUSIVE="1")  # turned off: exclusive cannot hold
+    finish(p)
+    check(line[:2] == ["error", "HWRT_ERROR_UNAVAILABLE:"] and
+          "HWRT_SIM_REGISTRY=off" in " ".join(line), "exclusive without a registry: %s" % line)
 
 
 def pid_namespaces():

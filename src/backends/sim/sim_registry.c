@@ -427,6 +427,7 @@ void sim_registry_publish(sim_dev *d)
         /* the object was rewritten under us (truncated and re-created): the slot is not
          * ours any more, and writing into it would corrupt another process's entry */
         UNGUARD();
+        lock_slot(d->reg_slot, F_UNLCK);
         d->reg_slot = -1;
         fprintf(stderr, "[hwrt warn] sim registry %s: the entry of device %d was removed by "
                 "another process (was the object truncated?); the device is no longer "
@@ -462,12 +463,14 @@ void sim_registry_detach(sim_dev *d)
     reg_file *r = usable();
     int i = d->reg_slot;
     d->reg_slot = -1;
-    if (!r || i < 0) return;
-    GUARD(return);
-    int32_t me = getpid();
-    if (r->slot[i].pidns == my_pidns) atomic_compare_exchange_strong(&r->slot[i].pid, &me, 0);
-    UNGUARD();
-    lock_slot(i, F_UNLCK);
+    if (i < 0) return;
+    if (r) {
+        GUARD(lock_slot(i, F_UNLCK); return);
+        int32_t me = getpid();
+        if (r->slot[i].pidns == my_pidns) atomic_compare_exchange_strong(&r->slot[i].pid, &me, 0);
+        UNGUARD();
+    }
+    lock_slot(i, F_UNLCK);      /* also after a truncation: the object (inode) lives on */
 }
 
 size_t sim_registry_others_used(const sim_dev *d)

@@ -3,14 +3,18 @@
  * context on a card. Device-wide `used` and free capacity include other processes, and
  * exclusive mode refuses a second opener. Env HWRT_SIM_REGISTRY names the shared-memory
  * object (default "/hwrt-sim-<uid>-v<layout version>"; a given name gets the same
- * version suffix; "off" disables sharing). */
+ * version suffix; "off" disables sharing). A registry that cannot be used (another
+ * user's object, wrong mode or size, truncated while in use) is reported on stderr, and
+ * HWRT_SIM_EXCLUSIVE then makes opening a device fail (UNAVAILABLE): exclusivity cannot
+ * be enforced without it. */
 #ifndef SIM_REGISTRY_H
 #define SIM_REGISTRY_H
 
 #include "sim.h"
 
-/* Claim this process's slot for device d; DEVICE_BUSY if another live process holds
- * the device and exclusive mode is on (either side). */
+/* Claim this process's slot for device d; DEVICE_BUSY if another live process (in any
+ * pid namespace) holds the device and exclusive mode is on (either side); UNAVAILABLE
+ * if exclusive mode is asked for and the registry is off or unusable. */
 hwrt_status sim_registry_attach(sim_dev *d);
 void sim_registry_detach(sim_dev *d);
 /* Publish this process's figures for d (called on every change; cheap). */
