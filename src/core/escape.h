@@ -31,15 +31,16 @@ static inline int hwi_utf8_next(const unsigned char *s, uint32_t *cp)
 {
     unsigned c = s[0];
     if (c < 0x80) { *cp = c; return 1; }
-    int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3
+          : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
     if (!n) return 0;
     uint32_t v = c & (0x7fu >> n);
     for (int i = 1; i < n; i++) {
         if ((s[i] & 0xc0) != 0x80) return 0;       /* also stops at the terminating NUL */
         v = (v << 6) | (s[i] & 0x3fu);
     }
-    if ((n == 3 && (v < 0x800 || (v >= 0xd800 && v <= 0xdfff))) || (n == 4 && (v < 0x10000 || v > 0x10ffff)))
-        return 0;
+    if (n == 3 && (v < 0x800 || (v >= 0xd800 && v <= 0xdfff))) return 0;  /* overlong, surrogate */
+    if (n == 4 && (v < 0x10000 || v > 0x10ffff)) return 0;
     *cp = v;
     return n;
 }

@@ -122,7 +122,8 @@ static void registry_lost(void)
 }
 
 /* Guard the registry accesses that follow, up to UNGUARD(), in this thread: a SIGBUS
- * inside the mapping runs the statement given (after registry_lost) instead of killing the process. */
+ * inside the mapping runs the statement given (after registry_lost) instead of killing
+ * the process. */
 #define GUARD(...)                                                                    \
     sigjmp_buf jb_;                                                                   \
     sigjmp_buf *volatile outer_ = guard_jb;                                           \
@@ -184,7 +185,8 @@ static int foreign_ns(uint64_t ns) { return ns && my_pidns && ns != my_pidns; }
 /* Slot i's liveness lock: -1 cannot tell, 0 free, 1 held by another open description. */
 static int lock_held(int i)
 {
-    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = LOCK_BASE + i, .l_len = 1};
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = LOCK_BASE + i,
+                       .l_len = 1};
     if (reg_fd < 0 || fcntl(reg_fd, F_OFD_GETLK, &fl) != 0) return -1;
     return fl.l_type != F_UNLCK;
 }
@@ -264,7 +266,8 @@ static reg_file *open_reg(void)
                       strerror(errno));
     if (!fresh && st.st_size != (off_t)sizeof(reg_file)) {
         char sz[64];
-        snprintf(sz, sizeof sz, "%lld bytes, expected %zu", (long long)st.st_size, sizeof(reg_file));
+        snprintf(sz, sizeof sz, "%lld bytes, expected %zu", (long long)st.st_size,
+                 sizeof(reg_file));
         return refuse(fd, "sim registry %s has the wrong size (%s); remove it (rm /dev/shm%s)", sz);
     }
     reg_file *r = mmap(NULL, sizeof(reg_file), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -528,7 +531,10 @@ hwrt_status sim_registry_monitor(hwrt_smi_snapshot *out)
         snprintf(out->warnings, sizeof out->warnings, "no process view: the sim registry %s "
                  "was truncated while it was read", reg_name_buf);
         out->nprocesses = 0;
-        for (int i = 0; i < out->ndevices; i++) out->devices[i].used = 0, out->devices[i].processes = 0;
+        for (int i = 0; i < out->ndevices; i++) {
+            out->devices[i].used = 0;
+            out->devices[i].processes = 0;
+        }
         return HWRT_SUCCESS;
     });
     for (int i = 0; i < REG_SLOTS; i++) {
