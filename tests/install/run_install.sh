@@ -74,7 +74,8 @@ for tool in "$prefix"/bin/*; do
     name=$(basename "$tool")
     grep -q "^$name\( \|$\)" "$here/tools.txt" || fail "$name is installed but tools.txt has no line for it"
     lib=$(ldd "$tool" | awk '/libhwrt\.so/ {print $3}')
-    case $lib in ''|"$libdir"/*) ;; *) fail "$name loads $lib, not the installed $libdir/libhwrt.so.0" ;; esac
+    [ -z "$lib" ] || [ "$lib" = not ] || lib=$(realpath "$lib")
+    case $lib in ''|"$(realpath "$libdir")"/*) ;; *) fail "$name loads $lib, not the installed $libdir/libhwrt.so.0" ;; esac
 done
 while read -r name args; do
     case $name in ''|'#'*) continue ;; esac
