@@ -5,7 +5,8 @@
 #          loads the driver at run time), python3-dev: what `make run` (build the
 #          library, tools, Python module and run the demo) needs.
 #   bench  build + the allocators hwrt-bench pool measures against (`make bench`).
-#   test   bench + the test toolchain (`make test`): numpy and pytest for the Python suite,
+#   test   bench + the test toolchain (`make test`): numpy, pytest and mypy (stubtest) for
+#          the Python suite,
 #          pip/venv/setuptools for the packaging test, Open MPI, PoCL and the OpenCL
 #          ICD loader, clang and its runtime (libFuzzer), Chromium (profiler report), hyperfine.
 # As root, installs what is missing (apt-get); otherwise names the missing packages and
@@ -14,7 +15,7 @@ set -eu
 what=${1:-test}
 BUILD="build-essential cmake pkg-config libopenblas-dev opencl-headers python3-dev"
 BENCH="$BUILD libmimalloc-dev libjemalloc-dev"
-TEST="$BENCH python3-numpy python3-pytest python3-pip python3-venv python3-setuptools
+TEST="$BENCH python3-numpy python3-pytest python3-mypy python3-pip python3-venv python3-setuptools
 libopenmpi-dev openmpi-bin pocl-opencl-icd ocl-icd-opencl-dev clinfo
 clang libclang-rt-14-dev chromium hyperfine"
 case $what in
