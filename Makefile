@@ -19,8 +19,9 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 # Sanitizer passes. Labels other suites add that cannot run under a sanitizer runtime
 # (a Python interpreter or mpirun loading an instrumented libhwrt) are left out there;
-# they run in test-main. Stress tests scale down (HWRT_STRESS_SCALE) under sanitizers.
-SAN_EXCLUDE       ?= python|mpi|bench|gpu
+# they run in test-main; so do the install tests, whose outside programs are not built
+# with the sanitizer runtime. Stress tests scale down (HWRT_STRESS_SCALE) under sanitizers.
+SAN_EXCLUDE       ?= python|mpi|bench|gpu|install
 SAN_STRESS_SCALE  ?= 0.3
 FUZZ_TEST_SECONDS ?= 60
 FUZZ_SECONDS      ?= 600
