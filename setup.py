@@ -40,8 +40,9 @@ class CMakeBuildExt(build_ext):
         tmp = os.path.abspath(self.build_temp)
         cmake_build, stage = os.path.join(tmp, "libhwrt"), os.path.join(tmp, "stage")
         cmake = os.environ.get("CMAKE", "cmake")
-        if not shutil.which(cmake):
-            sys.exit("hwrt: building the package needs CMake (Debian: apt-get install cmake)")
+        for tool, pkg in ((cmake, "cmake"), ("pkg-config", "pkg-config")):
+            if not shutil.which(tool):
+                sys.exit(f"hwrt: building the package needs {tool} (Debian: apt-get install {pkg})")
         run([cmake, "-S", ROOT, "-B", cmake_build, "-DCMAKE_BUILD_TYPE=Release",
              "-DHWRT_BUILD_TOOLS=OFF", "-DHWRT_BUILD_EXAMPLES=OFF", "-DHWRT_BUILD_PYTHON=OFF",
              "-DHWRT_BUILD_TESTS=OFF", "-DCMAKE_INSTALL_PREFIX=" + stage,
