@@ -16,7 +16,7 @@ what=${1:-test}
 BUILD="build-essential cmake pkg-config libopenblas-dev opencl-headers python3-dev"
 BENCH="$BUILD libmimalloc-dev libjemalloc-dev"
 TEST="$BENCH python3-numpy python3-pytest python3-mypy python3-pip python3-venv python3-setuptools
-libopenmpi-dev openmpi-bin pocl-opencl-icd ocl-icd-opencl-dev clinfo
+libopenmpi-dev openmpi-bin iproute2 util-linux pocl-opencl-icd ocl-icd-opencl-dev clinfo
 clang libclang-rt-14-dev chromium hyperfine"
 case $what in
 build) PKGS=$BUILD ;;
