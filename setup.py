@@ -59,6 +59,9 @@ class CMakeBuildExt(build_ext):
         ext.extra_objects.append(os.path.join(libdir, "libhwrt.a"))
         ext.libraries += [f[2:] for f in flags if f.startswith("-l") and f != "-lhwrt"]
         ext.extra_link_args += [f for f in flags if not f.startswith("-l")]
+        # a SONAME like every shared object hwrt installs (the interpreter loads it by path)
+        ext.extra_link_args.append("-Wl,-soname,hwrt" + os.path.basename(
+            self.get_ext_filename(ext.name)).split("__init__", 1)[1])
         super().build_extension(ext)
         plugin = os.path.join(libdir, "libhwrt_mpi.so")
         if os.path.exists(plugin):

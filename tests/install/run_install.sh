@@ -2,7 +2,7 @@
 # run_install.sh SOURCE_DIR BUILD_DIR SCRATCH CC PYTHON: install the build to a temporary
 # prefix, move it, and use it from there only, as a user would:
 #  1. no path of the source or build tree in any installed file (RUNPATHs, debug info);
-#  2. every shared object in libdir has a SONAME; each exports exactly its interface;
+#  2. every installed shared object has a SONAME; each exports exactly its interface;
 #  3. an outside CMake project (find_package(hwrt 0.1), hwrt::hwrt and hwrt::hwrt_static)
 #     and a pkg-config Makefile (shared and --static) build README.md's C example, which
 #     runs and prints the right values; find_package(hwrt 1.0) is refused;
@@ -34,10 +34,10 @@ done
 echo "ok: no source, build or staging path in $(find "$prefix" -type f | wc -l) installed files"
 
 # 2. SONAMEs and exported symbols
-for so in $(find "$libdir" -maxdepth 1 -name '*.so*' -type f); do
-    readelf -d "$so" | grep -q '(SONAME)' || fail "$(basename "$so") has no SONAME"
+for so in $(find "$prefix" -name '*.so*' -type f); do
+    readelf -d "$so" | grep -q '(SONAME)' || fail "${so#$prefix/} has no SONAME"
 done
-echo "ok: SONAME on every shared object in libdir"
+echo "ok: SONAME on every installed shared object"
 "$py" "$here/check_exports.py" "$cc" "$prefix"
 
 # 3. outside projects, built from README.md's example

@@ -30,6 +30,10 @@ done
 mod=$(ls "$pkg"/__init__.cpython-*.so)
 syms=$(nm -D --defined-only "$mod" | awk '{print $3}' | tr '\n' ' ')
 [ "$syms" = "PyInit_hwrt " ] || fail "the module exports more than PyInit_hwrt: $syms"
+for so in "$mod" "$pkg"/*.so; do
+    [ -e "$so" ] || continue
+    readelf -d "$so" | grep -q '(SONAME)' || fail "$so has no SONAME"
+done
 
 "$py" "$here/readme_example.py" "$src/README.md" python > readme_example.py
 out=$("$vpy" readme_example.py)
