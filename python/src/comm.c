@@ -134,12 +134,17 @@ static PyObject *release(PyObject *m, PyObject *unused)
 
 #define KW(fn) (PyCFunction)(void (*)(void))(fn), METH_VARARGS | METH_KEYWORDS
 PyMethodDef hwpy_comm_methods[] = {
-    {"init", KW(comm_init), "init(backend_name=None): join the job the launcher started "
-                            "(mpirun, torchrun, msrun, Slurm); a plain process is rank 0 of 1."},
-    {"get_rank", KW(get_rank), "This process's global rank."},
-    {"get_group_size", KW(get_group_size), "Number of ranks."},
-    {"get_local_rank", KW(get_local_rank), "Rank among the processes of this host."},
-    {"release", release, METH_NOARGS, "Leave the job."},
+    {"init", KW(comm_init), "init($module, backend_name=None)\n--\n\n"
+     "Join the job the launcher started (mpirun, torchrun, msrun, Slurm); a plain process "
+     "is rank 0 of 1."},
+    {"get_rank", KW(get_rank), "get_rank($module, group=None)\n--\n\n"
+     "This process's global rank."},
+    {"get_group_size", KW(get_group_size), "get_group_size($module, group=None)\n--\n\n"
+     "Number of ranks."},
+    {"get_local_rank", KW(get_local_rank), "get_local_rank($module, group=None)\n--\n\n"
+     "Rank among the processes of this host."},
+    {"release", release, METH_NOARGS, "release($module, /)\n--\n\n"
+     "Leave the job."},
     {NULL}};
 
 /* ---- profiler ---- */
@@ -192,7 +197,9 @@ int hwpy_comm_features(PyObject *d)
 }
 
 PyMethodDef hwpy_prof_methods[] = {
-    {"start", KW(prof_start), "start(output_path=\"./hwrt_prof\"): record API calls, device work, "
-                              "copies and memory into output_path (read it with hwrt-prof)."},
-    {"stop", prof_stop, METH_NOARGS, "Stop recording and write the trace."},
+    {"start", KW(prof_start), "start($module, output_path='./hwrt_prof')\n--\n\n"
+     "Record API calls, device work, copies and memory into output_path (read it with "
+     "hwrt-prof)."},
+    {"stop", prof_stop, METH_NOARGS, "stop($module, /)\n--\n\n"
+     "Stop recording and write the trace."},
     {NULL}};

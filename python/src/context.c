@@ -238,14 +238,18 @@ static PyObject *get_offload_context(PyObject *m, PyObject *unused)
 
 PyMethodDef hwpy_context_methods[] = {
     {"set_context", (PyCFunction)(void (*)(void))set_context, METH_VARARGS | METH_KEYWORDS,
-     "set_context(**kwargs): mode=GRAPH_MODE|PYNATIVE_MODE, device_target=, device_id=, and "
-     "any hwrt config key (memory_offload=\"ON\", max_device_memory=\"24GB\", ...). All or none."},
-    {"get_context", get_context, METH_O, "get_context(key): the current value."},
+     "set_context($module, /, **kwargs)\n--\n\n"
+     "mode=GRAPH_MODE|PYNATIVE_MODE, device_target=, device_id=, and any hwrt config key "
+     "(memory_offload=\"ON\", max_device_memory=\"24GB\", ...). All or none."},
+    {"get_context", get_context, METH_O, "get_context($module, key, /)\n--\n\n"
+     "The current value."},
     {"set_offload_context", (PyCFunction)(void (*)(void))set_offload_context,
      METH_VARARGS | METH_KEYWORDS,
-     "set_offload_context(offload_config={...}): auto_offload, offload_cpu_size, "
-     "offload_disk_size, offload_path, enable_pinned_mem, prefetch_depth. All or none."},
-    {"get_offload_context", get_offload_context, METH_NOARGS, "The offload keys and values."},
+     "set_offload_context($module, offload_config=None)\n--\n\n"
+     "auto_offload, offload_cpu_size, offload_disk_size, offload_path, enable_pinned_mem, "
+     "prefetch_depth. All or none."},
+    {"get_offload_context", get_offload_context, METH_NOARGS, "get_offload_context($module, /)\n--\n\n"
+     "The offload keys and values."},
     {NULL}};
 
 int hwpy_context_init(PyObject *module)
