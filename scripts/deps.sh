@@ -4,7 +4,7 @@
 # fails, so no test suite is ever skipped silently for want of a tool.
 set -eu
 PKGS="build-essential cmake pkg-config libopenblas-dev python3-dev python3-numpy python3-pytest
-libopenmpi-dev openmpi-bin pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
+libopenmpi-dev openmpi-bin iproute2 util-linux pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
 clang libclang-rt-14-dev libmimalloc-dev libjemalloc-dev chromium hyperfine"
 missing=""
 for p in $PKGS; do
