@@ -12,6 +12,7 @@
  *   hostrange    node0 2 ranks, node1 3 ranks, 2 devices each -> node1 named everywhere
  *   deadhost     a host is killed while the ranks run allreduces; the others get
  *                HWRT_ERROR_DIST within dist_timeout
+ *   samename     two hosts with one host name: init fails on every rank, naming it
  * HWRT_TEST_EXPECT overrides the sentence fragment that duplicate and global look for.
  * Each rank prints "N passed, M failed" and exits non-zero on any failure. */
 #include "harness.h"
@@ -447,10 +448,27 @@ static void scenario_deadhost(void)
            "allreduces (dist_timeout %s s)\n", rank, host, waited, done, timeout);
 }
 
+/* node1 answers to node0 as well: Open MPI's local ranks (0, 1 on each machine) disagree
+ * with the host names (0..3 on "node0"); init must say so on every rank, not bind 4 ranks
+ * to one "host" of 2 devices. */
+static int scenario_samename(hwrt_status st)
+{
+    TEST_CASE("two machines, one host name");
+    rank = atoi(getenv("OMPI_COMM_WORLD_RANK") ? getenv("OMPI_COMM_WORLD_RANK") : "-1");
+    EXPECT(st == HWRT_ERROR_DIST);
+    EXPECT(strstr(hwrt_last_error(), "rank 2 is local rank 0 by its openmpi launcher but 2 by "
+                                     "host names: 4 ranks report host name 'node0'") != NULL);
+    EXPECT(strstr(hwrt_last_error(), "HWRT_DIST_HOSTNAME") != NULL);
+    printf("SAMENAME rank %d: %s: %s\n", rank, hwrt_status_name(st), hwrt_last_error());
+    FAILS(hwrt_dist_init(), HWRT_ERROR_DIST, "");        /* refused again, no crash */
+    return test_report();
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "collectives";
     hwrt_status st = hwrt_dist_init();
+    if (!strcmp(mode, "samename")) return scenario_samename(st);
     if (st != HWRT_SUCCESS) {
         fprintf(stderr, "hwrt_dist_init: %s: %s\n", hwrt_status_name(st), hwrt_last_error());
         return 1;

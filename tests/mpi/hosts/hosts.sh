@@ -11,6 +11,7 @@
 #
 #   hosts_up N [ENV ...]  make N hosts; ENV i ("VAR=v VAR=v") is host i's environment
 #   host_exec I CMD...    run CMD on host I with a login-like environment (env -i + host's)
+#   host_rename I NAME    host I answers to NAME from now on (hostname)
 #   host_kill I [cable]   host I dies: every process on it gets SIGKILL (the kernel closes
 #                         their connections, as when a host's processes crash or are
 #                         OOM-killed); with "cable", its cable is pulled first, so that no
@@ -144,6 +145,8 @@ host_exec() {
     _in "$n" env -i PATH="$PATH" HOME="${HOME:-/root}" HOSTS_DIR="$HOSTS_DIR" \
         $(cat "$HOSTS_DIR/$n.env") "$@"
 }
+
+host_rename() { _in "node$1" hostname "$2"; }
 
 host_kill() {
     local n=node$1 p

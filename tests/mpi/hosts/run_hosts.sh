@@ -11,6 +11,8 @@
 #   hostrange    node0 2 ranks, node1 3 ranks, 2 devices each: node1 named on every rank
 #   duplicate    2 hosts x 2 ranks, everyone on device 0: node0's ranks named, then fixed
 #   global       2 hosts x 2 ranks, device = global rank: rank 2 on node1 called out
+#   samename     2 hosts x 2 ranks, node1 renamed node0: init fails on every rank naming
+#                the shared host name (Open MPI's local ranks disagree with the names)
 #   deadhost     3 hosts x 2 ranks; node1's processes are SIGKILLed mid-allreduce: the 4
 #                others get HWRT_ERROR_DIST within dist_timeout (3 s)
 #   deadhost-cable  the same with node1's cable pulled first (silence, no FIN)
@@ -145,6 +147,13 @@ global)
     hosts_up 2 "HWRT_SIM_DEVICES=4" "HWRT_SIM_DEVICES=4"
     out=$HOSTS_DIR/mpirun.out
     mpirun_on_hosts -np 4 -x "HWRT_TEST_EXPECT=rank 2 on host node1" "$prog" global 2>&1 | tee "$out"
+    count ' passed, 0 failed' 4 "$out" || rc=1 ;;
+samename)
+    hosts_up 2 "HWRT_SIM_DEVICES=2" "HWRT_SIM_DEVICES=2"
+    out=$HOSTS_DIR/mpirun.out
+    host_rename 1 node0
+    mpirun_on_hosts -np 4 "$prog" samename 2>&1 | tee "$out"
+    count '^SAMENAME rank' 4 "$out" || rc=1
     count ' passed, 0 failed' 4 "$out" || rc=1 ;;
 deadhost|deadhost-cable)
     e="HWRT_SIM_DEVICES=2 HWRT_DIST_TIMEOUT=3"
