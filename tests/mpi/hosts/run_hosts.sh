@@ -4,6 +4,8 @@
 # mpirun runs on node0, as on the first node of an allocation. Scenarios:
 #   demo         3 hosts x 2 ranks: PROGRAM = dist_demo; every rank bound to its host's
 #                device (= local rank), allreduce right
+#   torchvars    2 hosts x 2 ranks: dist_demo with torchrun-style variables derived from
+#                Open MPI's in each rank's shell (docs/distributed.md's command)
 #   collectives  2 hosts x 2 ranks: PROGRAM = test_dist_mpi, every collective x op x dtype
 #                against the host reference, the allreduce ring from 64 KiB (across hosts)
 #   bind         2 hosts x 2 devices, exclusive mode, mpirun inside a (modelled) Slurm
@@ -117,6 +119,18 @@ demo)
     for r in 0 1 2 3 4 5; do
         count "^rank:$r host:node$((r / 2)) device:$((r % 2)) local_rank:$((r % 2)) allreduce ok" 1 "$out" || rc=1
     done ;;
+torchvars)
+    hosts_up 2 "HWRT_SIM_DEVICES=2" "HWRT_SIM_DEVICES=2"
+    out=$HOSTS_DIR/mpirun.out
+    # shellcheck disable=SC2016
+    mpirun_on_hosts -np 4 --map-by ppr:2:node -x MASTER_ADDR=node0 -x MASTER_PORT=29500 \
+        sh -c 'export RANK=$OMPI_COMM_WORLD_RANK WORLD_SIZE=$OMPI_COMM_WORLD_SIZE \
+               LOCAL_RANK=$OMPI_COMM_WORLD_LOCAL_RANK LOCAL_WORLD_SIZE=$OMPI_COMM_WORLD_LOCAL_SIZE \
+               GROUP_RANK=$((OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_LOCAL_SIZE)); exec "$0"' \
+        "$prog" 2>&1 | tee "$out"
+    for r in 0 1 2 3; do
+        count "^rank:$r host:node$((r / 2)) device:$((r % 2)) local_rank:$((r % 2)) allreduce ok" 1 "$out" || rc=1
+    done ;;
 collectives)
     hosts_up 2 "HWRT_SIM_DEVICES=2" "HWRT_SIM_DEVICES=2"
     out=$HOSTS_DIR/mpirun.out
@@ -190,7 +204,7 @@ deadhost|deadhost-cable)
 bench)
     hosts_up 2 "HWRT_SIM_DEVICES=1" "HWRT_SIM_DEVICES=1"
     out=$HOSTS_DIR/mpirun.out
-    mpirun_on_hosts -np 2 "$prog" dist "$@" 2>&1 | tee "$out"
+    mpirun_on_hosts -np 2 --map-by ppr:1:node "$prog" dist "$@" 2>&1 | tee "$out"
     grep -q 'ratio hwrt_allreduce' "$out" || rc=1 ;;
 hold)
     hosts_up 2
