@@ -3,11 +3,13 @@
  * one allreduce against the value every rank can compute on the host.
  *
  *   ./build/examples/dist_demo                                   (rank 0 of 1)
- *   mpirun --allow-run-as-root --oversubscribe -np 2 ./build/examples/dist_demo */
+ *   mpirun --allow-run-as-root --oversubscribe -np 2 ./build/examples/dist_demo
+ * and on several hosts: docs/distributed.md, "Several hosts". */
 #include <hwrt.h>
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define CHECK(call)                                                                  \
     do {                                                                             \
@@ -42,8 +44,10 @@ int main(void)
     int bad = 0;
     for (int i = 0; i < N; i++)
         bad += host[i] != (float)(i % 7) * (float)(world_size * (world_size + 1));
-    printf("rank:%d device:%d local_rank:%d allreduce %s\n", rank, dev, hwrt_dist_local_rank(),
-           bad ? "WRONG" : "ok");
+    char node[64] = "?";
+    gethostname(node, sizeof node - 1);
+    printf("rank:%d host:%s device:%d local_rank:%d allreduce %s\n", rank, node, dev,
+           hwrt_dist_local_rank(), bad ? "WRONG" : "ok");
     CHECK(hwrt_tensor_release(t));
     CHECK(hwrt_dist_finalize());
     CHECK(hwrt_shutdown());

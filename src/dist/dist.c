@@ -3,6 +3,7 @@
 #include "../core/status.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,27 +23,73 @@ void hwi_dist_hostname(char *buf, size_t len)
     buf[len - 1] = 0;
 }
 
+/* What each rank says at init: its host, and the local rank its launcher gave it. */
+typedef struct {
+    char host[HWI_HOST_LEN];
+    int32_t launcher_local;      /* -1: the launcher gives none */
+    int32_t named;               /* host from HWRT_DIST_HOSTNAME: a model, not the machine */
+} host_rec;
+
+/* Local rank of rank r from the host table: ranks before it on the same host. */
+static int local_from_hosts(const host_rec *recs, int r)
+{
+    int l = 0;
+    for (int q = 0; q < r; q++) l += !strncmp(recs[q].host, recs[r].host, HWI_HOST_LEN);
+    return l;
+}
+
+/* The launcher knows which processes share a machine. Where its local rank differs from
+ * the host-name count, two machines answer to one host name (cloned VMs, containers named
+ * alike) and every later verdict (device = local rank, the duplicate check) would be
+ * wrong: all ranks stop here with the same sentence. */
+static hwrt_status check_host_names(const hwi_dist *d, const host_rec *recs)
+{
+    for (int r = 0; r < d->size; r++) {
+        int l = local_from_hosts(recs, r), n = 0;
+        if (recs[r].launcher_local < 0 || recs[r].named || recs[r].launcher_local == l)
+            continue;
+        for (int q = 0; q < d->size; q++) n += !strncmp(recs[q].host, recs[r].host, HWI_HOST_LEN);
+        return hwi_err(HWRT_ERROR_DIST, "hwrt_dist_init: rank %d is local rank %d by its %s "
+                       "launcher but %d by host names: %d ranks report host name '%s', so two "
+                       "machines share that name and their ranks would be bound as if on one "
+                       "machine. Give each machine a unique host name, or set "
+                       "HWRT_DIST_HOSTNAME to a name unique to the machine on every rank",
+                       r, recs[r].launcher_local, d->info.launcher, l, n, recs[r].host);
+    }
+    return HWRT_SUCCESS;
+}
+
 /* Every rank's host, then local rank/size from it: ranks sharing a host, in rank order.
  * Computed rather than taken from the launcher, so it is right under every launcher
- * (msrun/HCCL do not export a local rank) and with HWRT_DIST_HOSTNAME. */
+ * (msrun/HCCL do not export a local rank) and with HWRT_DIST_HOSTNAME; checked against
+ * the launcher's local rank where it gives one. */
 static hwrt_status learn_hosts(hwi_dist *d)
 {
     d->hosts = calloc((size_t)d->size, HWI_HOST_LEN);
-    if (!d->hosts)
+    host_rec *recs = calloc((size_t)d->size, sizeof *recs);
+    if (!d->hosts || !recs) {
+        free(recs);
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_dist_init: host out of memory");
-    char me[HWI_HOST_LEN] = "";
-    hwi_dist_hostname(me, sizeof me);
-    HWI_TRY(d->eng->allgather(me, d->hosts, HWI_HOST_LEN, NULL));
+    }
+    host_rec me = {.launcher_local = d->info.local_rank};
+    const char *named = getenv("HWRT_DIST_HOSTNAME");
+    me.named = named && *named;
+    hwi_dist_hostname(me.host, sizeof me.host);
+    hwrt_status st = d->eng->allgather(&me, recs, sizeof me, NULL);
+    if (st == HWRT_SUCCESS) st = check_host_names(d, recs);
+    if (st != HWRT_SUCCESS) {
+        free(recs);
+        return st;
+    }
     d->local_rank = d->local_size = d->nhosts = 0;
     for (int r = 0; r < d->size; r++) {
-        int same = !strncmp(d->hosts[r], me, HWI_HOST_LEN);
+        memcpy(d->hosts[r], recs[r].host, HWI_HOST_LEN);
+        int same = !strncmp(recs[r].host, me.host, HWI_HOST_LEN);
         d->local_size += same;
         if (same && r < d->rank) d->local_rank++;
-        int first = 1;
-        for (int q = 0; q < r && first; q++)
-            if (!strncmp(d->hosts[q], d->hosts[r], HWI_HOST_LEN)) first = 0;
-        d->nhosts += first;
+        d->nhosts += local_from_hosts(recs, r) == 0;
     }
+    free(recs);
     return HWRT_SUCCESS;
 }
 
@@ -61,7 +108,14 @@ static hwrt_status join_mpi(hwi_dist *d)
     }
     d->rank = rank;
     d->size = size;
-    return learn_hosts(d);
+    hwrt_status st = learn_hosts(d);
+    if (st != HWRT_SUCCESS) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", hwrt_last_error());
+        d->eng->finalize();            /* every rank reached the same verdict */
+        hwi_err(st, "%s", msg);
+    }
+    return st;
 }
 
 hwrt_status hwrt_dist_init(void)

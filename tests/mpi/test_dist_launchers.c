@@ -14,7 +14,8 @@ static const char *const all_vars[] = {
     "OMPI_COMM_WORLD_LOCAL_SIZE", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS",
     "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "RANK_ID",
     "RANK_SIZE", "DEVICE_ID", "MS_WORKER_NUM", "MS_NODE_ID", "RANK_TABLE_FILE",
-    "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NODEID", NULL};
+    "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NODEID", "SLURM_NNODES",
+    "OMPI_COMM_WORLD_NODE_RANK", NULL};
 
 static void clear_env(void)
 {
@@ -51,9 +52,24 @@ static const row matrix[] = {
     {"RANK_ID=9 RANK_SIZE=16 DEVICE_ID=1 RANK_TABLE_FILE=/etc/hccl_16p.json", "msrun", 9, 16, -1, -1, -1, 1},
     {"MS_WORKER_NUM=8 MS_NODE_ID=3 DEVICE_ID=3", "msrun", 3, 8, -1, -1, -1, 3},
     {"SLURM_PROCID=7 SLURM_NTASKS=8 SLURM_LOCALID=3 SLURM_NODEID=1", "slurm", 7, 8, 3, -1, 1, -1},
+    /* the multi-host forms: a process on the second of two nodes, two ranks per node */
+    {"OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_SIZE=4 OMPI_COMM_WORLD_LOCAL_RANK=1 "
+     "OMPI_COMM_WORLD_LOCAL_SIZE=2 OMPI_COMM_WORLD_NODE_RANK=1", "openmpi", 3, 4, 1, 2, -1, -1},
+    {"SLURM_PROCID=3 SLURM_NTASKS=4 SLURM_LOCALID=1 SLURM_NODEID=1 SLURM_NNODES=2",
+     "slurm", 3, 4, 1, -1, 1, -1},
+    {"RANK=3 WORLD_SIZE=4 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 GROUP_RANK=1", "torchrun", 3, 4, 1, 2, 1, -1},
+    {"MS_WORKER_NUM=4 MS_NODE_ID=3 DEVICE_ID=1", "msrun", 3, 4, -1, -1, -1, 1},
+    {"RANK_ID=3 RANK_SIZE=4 DEVICE_ID=1 MS_NODE_ID=3 MS_WORKER_NUM=4", "msrun", 3, 4, -1, -1, -1, 1},
     /* precedence: an MPI launcher inside a Slurm allocation, torchrun inside Slurm */
     {"SLURM_PROCID=0 SLURM_NTASKS=1 OMPI_COMM_WORLD_RANK=2 OMPI_COMM_WORLD_SIZE=4", "openmpi", 2, 4, -1, -1, -1, -1},
     {"SLURM_PROCID=0 SLURM_NTASKS=2 RANK=1 WORLD_SIZE=2 LOCAL_RANK=1", "torchrun", 1, 2, 1, -1, -1, -1},
+    /* ... and on the second node: mpirun's daemons were started by srun (task = node,
+     * local id 0), each rank inherits its node's SLURM_* and Open MPI's own must win */
+    {"SLURM_PROCID=1 SLURM_NTASKS=2 SLURM_LOCALID=0 SLURM_NODEID=1 OMPI_COMM_WORLD_RANK=3 "
+     "OMPI_COMM_WORLD_SIZE=4 OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_LOCAL_SIZE=2",
+     "openmpi", 3, 4, 1, 2, -1, -1},
+    {"SLURM_PROCID=1 SLURM_NTASKS=2 SLURM_LOCALID=0 SLURM_NODEID=1 RANK=3 WORLD_SIZE=4 "
+     "LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 GROUP_RANK=1", "torchrun", 3, 4, 1, 2, 1, -1},
 };
 
 static void detection_matrix(void)
@@ -90,6 +106,15 @@ static void malformed(void)
     FAILS(hwrt_dist_detect(&in), HWRT_ERROR_INVALID_ARGUMENT, "OMPI_COMM_WORLD_RANK is not");
     set_env("SLURM_PROCID=1 SLURM_NTASKS=2 SLURM_LOCALID=-1");
     FAILS(hwrt_dist_detect(&in), HWRT_ERROR_INVALID_ARGUMENT, "SLURM_LOCALID");
+    /* multi-host forms, malformed */
+    set_env("RANK=3 WORLD_SIZE=4 LOCAL_RANK=1 GROUP_RANK=-1");
+    FAILS(hwrt_dist_detect(&in), HWRT_ERROR_INVALID_ARGUMENT, "GROUP_RANK=\"-1\"");
+    set_env("SLURM_PROCID=3 SLURM_NTASKS=4 SLURM_LOCALID=1 SLURM_NODEID=node1");
+    FAILS(hwrt_dist_detect(&in), HWRT_ERROR_INVALID_ARGUMENT, "SLURM_NODEID");
+    set_env("RANK=3 WORLD_SIZE=4 LOCAL_RANK=2 LOCAL_WORLD_SIZE=2 GROUP_RANK=1");
+    FAILS(hwrt_dist_detect(&in), HWRT_ERROR_INVALID_ARGUMENT, "LOCAL_RANK=2 is not below LOCAL_WORLD_SIZE=2");
+    set_env("OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_SIZE=4 OMPI_COMM_WORLD_LOCAL_RANK=2");
+    FAILS(hwrt_dist_detect(&in), HWRT_ERROR_INVALID_ARGUMENT, "OMPI_COMM_WORLD_LOCAL_RANK");
     set_env("RANK=0 WORLD_SIZE=1 DEVICE_ID=x");
     FAILS(hwrt_dist_detect(&in), HWRT_ERROR_INVALID_ARGUMENT, "DEVICE_ID");
     FAILS(hwrt_dist_detect(NULL), HWRT_ERROR_INVALID_ARGUMENT, "NULL");

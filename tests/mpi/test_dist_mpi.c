@@ -7,6 +7,13 @@
  *   range        more ranks per host than devices -> count and local rank named
  *   global       two (modelled) hosts, device = global rank -> called out
  *   deadrank     the last rank dies; the others get HWRT_ERROR_DIST within dist_timeout
+ * and, on the namespace hosts of tests/mpi/hosts/run_hosts.sh (real host names):
+ *   hosts        every rank bound to its own host's device (local rank), in exclusive mode
+ *   hostrange    node0 2 ranks, node1 3 ranks, 2 devices each -> node1 named everywhere
+ *   deadhost     a host is killed while the ranks run allreduces; the others get
+ *                HWRT_ERROR_DIST within dist_timeout
+ *   samename     two hosts with one host name: init fails on every rank, naming it
+ * HWRT_TEST_EXPECT overrides the sentence fragment that duplicate and global look for.
  * Each rank prints "N passed, M failed" and exits non-zero on any failure. */
 #include "harness.h"
 #include "dtype_ref.h"
@@ -16,6 +23,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#define HOST_LEN 64
 
 static int rank, size;
 
@@ -240,6 +249,7 @@ static void scenario_duplicate(void)
     OK(hwrt_op_fill(t, 1.0, NULL));
     char want[64];
     snprintf(want, sizeof want, "ranks 0, 1%s", size > 2 ? ", 2" : "");
+    if (getenv("HWRT_TEST_EXPECT")) snprintf(want, sizeof want, "%s", getenv("HWRT_TEST_EXPECT"));
     FAILS(hwrt_allreduce(t, HWRT_REDUCE_SUM, NULL), HWRT_ERROR_INVALID_DEVICE, want);
     EXPECT(strstr(hwrt_last_error(), "sim device 0") != NULL);
     EXPECT(strstr(hwrt_last_error(), "hwrt_dist_bind_device") != NULL);
@@ -279,12 +289,93 @@ static void scenario_global(void)
     EXPECT(hwrt_dist_local_rank() == rank % 2);
     OK(hwrt_set_device("sim", rank));              /* the seed's set_device(rank) */
     FAILS(hwrt_dist_check_devices(), HWRT_ERROR_INVALID_DEVICE, "GLOBAL rank");
-    EXPECT(strstr(hwrt_last_error(), "rank 2 on host nodeB") != NULL);
+    const char *want = getenv("HWRT_TEST_EXPECT") ? getenv("HWRT_TEST_EXPECT") : "rank 2 on host nodeB";
+    EXPECT(strstr(hwrt_last_error(), want) != NULL);
     EXPECT(strstr(hwrt_last_error(), "local rank 0") != NULL);
     OK(hwrt_dist_bind_device("sim"));
     int dev = -1;
     OK(hwrt_get_device(&dev));
     EXPECT(dev == rank % 2);
+}
+
+static void my_host(char *buf)
+{
+    memset(buf, 0, HOST_LEN);
+    if (gethostname(buf, HOST_LEN - 1) != 0) snprintf(buf, HOST_LEN, "?");
+}
+
+/* Every rank's host name, gathered through hwrt itself (uint8 tensors). */
+static void gather_hosts(char (*hosts)[HOST_LEN])
+{
+    char me[HOST_LEN];
+    my_host(me);
+    hwrt_tensor in = make(HWRT_UINT8, HOST_LEN, me), out = make(HWRT_UINT8, (int64_t)HOST_LEN * size, NULL);
+    OK(hwrt_allgather(out, in, NULL));
+    OK(hwrt_tensor_copy_to_host(out, hosts, (size_t)HOST_LEN * size));
+    OK(hwrt_tensor_release(in));
+    OK(hwrt_tensor_release(out));
+}
+
+/* Namespace hosts, each with its own simulated devices and its own registry (a /dev/shm of
+ * its own), HWRT_SIM_EXCLUSIVE=1: each rank binds its host's device = its local rank; a
+ * device the other local rank holds is refused, the same ordinal on another host is not. */
+static void scenario_hosts(void)
+{
+    TEST_CASE("local ranks across hosts");
+    hwrt_dist_info info;
+    OK(hwrt_dist_detect(&info));
+    EXPECT(!strcmp(info.launcher, "openmpi"));   /* also inside a Slurm allocation */
+    OK(hwrt_dist_bind_device("sim"));
+    int dev = -1, count = 0;
+    OK(hwrt_get_device(&dev));
+    OK(hwrt_device_count("sim", &count));
+    char (*hosts)[HOST_LEN] = calloc((size_t)size, HOST_LEN);
+    gather_hosts(hosts);
+    int local = 0, local_size = 0, nhosts = 0;
+    for (int r = 0; r < size; r++) {
+        int same = !strcmp(hosts[r], hosts[rank]), first = 1;
+        local_size += same;
+        local += same && r < rank;
+        for (int q = 0; q < r; q++) first &= strcmp(hosts[q], hosts[r]) != 0;
+        nhosts += first;
+    }
+    const char *want_hosts = getenv("HWRT_TEST_HOSTS");
+    EXPECT(want_hosts && nhosts == atoi(want_hosts));
+    EXPECT(hwrt_dist_local_rank() == local && dev == local);
+    EXPECT(info.local_rank == local);            /* Open MPI's own word agrees */
+    printf("HOSTS rank %d host %s local_rank %d of %d device %d of %d (%d hosts)\n", rank,
+           hosts[rank], hwrt_dist_local_rank(), local_size, dev, count, nhosts);
+
+    TEST_CASE("exclusive devices are per host");
+    if (count > 1 && local_size > 1) {
+        int other = (dev + 1) % count;
+        FAILS(hwrt_set_device("sim", other), HWRT_ERROR_DEVICE_BUSY, "held");
+        OK(hwrt_set_device("sim", dev));
+    }
+    hwrt_tensor t = make(HWRT_INT32, 64, NULL);
+    OK(hwrt_op_fill(t, (double)(rank + 1), NULL));
+    OK(hwrt_allreduce(t, HWRT_REDUCE_SUM, NULL));
+    int32_t h[64];
+    OK(hwrt_tensor_copy_to_host(t, h, sizeof h));
+    EXPECT(h[0] == size * (size + 1) / 2 && h[63] == h[0]);
+    OK(hwrt_tensor_release(t));
+    free(hosts);
+}
+
+/* node0 runs 2 ranks, node1 3 (ranks 2, 3, 4), 2 devices each: rank 4 is local rank 2 of
+ * 3 on node1; every rank stops with that host named. */
+static void scenario_hostrange(void)
+{
+    TEST_CASE("ordinal past the device count on one host");
+    hwrt_status st = hwrt_dist_bind_device("sim");
+    EXPECT(st == HWRT_ERROR_INVALID_DEVICE);
+    const char *e = hwrt_last_error();
+    EXPECT(strstr(e, rank == 4 ? "rank 4 is local rank 2 of 3 on host node1"
+                               : "rank 4 (host node1) said") != NULL);
+    EXPECT(strstr(e, "only 2 devices") != NULL);
+    if (st != HWRT_ERROR_INVALID_DEVICE || !strstr(e, "node1"))
+        fprintf(stderr, "rank %d got: %s\n", rank, e);
+    printf("HOSTRANGE rank %d: %s\n", rank, e);
 }
 
 static double now_s(void)
@@ -318,10 +409,66 @@ static void scenario_deadrank(void)
     printf("DEADRANK-OK rank %d returned HWRT_ERROR_DIST after %.1f s\n", rank, waited);
 }
 
+/* Run on the namespace hosts: every rank reports DEADHOST-READY, then runs allreduces
+ * until one fails. The harness kills the host named by HWRT_TEST_DOOMED_HOST meanwhile
+ * (cable pulled, every process on it SIGKILLed); the others must return HWRT_ERROR_DIST
+ * within dist_timeout (HWRT_DIST_TIMEOUT in the hosts' environment) of their last
+ * completed allreduce, and refuse later collectives at once. */
+static void scenario_deadhost(void)
+{
+    TEST_CASE("dead host");
+    char host[HOST_LEN], timeout[32];
+    my_host(host);
+    OK(hwrt_get_config("dist_timeout", timeout, sizeof timeout));
+    OK(hwrt_dist_bind_device("sim"));
+    hwrt_tensor t = make(HWRT_FLOAT32, 1 << 16, NULL);
+    OK(hwrt_op_fill(t, (double)rank, NULL));
+    OK(hwrt_allreduce(t, HWRT_REDUCE_MAX, NULL));          /* everyone alive */
+    printf("DEADHOST-READY rank %d host %s\n", rank, host);
+    fflush(stdout);
+    double start = now_s(), last = start;
+    long done = 0;
+    hwrt_status st;
+    /* MAX keeps the values at size - 1; a run with no death ends after 120 s and fails */
+    while ((st = hwrt_allreduce(t, HWRT_REDUCE_MAX, NULL)) == HWRT_SUCCESS && last - start < 120) {
+        last = now_s();
+        done++;
+    }
+    double waited = now_s() - last;
+    EXPECT(st == HWRT_ERROR_DIST && strstr(hwrt_last_error(), "dist_timeout"));
+    if (st != HWRT_ERROR_DIST)
+        fprintf(stderr, "rank %d: allreduce -> %s after %ld ok: %s\n", rank,
+                hwrt_status_name(st), done, hwrt_last_error());
+    EXPECT(waited < 60.0);             /* it returned: a functional bound, not a timing */
+    EXPECT(done > 0);                  /* the host died mid-loop, not before it */
+    FAILS(hwrt_barrier(), HWRT_ERROR_DIST, "earlier collective");
+    OK(hwrt_tensor_release(t));
+    OK(hwrt_dist_finalize());
+    printf("DEADHOST-OK rank %d host %s returned HWRT_ERROR_DIST %.1f s after its last of %ld "
+           "allreduces (dist_timeout %s s)\n", rank, host, waited, done, timeout);
+}
+
+/* node1 answers to node0 as well: Open MPI's local ranks (0, 1 on each machine) disagree
+ * with the host names (0..3 on "node0"); init must say so on every rank, not bind 4 ranks
+ * to one "host" of 2 devices. */
+static int scenario_samename(hwrt_status st)
+{
+    TEST_CASE("two machines, one host name");
+    rank = atoi(getenv("OMPI_COMM_WORLD_RANK") ? getenv("OMPI_COMM_WORLD_RANK") : "-1");
+    EXPECT(st == HWRT_ERROR_DIST);
+    EXPECT(strstr(hwrt_last_error(), "rank 2 is local rank 0 by its openmpi launcher but 2 by "
+                                     "host names: 4 ranks report host name 'node0'") != NULL);
+    EXPECT(strstr(hwrt_last_error(), "HWRT_DIST_HOSTNAME") != NULL);
+    printf("SAMENAME rank %d: %s: %s\n", rank, hwrt_status_name(st), hwrt_last_error());
+    FAILS(hwrt_dist_init(), HWRT_ERROR_DIST, "");        /* refused again, no crash */
+    return test_report();
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "collectives";
     hwrt_status st = hwrt_dist_init();
+    if (!strcmp(mode, "samename")) return scenario_samename(st);
     if (st != HWRT_SUCCESS) {
         fprintf(stderr, "hwrt_dist_init: %s: %s\n", hwrt_status_name(st), hwrt_last_error());
         return 1;
@@ -333,8 +480,11 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "range")) scenario_range();
     else if (!strcmp(mode, "global")) scenario_global();
     else if (!strcmp(mode, "deadrank")) scenario_deadrank();
+    else if (!strcmp(mode, "hosts")) scenario_hosts();
+    else if (!strcmp(mode, "hostrange")) scenario_hostrange();
+    else if (!strcmp(mode, "deadhost")) scenario_deadhost();
     else { fprintf(stderr, "unknown scenario %s\n", mode); return 2; }
-    if (!strcmp(mode, "deadrank")) {
+    if (!strcmp(mode, "deadrank") || !strcmp(mode, "deadhost")) {
         int rc = test_report();
         fflush(NULL);
         _exit(rc);                 /* MPI cannot be finalized with a dead peer */
