@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #define MGR hwi_offload
+/* the config store keeps strings of up to 511 bytes */
+#define HWI_OFFLOAD_PATH_MAX 511
 
 /* ---- stall accounting: device time a stream waited for a fetch ---- */
 
@@ -176,6 +178,13 @@ hwrt_status hwrt_set_offload_config(const hwrt_offload_config *c)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_set_offload_config: prefetch_depth %d "
                        "is out of range; use 0..64", c->prefetch_depth);
     if (c->offload_path) {
+        size_t len = strlen(c->offload_path);
+        if (len > HWI_OFFLOAD_PATH_MAX)
+            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_set_offload_config: offload_path "
+                           "\"%.48s...\" is %zu bytes long; it may have at most %d (the disk "
+                           "tier's private directory and file go below it); choose a shorter "
+                           "path, e.g. a symlink to the directory", c->offload_path, len,
+                           HWI_OFFLOAD_PATH_MAX);
         struct stat sb;
         if (stat(c->offload_path, &sb) != 0 || !S_ISDIR(sb.st_mode) ||
             access(c->offload_path, W_OK) != 0)
