@@ -155,7 +155,7 @@ void hwi_offload_forget(hwi_tensor *t)
     /* a fetch may still be reading the host copy or writing the device block, a
      * write-back still reading the block it lent: wait, then apply their outcomes (a
      * failed write-back gives the tensor its block back, to be freed with it) */
-    hwi_res_quiesce(r);
+    hwi_res_quiesce(r, 0);
     hwi_res_settle();
     drop_resident(r);
     pthread_mutex_unlock(&MGR.mu);
@@ -257,7 +257,7 @@ static hwrt_status shutdown_offload(void)
 {
     pthread_mutex_lock(&MGR.mu);
     if (hwi_ops_if_selected()) {
-        for (int i = 0; i < MGR.n; i++) hwi_res_quiesce(MGR.list[i]);
+        for (int i = 0; i < MGR.n; i++) hwi_res_quiesce(MGR.list[i], 1);
         hwi_res_settle();
         while (MGR.n) drop_resident(MGR.list[MGR.n - 1]);
         hwi_res_free_retired(1);

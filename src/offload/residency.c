@@ -353,11 +353,11 @@ hwrt_status hwi_res_wait_idle(hwi_resident *r)
     return HWRT_SUCCESS;
 }
 
-void hwi_res_quiesce(hwi_resident *r)
+void hwi_res_quiesce(hwi_resident *r, int uses)
 {
     if (r->fetch) xfer_wait(r->fetch);
     if (r->wb) xfer_wait(r->wb);
-    wait_uses(r);
+    if (uses) wait_uses(r);
 }
 
 void hwi_res_free_copies(hwi_resident *r)

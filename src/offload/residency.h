@@ -93,8 +93,10 @@ hwrt_status hwi_res_wait_ready(hwi_resident *r, hwi_stream *s);
 hwrt_status hwi_res_note_use(hwi_resident *r, hwi_stream *s);
 /* Block until r's queued work and pending fetch are done (so it can be evicted). */
 hwrt_status hwi_res_wait_idle(hwi_resident *r);
-/* Block until every copy and use of r is done (release, shutdown). */
-void hwi_res_quiesce(hwi_resident *r);
+/* Block until r's copies in flight (and with uses, its queued work) are done: release
+ * waits for the copies only (the tensor layer frees the block in stream order),
+ * shutdown for everything. */
+void hwi_res_quiesce(hwi_resident *r, int uses);
 /* Apply the outcome of every copy that is done: a landed fetch makes the device copy
  * valid; a failed one drops it (the host/disk copy stays authoritative); a landed
  * write-back makes the host copy clean; a failed one gives the block back to its owner. */
