@@ -15,6 +15,14 @@
  *    records the order tensors are used within a step (hwrt_offload_step() marks the
  *    boundary) and in later steps fetches the next prefetch_depth tensors ahead, and
  *    evicts the tensor whose next use is farthest away.
+ * Never wrong data: a tensor's location and clean state change only once the copy that
+ * justifies it has completed; after a device fault the last good copy stays
+ * authoritative, the fault surfaces at the synchronizing calls (HWRT_ERROR_DEVICE_FAULT),
+ * and after hwrt_device_reset re-issued work sees the right data. The disk tier is one
+ * nameless file in a private 0700 directory under offload_path (default /var/tmp), each
+ * tensor's bytes checked by CRC-32C on read-back (HWRT_ERROR_IO on a mismatch).
+ * hwrt_shutdown settles and frees every offloadable tensor still alive (their handles
+ * become invalid) and removes the disk tier. See docs/offload.md.
  * The same settings come from hwrt_set_config keys and env HWRT_OFFLOAD_CONF. */
 #ifndef HWRT_OFFLOAD_H
 #define HWRT_OFFLOAD_H
@@ -54,7 +62,7 @@ typedef struct hwrt_offload_stats {
 
 /* Apply a whole configuration (validated first: on error nothing changes).
  * Errors: INVALID_ARGUMENT naming the field (e.g. prefetch_depth out of range, an
- * offload_path that is not a writable directory). */
+ * offload_path that is not a writable directory or is longer than 511 bytes). */
 HWRT_API hwrt_status hwrt_set_offload_config(const hwrt_offload_config *cfg);
 /* The configuration in force; out->offload_path stays valid for the life of the process. */
 HWRT_API hwrt_status hwrt_get_offload_config(hwrt_offload_config *out);
@@ -65,7 +73,9 @@ HWRT_API hwrt_status hwrt_tensor_set_offloadable(hwrt_tensor t, int on);
  * waits for it. Non-blocking. */
 HWRT_API hwrt_status hwrt_offload_prefetch(hwrt_tensor t, hwrt_stream s);
 /* Move t off the device now (blocks until its data is safe in the host or disk tier).
- * Errors: DEVICE_BUSY if queued work still uses t, OUT_OF_MEMORY if every tier is full. */
+ * Errors: DEVICE_BUSY if queued work still uses t, OUT_OF_MEMORY if every tier is full,
+ * DEVICE_FAULT if the device has a sticky fault (t stays on the device), IO if the disk
+ * tier cannot be written (errno text; t stays on the device). */
 HWRT_API hwrt_status hwrt_offload_evict(hwrt_tensor t);
 /* Iteration boundary: in auto mode, the first step records the use order, later steps
  * prefetch and evict by it. */

@@ -112,7 +112,9 @@ typedef struct hwrt_backend_ops {
                                 hwrt_memcpy_kind kind, int host_pinned);
     hwrt_status (*memset_async)(hwrt_bstream *s, void *dptr, int value, size_t bytes);
     hwrt_status (*kernel_launch)(hwrt_bstream *s, const hwrt_kernel *k);
-    /* Optional: NULL makes the core synchronize the stream and call fn inline. */
+    /* Optional: NULL makes the core synchronize the stream and call fn inline. fn must
+     * not run when the device faulted before it (the offload manager learns from that
+     * whether a copy landed); sim and opencl skip it. */
     hwrt_status (*host_func)(hwrt_bstream *s, hwrt_host_fn fn, void *arg);
 
     /* Events with device timestamps. */

@@ -1,6 +1,7 @@
 /* Offload: public calls and the tensor layer's entry points. */
 #include "residency.h"
 #include "../core/config.h"
+#include "../core/handle.h"
 #include "../core/status.h"
 #include "../mem/pool.h"
 #include "../diag/sync_check.h"
@@ -12,6 +13,8 @@
 #include <unistd.h>
 
 #define MGR hwi_offload
+/* the config store keeps strings of up to 511 bytes */
+#define HWI_OFFLOAD_PATH_MAX 511
 
 /* ---- stall accounting: device time a stream waited for a fetch ---- */
 
@@ -63,6 +66,7 @@ hwrt_status hwi_offload_alloc(hwi_device *d, size_t bytes, void **out)
 {
     if (!hwi_offload_enabled()) return hwi_pool_alloc_tensor(d, bytes, out);
     pthread_mutex_lock(&MGR.mu);
+    hwi_res_settle();
     hwrt_status st = hwi_res_alloc(d, bytes, NULL, 0, NULL, "allocating a tensor", out);
     pthread_mutex_unlock(&MGR.mu);
     return st;
@@ -74,6 +78,7 @@ hwrt_status hwi_offload_ensure(hwi_tensor *const *ts, const int *writes, int n, 
     for (int i = 0; i < n; i++) any |= ts[i] && ts[i]->offload;
     if (!any) return HWRT_SUCCESS;
     pthread_mutex_lock(&MGR.mu);
+    hwi_res_settle();                          /* fetches that did not land drop out */
     hwrt_status st = HWRT_SUCCESS;
     hwi_resident *last = NULL;
     for (int i = 0; i < n && st == HWRT_SUCCESS; i++) {
@@ -82,19 +87,19 @@ hwrt_status hwi_offload_ensure(hwi_tensor *const *ts, const int *writes, int n, 
         const hwrt_backend_ops *ops = hwi_ops_if_selected();
         if (!r->t->data) {
             MGR.stats.prefetch_misses++;
-            st = hwi_res_fetch(r, NULL, ts, n, "fetching an offloaded tensor");
-            if (st == HWRT_SUCCESS) {
+            st = hwi_res_fetch(r, ts, n, "fetching an offloaded tensor");
+            if (st == HWRT_SUCCESS && r->fetch) {
                 track_stall(r, s);             /* before the wait, so it times the wait */
-                st = hwi_res_order(r, HWI_RES_READY, s, 0);
+                st = hwi_res_wait_ready(r, s);
             }
-        } else if (r->ready) {
-            if (ops->event_query(r->ready) == HWRT_ERROR_NOT_READY) {
+        } else if (r->fetch) {
+            if (!r->fetch->abandoned && ops->event_query(r->fetch->done) == HWRT_ERROR_NOT_READY) {
                 MGR.stats.prefetch_late++;
                 track_stall(r, s);
             } else if (r->prefetched) {
                 MGR.stats.prefetch_hits++;
             }
-            st = hwi_res_order(r, HWI_RES_READY, s, 0);
+            st = hwi_res_wait_ready(r, s);
         }
         r->prefetched = 0;
         if (writes[i]) r->dirty = 1;
@@ -112,18 +117,14 @@ void hwi_offload_after_use(hwi_tensor *const *ts, int n, hwi_stream *s)
     int any = 0;
     for (int i = 0; i < n; i++) any |= ts[i] && ts[i]->offload;
     if (!any) return;
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
     pthread_mutex_lock(&MGR.mu);
     for (int i = 0; i < n; i++) {
         hwi_resident *r = ts[i] ? ts[i]->offload : NULL;
-        if (!r) continue;
-        hwi_device *d = NULL;
-        if (!r->used && (hwi_device_get(r->t->device, &d) != HWRT_SUCCESS ||
-                         ops->event_create(d->bdev, HWRT_EVENT_DISABLE_TIMING, &r->used) != HWRT_SUCCESS)) {
-            r->used = NULL;
-            continue;
+        if (r && hwi_res_note_use(r, s) != HWRT_SUCCESS) {
+            /* cannot track this use (host out of memory): wait for it instead, so the
+             * tensor is never taken as idle while the work is queued */
+            hwi_ops_if_selected()->stream_synchronize(s->bs);
         }
-        hwi_res_order(r, HWI_RES_USED, s, 1);
     }
     pthread_mutex_unlock(&MGR.mu);
 }
@@ -134,25 +135,30 @@ static void remove_from_list(hwi_resident *r)
         if (MGR.list[i] == r) { MGR.list[i] = MGR.list[--MGR.n]; break; }
 }
 
+/* Detach a quiesced, settled resident from its tensor and free its copies. */
+static void drop_resident(hwi_resident *r)
+{
+    hwi_tensor *t = r->t;
+    remove_from_list(r);
+    hwi_plan_forget(r);
+    hwi_res_free_copies(r);
+    if (t->data) MGR.stats.device_bytes -= t->nbytes;
+    t->offload = NULL;
+    free(r);
+}
+
 void hwi_offload_forget(hwi_tensor *t)
 {
     hwi_resident *r = t->offload;
     if (!r) return;
     pthread_mutex_lock(&MGR.mu);
-    /* a fetch may still be reading the host copy or writing the device block */
-    if (r->ready) hwi_ops_if_selected()->event_synchronize(r->ready);
-    if (r->used) hwi_ops_if_selected()->event_destroy(r->used);
-    remove_from_list(r);
-    hwi_plan_forget(r);
-    if (r->has_host) { hwrt_host_free(r->host); MGR.host_used -= t->nbytes; }
-    if (r->has_disk) { unlink(r->path); MGR.disk_used -= t->nbytes; }
-    if (r->ready) hwi_ops_if_selected()->event_destroy(r->ready);
-    if (t->data) MGR.stats.device_bytes -= t->nbytes;
+    /* a fetch may still be reading the host copy or writing the device block, a
+     * write-back still reading the block it lent: wait, then apply their outcomes (a
+     * failed write-back gives the tensor its block back, to be freed with it) */
+    hwi_res_quiesce(r, 0);
+    hwi_res_settle();
+    drop_resident(r);
     pthread_mutex_unlock(&MGR.mu);
-    hwi_sync_check_forget_event(&r->ready_ev);
-    hwi_sync_check_forget_event(&r->used_ev);
-    t->offload = NULL;
-    free(r);
 }
 
 /* ---- public API ---- */
@@ -172,6 +178,13 @@ hwrt_status hwrt_set_offload_config(const hwrt_offload_config *c)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_set_offload_config: prefetch_depth %d "
                        "is out of range; use 0..64", c->prefetch_depth);
     if (c->offload_path) {
+        size_t len = strlen(c->offload_path);
+        if (len > HWI_OFFLOAD_PATH_MAX)
+            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_set_offload_config: offload_path "
+                           "\"%.48s...\" is %zu bytes long; it may have at most %d (the disk "
+                           "tier's private directory and file go below it); choose a shorter "
+                           "path, e.g. a symlink to the directory", c->offload_path, len,
+                           HWI_OFFLOAD_PATH_MAX);
         struct stat sb;
         if (stat(c->offload_path, &sb) != 0 || !S_ISDIR(sb.st_mode) ||
             access(c->offload_path, W_OK) != 0)
@@ -235,9 +248,27 @@ hwrt_status hwrt_get_offload_config(hwrt_offload_config *out)
     return HWRT_SUCCESS;
 }
 
+/* Shutdown, before the tensors go (order 10 < 25): every offloadable tensor still alive
+ * is settled (its copies in flight waited for and their outcomes applied), its host and
+ * disk copies freed and its record dropped, so the tensor layer then frees the tensor
+ * like any other (its handle becomes invalid) and the next session starts empty. The
+ * disk tier's file is closed and its private directory removed. */
 static hwrt_status shutdown_offload(void)
 {
     pthread_mutex_lock(&MGR.mu);
+    if (hwi_ops_if_selected()) {
+        for (int i = 0; i < MGR.n; i++) hwi_res_quiesce(MGR.list[i], 1);
+        hwi_res_settle();
+        while (MGR.n) drop_resident(MGR.list[MGR.n - 1]);
+        hwi_res_free_retired(1);
+    }
+    free(MGR.list);
+    MGR.list = NULL;
+    MGR.n = MGR.cap = 0;
+    MGR.unsettled = 0;
+    MGR.host_used = MGR.disk_used = 0;
+    MGR.stats.device_bytes = 0;
+    hwi_disk_close();
     resolve_pairs(1);
     hwrt_host_free(MGR.staging);
     MGR.staging = NULL;
@@ -258,6 +289,15 @@ hwrt_status hwrt_tensor_set_offloadable(hwrt_tensor h, int on)
     if (t->ext)
         return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "hwrt_tensor_set_offloadable: the tensor wraps "
                        "DLPack-imported memory it does not own; it cannot be moved");
+    /* work already queued on the tensor, on any stream, keeps it busy: note each stream
+     * that used it (more than the tensor layer tracks: wait for them all now) */
+    hwrt_stream users[HWI_TENSOR_STREAMS];
+    pthread_mutex_lock(&t->mu);
+    int nusers = t->nusers, overflow = t->overflow;
+    memcpy(users, t->users, sizeof users);
+    pthread_mutex_unlock(&t->mu);
+    if (on && !t->offload && overflow)
+        HWI_TRY(hwi_tensor_wait(t, 0, "hwrt_tensor_set_offloadable"));
     pthread_mutex_lock(&MGR.mu);
     hwrt_status st = HWRT_SUCCESS;
     hwi_resident *r = t->offload;
@@ -281,6 +321,15 @@ hwrt_status hwrt_tensor_set_offloadable(hwrt_tensor h, int on)
             MGR.stats.device_bytes += t->nbytes;
             if (MGR.steps == 0) MGR.recording = 1;
             hwi_on_shutdown(10, shutdown_offload);
+            for (int i = 0; i < nusers && !overflow && st == HWRT_SUCCESS; i++) {
+                hwi_stream *s = hwi_handle_get(users[i], HWI_H_STREAM);
+                if (s) st = hwi_res_note_use(r, s);   /* destroyed ones were synchronized */
+            }
+            if (st != HWRT_SUCCESS) {                 /* cannot track them: wait instead */
+                pthread_mutex_unlock(&MGR.mu);
+                st = hwi_tensor_wait(t, 0, "hwrt_tensor_set_offloadable");
+                pthread_mutex_lock(&MGR.mu);
+            }
         }
     } else if (r) {
         r->pinned_to_device = !on;
@@ -314,9 +363,10 @@ hwrt_status hwrt_offload_prefetch(hwrt_tensor h, hwrt_stream sh)
     HWI_TRY(resident_of(h, "hwrt_offload_prefetch", &r));
     HWI_TRY(hwi_stream_resolve(sh, &s));
     pthread_mutex_lock(&MGR.mu);
+    hwi_res_settle();
     hwrt_status st = HWRT_SUCCESS;
-    if (!r->t->data) {
-        st = hwi_res_fetch(r, NULL, NULL, 0, "hwrt_offload_prefetch");
+    if (!r->t->data && !r->wb) {     /* non-blocking: one still being written back waits */
+        st = hwi_res_fetch(r, NULL, 0, "hwrt_offload_prefetch");
         if (st == HWRT_SUCCESS) r->prefetched = 1;
     }
     pthread_mutex_unlock(&MGR.mu);
@@ -328,6 +378,7 @@ hwrt_status hwrt_offload_evict(hwrt_tensor h)
     hwi_resident *r;
     HWI_TRY(resident_of(h, "hwrt_offload_evict", &r));
     pthread_mutex_lock(&MGR.mu);
+    hwi_res_settle();
     hwrt_status st = r->pinned_to_device
                          ? hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_offload_evict: the tensor "
                                    "was pinned to the device with set_offloadable(t, 0)")
@@ -356,6 +407,7 @@ hwrt_status hwrt_offload_location(hwrt_tensor h, int *where)
     hwi_tensor *t;
     HWI_TRY(hwi_tensor_resolve(h, &t));
     pthread_mutex_lock(&MGR.mu);
+    hwi_res_settle();
     hwi_resident *r = t->offload;
     *where = (!r || t->data) ? HWI_LOC_DEVICE : r->loc;
     pthread_mutex_unlock(&MGR.mu);
@@ -367,7 +419,7 @@ hwrt_status hwrt_offload_stats_get(hwrt_offload_stats *out)
     if (!out)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_offload_stats_get: out is NULL");
     pthread_mutex_lock(&MGR.mu);
-    if (hwi_ops_if_selected()) resolve_pairs(1);
+    if (hwi_ops_if_selected()) { resolve_pairs(1); hwi_res_settle(); }
     MGR.stats.host_bytes = MGR.host_used;
     MGR.stats.disk_bytes = MGR.disk_used;
     int dev = 0;

@@ -67,7 +67,8 @@ void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep
     int depth = (int)hwi_cfg_int(HWI_CFG_PREFETCH_DEPTH);
     for (int k = 1; k <= depth && k < hwi_offload.norder; k++) {
         hwi_resident *next = hwi_offload.order[(r->order_pos + k) % hwi_offload.norder];
-        if (next->t->data || next->t->device != r->t->device)
+        /* a write-back in flight would make the host wait: fetched on demand instead */
+        if (next->t->data || next->wb || next->t->device != r->t->device)
             continue;
         /* a prefetch must not push out what is needed sooner than itself */
         size_t budget = hwi_res_budget(next->t->device);
@@ -81,7 +82,7 @@ void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep
             if (!v || distance(v) <= distance(next))
                 return;
         }
-        if (hwi_res_fetch(next, NULL, keep, nkeep, "prefetch") != HWRT_SUCCESS)
+        if (hwi_res_fetch(next, keep, nkeep, "prefetch") != HWRT_SUCCESS)
             return;                                /* on-demand fetch will report it */
         next->prefetched = 1;
     }

@@ -1,24 +1,30 @@
 /* Residency manager: evictions through the D2H engine to the host tier (pinned when
- * enable_pinned_mem) or to files of the disk tier, fetches through the H2D engine,
- * stream-ordered so compute waits on the device and not on the host. */
+ * enable_pinned_mem) or to the disk tier's file, fetches through the H2D engine,
+ * stream-ordered so compute waits on the device and not on the host.
+ *
+ * The rule every transition follows: a tensor's location and clean state change only
+ * once the copy that justifies them has completed successfully. A synchronous copy (an
+ * eviction the host waits for, a disk fetch) is judged by its stream's synchronization;
+ * an asynchronous one (a host-tier fetch, a stream-ordered write-back) is an hwi_xfer
+ * whose outcome hwi_res_settle applies when its `done` event is reached. Until then the
+ * previous copy stays authoritative. */
 #include "residency.h"
 #include "../core/config.h"
 #include "../core/handle.h"
+#include "../core/log.h"
 #include "../core/status.h"
 #include "../mem/pool.h"
 #include "../exec/dispatch.h"
 #include "../diag/sync_check.h"
 #include "../prof/prof.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 hwi_offload_mgr hwi_offload = {.mu = PTHREAD_MUTEX_INITIALIZER};
+#define MGR hwi_offload
 
 uint64_t hwi_res_now_ns(void)
 {
@@ -29,48 +35,353 @@ uint64_t hwi_res_now_ns(void)
 
 double hwi_res_ms_since(uint64_t t0) { return (double)(hwi_res_now_ns() - t0) / 1e6; }
 
+const char *hwi_res_describe(const hwi_tensor *t, char *buf, size_t len)
+{
+    char shape[96] = "", size[32];
+    for (int i = 0; i < t->ndim; i++)
+        snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%lld", i ? "," : "",
+                 (long long)t->shape[i]);
+    snprintf(buf, len, "tensor %p (%s[%s], %s)", (void *)t->handle, hwrt_dtype_name(t->dtype),
+             shape, hwi_fmt_bytes(size, sizeof size, t->nbytes));
+    return buf;
+}
+
+static const hwrt_backend_ops *OPS(void) { return hwi_ops_if_selected(); }
+
 static hwrt_status engine_streams(int device)
 {
-    if (!hwi_offload.evict_stream[device])
-        HWI_TRY(hwi_stream_create_on(device, &hwi_offload.evict_stream[device]));
-    if (!hwi_offload.fetch_stream[device])
-        HWI_TRY(hwi_stream_create_on(device, &hwi_offload.fetch_stream[device]));
+    if (!MGR.evict_stream[device])
+        HWI_TRY(hwi_stream_create_on(device, &MGR.evict_stream[device]));
+    if (!MGR.fetch_stream[device])
+        HWI_TRY(hwi_stream_create_on(device, &MGR.fetch_stream[device]));
     return HWRT_SUCCESS;
 }
 
-hwrt_status hwi_res_order(hwi_resident *r, hwi_res_event which, hwi_stream *s, int record)
+hwrt_status hwi_res_event(hwi_event *view, hwrt_bevent *be, hwi_stream *s, int record)
 {
-    hwi_event *e = which == HWI_RES_READY ? &r->ready_ev : &r->used_ev;
-    e->be = which == HWI_RES_READY ? r->ready : r->used;
-    e->handle = (hwrt_event)(void *)e;         /* a key unique to this resident's event */
-    e->device = s->device;
-    e->internal = 1;
+    view->be = be;
+    view->handle = (hwrt_event)(void *)view;  /* a key unique to this event */
+    view->device = s->device;
+    view->internal = 1;
     hwi_work w = {.kind = record ? HWI_WORK_EVENT_RECORD : HWI_WORK_EVENT_WAIT, .stream = s,
                   .name = record ? "OffloadEventRecord" : "OffloadEventWait"};
-    w.u.event.ev = e;
+    w.u.event.ev = view;
     return hwi_dispatch(&w);
 }
 
-/* Idle: the last op that used the tensor and any fetch into it have completed (later
- * work on the same streams does not matter). */
+static hwrt_status new_event(int device, hwrt_bevent **out)
+{
+    hwi_device *d = NULL;
+    HWI_TRY(hwi_device_get(device, &d));
+    return OPS()->event_create(d->bdev, HWRT_EVENT_DISABLE_TIMING, out);
+}
+
+static int reached(hwrt_bevent *e) { return OPS()->event_query(e) != HWRT_ERROR_NOT_READY; }
+
+/* ---- uses: one event per stream ---- */
+
+hwrt_status hwi_res_note_use(hwi_resident *r, hwi_stream *s)
+{
+    hwi_res_use *u = NULL;
+    for (int i = 0; i < HWI_RES_USES && !u; i++)
+        if (r->use[i].ev && r->use[i].s == s->handle) u = &r->use[i];
+    for (int i = 0; i < HWI_RES_USES && !u; i++)
+        if (!r->use[i].ev) {
+            HWI_TRY(new_event(r->t->device, &r->use[i].ev));
+            u = &r->use[i];
+        }
+    if (!u) {
+        /* more streams than slots: s takes over slot 0 after waiting for it, so the slot's
+         * next record still covers the earlier stream's work */
+        u = &r->use[0];
+        HWI_TRY(hwi_res_event(&u->view, u->ev, s, 0));
+    }
+    u->s = s->handle;
+    return hwi_res_event(&u->view, u->ev, s, 1);
+}
+
+static int uses_done(const hwi_resident *r)
+{
+    for (int i = 0; i < HWI_RES_USES; i++)
+        if (r->use[i].ev && !reached(r->use[i].ev)) return 0;
+    return 1;
+}
+
+static void wait_uses(const hwi_resident *r)
+{
+    for (int i = 0; i < HWI_RES_USES; i++)
+        if (r->use[i].ev) OPS()->event_synchronize(r->use[i].ev);
+}
+
+/* s waits for every use of r (before something else writes r's block). */
+static hwrt_status order_after_uses(hwi_resident *r, hwi_stream *s)
+{
+    for (int i = 0; i < HWI_RES_USES; i++)
+        if (r->use[i].ev) HWI_TRY(hwi_res_event(&r->use[i].view, r->use[i].ev, s, 0));
+    return HWRT_SUCCESS;
+}
+
+/* ---- transfers ---- */
+
+static void xfer_landed(void *arg) { atomic_store(&((hwi_xfer *)arg)->landed, 1); }
+
+static hwrt_status xfer_new(int device, void *block, hwi_xfer **out)
+{
+    hwi_xfer *x = calloc(1, sizeof *x);
+    if (!x)
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "offload: host out of memory");
+    hwrt_status st = new_event(device, &x->done);
+    if (st != HWRT_SUCCESS) { free(x); return st; }
+    x->block = block;
+    *out = x;
+    return HWRT_SUCCESS;
+}
+
+/* Queue the confirmation and the done record on s, after the copy. On failure the xfer
+ * is abandoned (done, not landed) once s has drained, so nobody waits for it forever. */
+static hwrt_status xfer_close(hwi_xfer *x, hwi_stream *s)
+{
+    hwi_work w = {.kind = HWI_WORK_HOST_FUNC, .stream = s, .name = "OffloadConfirm"};
+    w.u.host.fn = xfer_landed;
+    w.u.host.arg = x;
+    hwrt_status st = hwi_dispatch(&w);
+    if (st == HWRT_SUCCESS) st = hwi_res_event(&x->done_ev, x->done, s, 1);
+    if (st != HWRT_SUCCESS) {
+        OPS()->stream_synchronize(s->bs);   /* the confirmation (if queued) has run */
+        x->abandoned = 1;
+    }
+    return st;
+}
+
+static int xfer_done(const hwi_xfer *x) { return x->abandoned || reached(x->done); }
+
+static void xfer_wait(const hwi_xfer *x)
+{
+    if (!x->abandoned) OPS()->event_synchronize(x->done);
+}
+
+static void xfer_free(hwi_xfer *x)
+{
+    if (!x) return;
+    if (x->done) OPS()->event_destroy(x->done);
+    hwi_sync_check_forget_event(&x->done_ev);
+    free(x);
+}
+
+/* Nobody needs x any more, but its confirmation may still run: free it once done. */
+static void retire(hwi_xfer *x)
+{
+    if (!x) return;
+    if (xfer_done(x)) { xfer_free(x); return; }
+    x->next = MGR.retired;
+    MGR.retired = x;
+}
+
+void hwi_res_free_retired(int block)
+{
+    hwi_xfer **p = &MGR.retired;
+    while (*p) {
+        hwi_xfer *x = *p;
+        if (block) xfer_wait(x);
+        if (xfer_done(x)) { *p = x->next; xfer_free(x); }
+        else p = &x->next;
+    }
+}
+
+hwrt_status hwi_res_wait_ready(hwi_resident *r, hwi_stream *s)
+{
+    if (!r->fetch || r->fetch->abandoned) return HWRT_SUCCESS;
+    return hwi_res_event(&r->fetch->done_ev, r->fetch->done, s, 0);
+}
+
+/* ---- settling outcomes ---- */
+
+static void drop_block(hwi_resident *r)
+{
+    MGR.stats.device_bytes -= r->t->nbytes;
+    r->t->data = NULL;
+}
+
+static int authoritative_off_device(const hwi_resident *r)
+{
+    return r->has_host ? HWI_LOC_HOST : HWI_LOC_DISK;
+}
+
+static void resolve_wb(hwi_resident *v);
+
+/* r's fetch is done: confirm it, or drop the block it never filled. */
+static void resolve_fetch(hwi_resident *r)
+{
+    hwi_xfer *x = r->fetch;
+    MGR.unsettled--;
+    if (atomic_load(&x->landed)) {
+        x->settled = 1;
+        return;
+    }
+    hwi_log(HWI_LOG_INFO, "offload: a fetch did not land (device fault); the %s copy stays "
+            "authoritative", r->has_host ? "host" : "disk");
+    /* work queued on the block after the fetch waited for it and was skipped */
+    wait_uses(r);
+    r->fetch = NULL;
+    /* the block may be a written victim's, lent while its write-back was in flight:
+     * that write-back decides first (it may take the block back) */
+    for (int i = 0; i < MGR.n; i++) {
+        hwi_resident *v = MGR.list[i];
+        if (v->wb && v->wb->block == x->block) {
+            xfer_wait(v->wb);
+            resolve_wb(v);
+            break;
+        }
+    }
+    if (r->t->data == x->block) {
+        hwi_sync_check_forget(x->block);
+        hwi_pool_free(x->block, "offload: a fetch that did not land");
+        drop_block(r);
+    }
+    r->dirty = 0;                     /* writes queued after the fetch were skipped */
+    r->loc = authoritative_off_device(r);
+    xfer_free(x);
+}
+
+/* v's stream-ordered write-back is done: v's host copy is clean now, or (it failed) the
+ * data is still in the lent block, which v takes back from the tensor whose fetch was
+ * to overwrite it (that fetch waited for the write-back, so it did not land either). */
+static void resolve_wb(hwi_resident *v)
+{
+    hwi_xfer *x = v->wb;
+    size_t n = v->t->nbytes;
+    v->wb = NULL;
+    MGR.unsettled--;
+    if (atomic_load(&x->landed)) {
+        v->has_host = 1;
+        v->dirty = 0;
+        v->loc = HWI_LOC_HOST;
+        if (v->has_disk) {                /* the file region is stale now */
+            hwi_disk_release(&v->disk);
+            v->has_disk = 0;
+            MGR.disk_used -= n;
+        }
+        MGR.stats.evictions_to_host++;
+        MGR.stats.bytes_to_host += n;
+    } else {
+        /* v's device copy held its data unless it was itself still being fetched and
+         * that fetch did not land (then the host/disk copy never stopped being it) */
+        int valid = !x->after || atomic_load(&x->after->landed);
+        if (x->fresh_host) {
+            hwrt_host_free(v->host);
+            v->host = NULL;
+            v->has_host = 0;
+            MGR.host_used -= n;
+        }
+        hwi_resident *h = NULL;
+        for (int i = 0; i < MGR.n && !h; i++)
+            if (MGR.list[i]->t->data == x->block) h = MGR.list[i];
+        if (valid && h && h->fetch && !h->fetch->settled) {
+            xfer_wait(h->fetch);
+            if (atomic_load(&h->fetch->landed)) {
+                valid = 0;                /* cannot happen: it waited for the write-back */
+                hwi_log(HWI_LOG_ERROR, "offload: a fetch landed in a block whose write-back "
+                        "failed; the older copy is kept");
+            }
+        }
+        if (valid && h) {
+            wait_uses(h);
+            if (h->fetch) {
+                if (!h->fetch->settled) MGR.unsettled--;
+                xfer_free(h->fetch);
+                h->fetch = NULL;
+            }
+            drop_block(h);
+            h->dirty = 0;
+            h->loc = authoritative_off_device(h);
+        } else if (valid) {
+            valid = 0;                    /* cannot happen: the fetch holds it until settled */
+            hwi_log(HWI_LOG_ERROR, "offload: a failed write-back's block has no holder; the "
+                    "older copy is kept");
+        }
+        if (valid) {
+            v->t->data = x->block;
+            MGR.stats.device_bytes += n;
+            v->loc = HWI_LOC_DEVICE;      /* dirty stays: the device copy is the data */
+            hwi_log(HWI_LOG_INFO, "offload: a write-back did not land (device fault); the "
+                    "device copy stays authoritative");
+        } else {
+            v->dirty = 0;
+            v->loc = authoritative_off_device(v);
+        }
+    }
+    if (x->after) xfer_free(x->after);
+    xfer_free(x);
+}
+
+void hwi_res_settle(void)
+{
+    if (!MGR.unsettled || !OPS()) {
+        if (MGR.retired && OPS()) hwi_res_free_retired(0);
+        return;
+    }
+    for (int i = 0; i < MGR.n; i++) {
+        hwi_resident *v = MGR.list[i];
+        if (v->wb && xfer_done(v->wb)) resolve_wb(v);
+    }
+    for (int i = 0; i < MGR.n; i++) {
+        hwi_resident *r = MGR.list[i];
+        if (r->fetch && !r->fetch->settled && xfer_done(r->fetch)) resolve_fetch(r);
+    }
+    hwi_res_free_retired(0);
+}
+
+/* ---- idle ---- */
+
+/* Idle: every stream's last use of the tensor and any fetch into it have completed
+ * (later work on the same streams does not matter). Covers work queued before the
+ * tensor became offloadable (set_offloadable notes the tensor's earlier users). */
 int hwi_res_idle(const hwi_resident *r)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    if (r->ready && ops->event_query(r->ready) == HWRT_ERROR_NOT_READY) return 0;
-    if (r->used && ops->event_query(r->used) == HWRT_ERROR_NOT_READY) return 0;
-    return 1;
+    if (r->fetch && !r->fetch->settled && !xfer_done(r->fetch)) return 0;
+    return uses_done(r);
 }
 
 hwrt_status hwi_res_wait_idle(hwi_resident *r)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
     uint64_t t0 = hwi_res_now_ns();
-    if (r->ready) HWI_TRY(ops->event_synchronize(r->ready));
-    if (r->used) HWI_TRY(ops->event_synchronize(r->used));
+    if (r->fetch) xfer_wait(r->fetch);
+    wait_uses(r);
+    hwi_res_settle();
     hwi_prof_record_event(HWI_PROF_OFFLOAD_STALL, "wait for a victim's queued work",
                           r->t->device, t0, hwi_res_now_ns(), 0);
     return HWRT_SUCCESS;
 }
+
+void hwi_res_quiesce(hwi_resident *r, int uses)
+{
+    if (r->fetch) xfer_wait(r->fetch);
+    if (r->wb) xfer_wait(r->wb);
+    if (uses) wait_uses(r);
+}
+
+void hwi_res_free_copies(hwi_resident *r)
+{
+    size_t n = r->t->nbytes;
+    if (r->host) { hwrt_host_free(r->host); MGR.host_used -= n; }
+    r->host = NULL;
+    r->has_host = 0;
+    if (r->has_disk) { hwi_disk_release(&r->disk); MGR.disk_used -= n; }
+    r->has_disk = 0;
+    if (r->fetch) {
+        if (!r->fetch->settled) MGR.unsettled--;
+        retire(r->fetch);
+    }
+    r->fetch = NULL;
+    for (int i = 0; i < HWI_RES_USES; i++)
+        if (r->use[i].ev) {
+            OPS()->event_destroy(r->use[i].ev);
+            hwi_sync_check_forget_event(&r->use[i].view);
+            r->use[i].ev = NULL;
+        }
+}
+
+/* ---- budget ---- */
 
 size_t hwi_res_budget(int device)
 {
@@ -87,7 +398,7 @@ hwrt_status hwi_res_tier_oom(int device, size_t bytes, const char *api)
     char a[32], b[32], c[32], d[32], e[32], f[32], g[32];
     hwrt_memory_info m = {0};
     hwrt_get_memory_info(device, &m);
-    hwi_offload.stats.device_budget = hwi_res_budget(device);
+    MGR.stats.device_budget = hwi_res_budget(device);
     return hwi_err(HWRT_ERROR_OUT_OF_MEMORY,
                    "%s: cannot place %s on device %d: every tier is full — device %s allocated of "
                    "a %s budget (no idle offloadable tensor left to evict), host tier %s of "
@@ -96,77 +407,79 @@ hwrt_status hwi_res_tier_oom(int device, size_t bytes, const char *api)
                    "lower the batch size", api, hwi_fmt_bytes(a, sizeof a, bytes), device,
                    hwi_fmt_bytes(b, sizeof b, m.allocated),
                    hwi_fmt_bytes(c, sizeof c, hwi_res_budget(device)),
-                   hwi_fmt_bytes(d, sizeof d, hwi_offload.host_used),
+                   hwi_fmt_bytes(d, sizeof d, MGR.host_used),
                    hwi_fmt_bytes(e, sizeof e, (size_t)hwi_cfg_int(HWI_CFG_OFFLOAD_CPU_SIZE)),
-                   hwi_fmt_bytes(f, sizeof f, hwi_offload.disk_used),
+                   hwi_fmt_bytes(f, sizeof f, MGR.disk_used),
                    hwi_fmt_bytes(g, sizeof g, (size_t)hwi_cfg_int(HWI_CFG_OFFLOAD_DISK_SIZE)));
 }
 
 static hwrt_status staging(size_t bytes)
 {
-    if (hwi_offload.staging_size >= bytes)
+    if (MGR.staging_size >= bytes)
         return HWRT_SUCCESS;
-    hwrt_host_free(hwi_offload.staging);
-    hwi_offload.staging = NULL;
-    hwi_offload.staging_size = 0;
-    HWI_TRY(hwrt_host_alloc(&hwi_offload.staging, bytes, HWRT_HOST_PINNED));
-    hwi_offload.staging_size = bytes;
+    hwrt_host_free(MGR.staging);
+    MGR.staging = NULL;
+    MGR.staging_size = 0;
+    HWI_TRY(hwrt_host_alloc(&MGR.staging, bytes, HWRT_HOST_PINNED));
+    MGR.staging_size = bytes;
     return HWRT_SUCCESS;
 }
 
-/* Write the device copy to a new clean copy in the host tier, else the disk tier. */
+/* ---- eviction ---- */
+
+/* Write the device copy to the host tier, else the disk tier, the host waiting for the
+ * copy. Nothing changes (and nothing stays allocated) unless it completed. */
 static hwrt_status save_copy(hwi_resident *r, const char *api)
 {
     hwi_tensor *t = r->t;
     size_t n = t->nbytes;
-    hwi_stream *s = hwi_offload.evict_stream[t->device];
+    hwi_stream *s = MGR.evict_stream[t->device];
     size_t cpu = (size_t)hwi_cfg_int(HWI_CFG_OFFLOAD_CPU_SIZE);
     size_t disk = (size_t)hwi_cfg_int(HWI_CFG_OFFLOAD_DISK_SIZE);
-    int have_host_room = r->has_host || hwi_offload.host_used + n <= cpu;
-    if (have_host_room) {
-        if (!r->has_host) {
-            int pin = (int)hwi_cfg_int(HWI_CFG_ENABLE_PINNED_MEM);
-            HWI_TRY(hwrt_host_alloc(&r->host, n, pin ? HWRT_HOST_PINNED : HWRT_HOST_DEFAULT));
-            r->host_pinned = pin;
-            hwi_offload.host_used += n;
+    if (r->host || MGR.host_used + n <= cpu) {
+        int fresh = !r->host;
+        int pin = fresh ? (int)hwi_cfg_int(HWI_CFG_ENABLE_PINNED_MEM) : r->host_pinned;
+        void *h = r->host;
+        if (fresh) HWI_TRY(hwrt_host_alloc(&h, n, pin ? HWRT_HOST_PINNED : HWRT_HOST_DEFAULT));
+        hwrt_status st = hwrt_memcpy_async(h, t->data, n, HWRT_MEMCPY_DEVICE_TO_HOST, s->handle);
+        if (st == HWRT_SUCCESS) st = hwi_stream_sync(s, api);
+        if (st != HWRT_SUCCESS) {
+            if (fresh) hwrt_host_free(h);          /* a retry must not leak it */
+            return st;
         }
-        HWI_TRY(hwrt_memcpy_async(r->host, t->data, n, HWRT_MEMCPY_DEVICE_TO_HOST, s->handle));
-        HWI_TRY(hwi_stream_sync(s, api));
+        if (fresh) {
+            r->host = h;
+            r->host_pinned = pin;
+            MGR.host_used += n;
+        }
         r->has_host = 1;
-        hwi_offload.stats.evictions_to_host++;
-        hwi_offload.stats.bytes_to_host += n;
-        if (r->has_disk) {            /* the file is stale now */
-            unlink(r->path);
+        MGR.stats.evictions_to_host++;
+        MGR.stats.bytes_to_host += n;
+        if (r->has_disk) {                         /* the file region is stale now */
+            hwi_disk_release(&r->disk);
             r->has_disk = 0;
-            hwi_offload.disk_used -= n;
+            MGR.disk_used -= n;
         }
         r->loc = HWI_LOC_HOST;
         return HWRT_SUCCESS;
     }
-    if (r->has_disk || hwi_offload.disk_used + n <= disk) {
+    if (r->has_disk || MGR.disk_used + n <= disk) {
         HWI_TRY(staging(n));
-        HWI_TRY(hwrt_memcpy_async(hwi_offload.staging, t->data, n, HWRT_MEMCPY_DEVICE_TO_HOST,
+        HWI_TRY(hwrt_memcpy_async(MGR.staging, t->data, n, HWRT_MEMCPY_DEVICE_TO_HOST,
                                   s->handle));
         HWI_TRY(hwi_stream_sync(s, api));
-        if (!r->has_disk) {
-            char dir[480];
-            hwi_cfg_string(HWI_CFG_OFFLOAD_PATH, dir, sizeof dir);
-            snprintf(r->path, sizeof r->path, "%s/hwrt-offload-%d-%llu.bin", dir, (int)getpid(),
-                     (unsigned long long)++hwi_offload.file_seq);
+        char what[160];
+        int had = r->has_disk;
+        hwrt_status st = hwi_disk_write(&r->disk, MGR.staging, n, api,
+                                        hwi_res_describe(t, what, sizeof what));
+        if (st != HWRT_SUCCESS) {
+            if (had) { r->has_disk = 0; MGR.disk_used -= n; }
+            return st;                             /* the device copy stays */
         }
-        int fd = open(r->path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        ssize_t w = fd >= 0 ? pwrite(fd, hwi_offload.staging, n, 0) : -1;
-        int err = errno;
-        if (fd >= 0) close(fd);
-        if (w != (ssize_t)n) {
-            unlink(r->path);
-            return hwi_err(HWRT_ERROR_IO, "%s: writing %zu bytes to the disk tier file %s failed: "
-                           "%s; check offload_path", api, n, r->path, strerror(err));
-        }
-        if (!r->has_disk) hwi_offload.disk_used += n;
+        if (!had) MGR.disk_used += n;
         r->has_disk = 1;
-        hwi_offload.stats.evictions_to_disk++;
-        hwi_offload.stats.bytes_to_disk += n;
+        MGR.stats.evictions_to_disk++;
+        MGR.stats.bytes_to_disk += n;
         r->loc = HWI_LOC_DISK;
         return HWRT_SUCCESS;
     }
@@ -181,24 +494,25 @@ hwrt_status hwi_res_evict(hwi_resident *r, const char *api)
     if (!hwi_res_idle(r))
         return hwi_err(HWRT_ERROR_DEVICE_BUSY, "%s: the tensor is still used by queued work; "
                        "synchronize its streams first", api);
+    hwi_res_settle();                              /* a failed fetch leaves no block */
+    if (!t->data)
+        return HWRT_SUCCESS;
     HWI_TRY(engine_streams(t->device));
     uint64_t t0 = hwi_res_now_ns();
     if (r->dirty || (!r->has_host && !r->has_disk)) {
         HWI_TRY(save_copy(r, api));
     } else {
-        hwi_offload.stats.clean_evictions++;
-        r->loc = r->has_host ? HWI_LOC_HOST : HWI_LOC_DISK;
+        MGR.stats.clean_evictions++;
+        r->loc = authoritative_off_device(r);
     }
     r->dirty = 0;
-    if (r->ready) {
-        hwi_ops_if_selected()->event_destroy(r->ready);
-        r->ready = NULL;
-    }
+    retire(r->fetch);                              /* done and settled: idle */
+    r->fetch = NULL;
     hwi_sync_check_forget(t->data);          /* the pool orders any reuse of the block */
     HWI_TRY(hwi_pool_free(t->data, api));
     t->data = NULL;
-    hwi_offload.stats.device_bytes -= t->nbytes;
-    hwi_offload.stats.evict_ms += hwi_res_ms_since(t0);
+    MGR.stats.device_bytes -= t->nbytes;
+    MGR.stats.evict_ms += hwi_res_ms_since(t0);
     hwi_prof_record_event(HWI_PROF_OFFLOAD_EVICT, "evict", t->device, t0, hwi_res_now_ns(),
                           t->nbytes);
     return HWRT_SUCCESS;
@@ -209,51 +523,77 @@ hwrt_status hwi_res_evict(hwi_resident *r, const char *api)
 static int can_write_back_in_order(const hwi_resident *v)
 {
     if (!hwi_cfg_int(HWI_CFG_ENABLE_PINNED_MEM)) return 0;
-    if (v->has_host) return v->host_pinned;
-    return hwi_offload.host_used + v->t->nbytes <= (size_t)hwi_cfg_int(HWI_CFG_OFFLOAD_CPU_SIZE);
+    if (v->host) return v->host_pinned;
+    return MGR.host_used + v->t->nbytes <= (size_t)hwi_cfg_int(HWI_CFG_OFFLOAD_CPU_SIZE);
 }
 
-/* Write v's device copy back to its host-tier copy on the D2H engine, ordered after v's
- * last use and pending fetch, and make `order` wait for it. v->ready then marks the
- * write-back's end: a later fetch of v (on the fetch stream, after this wait) and
- * hwi_offload_forget (which frees the host copy) are ordered after it. */
+/* Write v's device copy back to its host-tier buffer on the D2H engine, ordered after
+ * v's last uses and pending fetch, and make `order` wait for it (the write-back's done,
+ * after its confirmation). v stays dirty, its data in the block it lends, until the
+ * write-back is settled. */
 static hwrt_status write_back_in_order(hwi_resident *v, hwi_stream *order)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
     hwi_tensor *t = v->t;
     size_t n = t->nbytes;
-    hwi_stream *es = hwi_offload.evict_stream[t->device];
-    if (!v->has_host) {
-        HWI_TRY(hwrt_host_alloc(&v->host, n, HWRT_HOST_PINNED));
+    hwi_stream *es = MGR.evict_stream[t->device];
+    int fresh = !v->host;
+    void *h = v->host;
+    if (fresh) HWI_TRY(hwrt_host_alloc(&h, n, HWRT_HOST_PINNED));
+    hwi_xfer *x = NULL;
+    hwrt_status st = xfer_new(t->device, t->data, &x);
+    if (st == HWRT_SUCCESS) st = order_after_uses(v, es);
+    if (st == HWRT_SUCCESS) st = hwi_res_wait_ready(v, es);
+    if (st == HWRT_SUCCESS) st = hwrt_memcpy_async(h, t->data, n, HWRT_MEMCPY_DEVICE_TO_HOST,
+                                                   es->handle);
+    if (st != HWRT_SUCCESS) {                      /* nothing that matters was queued */
+        if (fresh) hwrt_host_free(h);
+        if (x) xfer_free(x);
+        return st;
+    }
+    x->fresh_host = fresh;
+    if (fresh) {
+        v->host = h;
         v->host_pinned = 1;
-        v->has_host = 1;
-        hwi_offload.host_used += n;
+        MGR.host_used += n;
     }
-    if (v->used) HWI_TRY(hwi_res_order(v, HWI_RES_USED, es, 0));
-    if (v->ready) HWI_TRY(hwi_res_order(v, HWI_RES_READY, es, 0));
-    HWI_TRY(hwrt_memcpy_async(v->host, t->data, n, HWRT_MEMCPY_DEVICE_TO_HOST, es->handle));
-    if (!v->ready) {
-        hwi_device *d = NULL;
-        HWI_TRY(hwi_device_get(t->device, &d));
-        HWI_TRY(ops->event_create(d->bdev, HWRT_EVENT_DISABLE_TIMING, &v->ready));
+    hwi_xfer *old_fetch = v->fetch;
+    if (v->fetch && !v->fetch->settled) {
+        x->after = v->fetch;                       /* decides whether v's block was valid */
+        MGR.unsettled--;                           /* settled with the write-back */
     }
-    HWI_TRY(hwi_res_order(v, HWI_RES_READY, es, 1));
-    HWI_TRY(hwi_res_order(v, HWI_RES_READY, order, 0));
-    if (v->has_disk) {                         /* the file is stale now */
-        unlink(v->path);
-        v->has_disk = 0;
-        hwi_offload.disk_used -= n;
+    v->fetch = NULL;
+    v->wb = x;
+    MGR.unsettled++;
+    st = xfer_close(x, es);
+    if (st == HWRT_SUCCESS) st = hwi_res_event(&x->done_ev, x->done, order, 0);
+    if (st != HWRT_SUCCESS) {
+        OPS()->stream_synchronize(es->bs);
+        x->abandoned = 1;                          /* drained: its outcome is known */
     }
-    v->dirty = 0;
-    hwi_offload.stats.evictions_to_host++;
-    hwi_offload.stats.bytes_to_host += n;
+    if (st != HWRT_SUCCESS && !atomic_load(&x->landed)) {
+        /* not queued in full (host out of memory): undo, v keeps its block and the
+         * caller waits for v instead */
+        v->wb = NULL;
+        MGR.unsettled--;
+        if (x->after) MGR.unsettled++;
+        v->fetch = old_fetch;
+        x->after = NULL;
+        if (fresh) {
+            hwrt_host_free(v->host);
+            v->host = NULL;
+            MGR.host_used -= n;
+        }
+        xfer_free(x);
+        return st;
+    }
+    if (!x->after) retire(old_fetch);              /* landed or absent: not needed */
     return HWRT_SUCCESS;
 }
 
 /* Stream-ordered eviction of a victim v still used by queued work: v hands its device
  * block straight to the new tensor if it has the same size. `order`, the stream that
- * first writes the block, waits on the device for v's last use; a written v is first
- * saved to its pinned host-tier copy on the D2H engine in the same order. The host does
+ * first writes the block, waits on the device for v's last uses; a written v is first
+ * saved to its pinned host-tier buffer on the D2H engine in the same order. The host does
  * not wait at all, so it keeps running ahead of the device. Returns 1 and the block in
  * *out, or 0 (another size, or a written v that would need the disk tier or pageable
  * memory: the caller waits for v instead). */
@@ -264,25 +604,23 @@ static int hand_over(hwi_resident *v, size_t bytes, hwi_stream *order, void **ou
     int clean = !v->dirty && (v->has_host || v->has_disk);
     if (!clean && !can_write_back_in_order(v))
         return 0;
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
     hwi_tensor *t = v->t;
     uint64_t t0 = hwi_res_now_ns();
     if (clean) {
-        if (v->used && hwi_res_order(v, HWI_RES_USED, order, 0) != HWRT_SUCCESS) return 0;
-        if (v->ready && hwi_res_order(v, HWI_RES_READY, order, 0) != HWRT_SUCCESS) return 0;
-        if (v->ready) {
-            ops->event_destroy(v->ready);
-            v->ready = NULL;
-        }
-        hwi_offload.stats.clean_evictions++;
+        if (order_after_uses(v, order) != HWRT_SUCCESS) return 0;
+        if (hwi_res_wait_ready(v, order) != HWRT_SUCCESS) return 0;
+        if (v->fetch && !v->fetch->settled) MGR.unsettled--;  /* its outcome no longer matters */
+        retire(v->fetch);
+        v->fetch = NULL;
+        v->loc = authoritative_off_device(v);
+        MGR.stats.clean_evictions++;
     } else if (write_back_in_order(v, order) != HWRT_SUCCESS) {
         return 0;                                  /* the waiting path reports it */
     }
     *out = t->data;
     t->data = NULL;
-    v->loc = v->has_host ? HWI_LOC_HOST : HWI_LOC_DISK;
-    hwi_offload.stats.device_bytes -= t->nbytes;
-    hwi_offload.stats.evict_ms += hwi_res_ms_since(t0);
+    MGR.stats.device_bytes -= t->nbytes;
+    MGR.stats.evict_ms += hwi_res_ms_since(t0);
     hwi_prof_record_event(HWI_PROF_OFFLOAD_EVICT, "evict (stream-ordered)", t->device, t0,
                           hwi_res_now_ns(), t->nbytes);
     return 1;
@@ -316,6 +654,7 @@ static hwrt_status make_room(int device, size_t bytes, hwi_tensor *const *keep, 
 hwrt_status hwi_res_alloc(hwi_device *d, size_t bytes, hwi_tensor *const *keep, int nkeep,
                           hwi_stream *order, const char *api, void **out)
 {
+    if (order) HWI_TRY(engine_streams(d->ordinal));
     for (;;) {
         void *handed = NULL;
         HWI_TRY(make_room(d->ordinal, bytes, keep, nkeep, order, api, &handed));
@@ -330,79 +669,111 @@ hwrt_status hwi_res_alloc(hwi_device *d, size_t bytes, hwi_tensor *const *keep, 
          * processes): free one more tensor's memory and try again */
         hwi_resident *v = hwi_plan_pick_victim(d->ordinal, keep, nkeep, 1);
         if (!v)
-            return hwi_res_tier_oom(d->ordinal, bytes, api);
+            return st;                             /* the allocator's own sentence */
         HWI_TRY(hwi_res_wait_idle(v));
         HWI_TRY(hwi_res_evict(v, api));
     }
 }
 
-/* Bring r's data to the device on the fetch stream; the fetch's completion is recorded
- * in r->ready. wait_on (may be NULL) is made to wait for it. */
-hwrt_status hwi_res_fetch(hwi_resident *r, hwi_stream *wait_on, hwi_tensor *const *keep,
-                          int nkeep, const char *api)
+/* ---- fetch ---- */
+
+hwrt_status hwi_res_fetch(hwi_resident *r, hwi_tensor *const *keep, int nkeep,
+                          const char *api)
 {
     hwi_tensor *t = r->t;
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    if (r->wb) {
+        /* its data is in flight to the host tier: wait for the write-back to settle
+         * (it may give the block back, and then nothing needs fetching) */
+        xfer_wait(r->wb);
+        hwi_res_settle();
+        if (t->data) return HWRT_SUCCESS;
+    }
     HWI_TRY(engine_streams(t->device));
     hwi_tensor *self[1] = {t};
     hwi_device *d = NULL;
     HWI_TRY(hwi_device_get(t->device, &d));
     uint64_t t0 = hwi_res_now_ns();
     void *p;
-    hwi_stream *fs = hwi_offload.fetch_stream[t->device];
+    hwi_stream *fs = MGR.fetch_stream[t->device];
+    int from_host = r->has_host;
+    char what[160];
+    hwi_res_describe(t, what, sizeof what);
     /* the memory is first written by the fetch stream: victims may leave in its order */
     HWI_TRY(hwi_res_alloc(d, t->nbytes, keep ? keep : self, keep ? nkeep : 1, fs, api, &p));
-    hwrt_status st;
-    if (r->has_host) {
-        uint64_t h0 = hwi_res_now_ns();
-        st = hwrt_memcpy_async(p, r->host, t->nbytes, HWRT_MEMCPY_HOST_TO_DEVICE, fs->handle);
-        if (!r->host_pinned) {        /* pageable: the host itself waited for the copy */
-            hwi_offload.stats.stall_ms += hwi_res_ms_since(h0);
-            hwi_prof_record_event(HWI_PROF_OFFLOAD_STALL, "pageable fetch", t->device, h0,
-                                  hwi_res_now_ns(), t->nbytes);
-        }
-        hwi_offload.stats.fetches_from_host++;
-        hwi_offload.stats.bytes_from_host += t->nbytes;
-    } else {
+    hwi_xfer *x = NULL;
+    hwrt_status st = HWRT_SUCCESS;
+    if (!from_host) {                 /* read and verify before anything is queued */
         uint64_t h0 = hwi_res_now_ns();
         st = staging(t->nbytes);
-        int fd = st == HWRT_SUCCESS ? open(r->path, O_RDONLY) : -1;
-        ssize_t got = fd >= 0 ? pread(fd, hwi_offload.staging, t->nbytes, 0) : -1;
-        if (fd >= 0) close(fd);
-        if (st == HWRT_SUCCESS && got != (ssize_t)t->nbytes)
-            st = hwi_err(HWRT_ERROR_IO, "%s: reading %zu bytes back from the disk tier file %s "
-                         "failed", api, t->nbytes, r->path);
-        if (st == HWRT_SUCCESS)
-            st = hwrt_memcpy_async(p, hwi_offload.staging, t->nbytes, HWRT_MEMCPY_HOST_TO_DEVICE,
-                                   fs->handle);
-        if (st == HWRT_SUCCESS)           /* the bounce buffer is reused by the next read */
-            st = hwi_stream_sync(fs, api);
-        hwi_prof_record_event(HWI_PROF_OFFLOAD_STALL, "disk fetch", t->device, h0,
+        if (st == HWRT_SUCCESS) st = hwi_disk_read(&r->disk, MGR.staging, api, what);
+        hwi_prof_record_event(HWI_PROF_OFFLOAD_STALL, "disk read", t->device, h0,
                               hwi_res_now_ns(), t->nbytes);
-        hwi_offload.stats.fetches_from_disk++;
-        hwi_offload.stats.bytes_from_disk += t->nbytes;
     }
-    if (st == HWRT_SUCCESS && !r->ready)
-        st = ops->event_create(d->bdev, HWRT_EVENT_DISABLE_TIMING, &r->ready);
-    if (st == HWRT_SUCCESS)
-        st = hwi_res_order(r, HWI_RES_READY, fs, 1);
+    if (st == HWRT_SUCCESS) st = xfer_new(t->device, p, &x);
     if (st != HWRT_SUCCESS) {
-        hwi_pool_free(p, api);
+        /* nothing was queued, but p may be a block lent by a write-back still in flight
+         * (fs waits for it): as an abandoned fetch, resolve_fetch lets that write-back
+         * decide who keeps p */
+        hwi_xfer *hold = calloc(1, sizeof *hold);
+        OPS()->stream_synchronize(fs->bs);
+        if (!hold) {
+            hwi_res_settle();
+            hwi_pool_free(p, api);
+            return st;
+        }
+        hold->abandoned = 1;
+        hold->block = p;
+        t->data = p;
+        MGR.stats.device_bytes += t->nbytes;
+        r->fetch = hold;
+        MGR.unsettled++;
+        resolve_fetch(r);
         return st;
     }
     t->data = p;
+    MGR.stats.device_bytes += t->nbytes;
+    r->fetch = x;
+    MGR.unsettled++;
+    if (from_host) {
+        uint64_t h0 = hwi_res_now_ns();
+        st = hwrt_memcpy_async(p, r->host, t->nbytes, HWRT_MEMCPY_HOST_TO_DEVICE, fs->handle);
+        if (!r->host_pinned) {        /* pageable: the host itself waited for the copy */
+            MGR.stats.stall_ms += hwi_res_ms_since(h0);
+            hwi_prof_record_event(HWI_PROF_OFFLOAD_STALL, "pageable fetch", t->device, h0,
+                                  hwi_res_now_ns(), t->nbytes);
+        }
+        MGR.stats.fetches_from_host++;
+        MGR.stats.bytes_from_host += t->nbytes;
+    } else {
+        st = hwrt_memcpy_async(p, MGR.staging, t->nbytes, HWRT_MEMCPY_HOST_TO_DEVICE, fs->handle);
+        MGR.stats.fetches_from_disk++;
+        MGR.stats.bytes_from_disk += t->nbytes;
+    }
+    if (st != HWRT_SUCCESS) {
+        OPS()->stream_synchronize(fs->bs);
+        x->abandoned = 1;
+    } else {
+        st = xfer_close(x, fs);
+    }
+    if (st == HWRT_SUCCESS && !from_host)
+        st = hwi_stream_sync(fs, api);    /* the bounce buffer is reused by the next read */
+    if (st != HWRT_SUCCESS || !from_host) {
+        if (st != HWRT_SUCCESS && !xfer_done(x)) xfer_wait(x);
+        hwi_res_settle();                 /* a fetch that did not land drops its block */
+        if (st == HWRT_SUCCESS && !t->data)
+            st = hwi_err(HWRT_ERROR_DEVICE_FAULT, "%s: fetching %s did not complete (device "
+                         "fault)", api, what);
+        if (st != HWRT_SUCCESS) return st;
+    }
     r->loc = HWI_LOC_DEVICE;
     r->dirty = 0;
     /* fetched to be used soon: least-recently-used eviction must not pick it first
      * (a prefetched tensor would otherwise carry its last step's tick) */
-    r->last_use = ++hwi_offload.tick;
-    hwi_offload.stats.device_bytes += t->nbytes;
-    hwi_offload.stats.fetch_ms += hwi_res_ms_since(t0);
+    r->last_use = ++MGR.tick;
+    MGR.stats.fetch_ms += hwi_res_ms_since(t0);
     hwi_prof_record_event(strstr(api, "prefetch") ? HWI_PROF_OFFLOAD_PREFETCH
                                                   : HWI_PROF_OFFLOAD_FETCH,
-                          r->has_host ? "fetch from host" : "fetch from disk", t->device, t0,
+                          from_host ? "fetch from host" : "fetch from disk", t->device, t0,
                           hwi_res_now_ns(), t->nbytes);
-    if (wait_on)
-        HWI_TRY(hwi_res_order(r, HWI_RES_READY, wait_on, 0));
     return HWRT_SUCCESS;
 }

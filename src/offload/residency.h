@@ -1,29 +1,59 @@
-/* Residency manager internals shared by residency.c (evict/fetch), offload_plan.c
- * (learned order, prefetch, victim choice) and offload_api.c (public calls). */
+/* Residency manager internals shared by residency.c (evict/fetch/write-back and the
+ * settling of their outcomes), offload_plan.c (learned order, prefetch, victim choice)
+ * and offload_api.c (public calls). The state machine is described in docs/offload.md. */
 #ifndef HWI_RESIDENCY_H
 #define HWI_RESIDENCY_H
 
 #include "offload.h"
+#include "tier_disk.h"
 #include "../exec/event.h"
 
 enum { HWI_LOC_DEVICE = 0, HWI_LOC_HOST = 1, HWI_LOC_DISK = 2 };
 
+/* A copy between tiers queued on one of the manager's streams, whose success is learned
+ * on the device timeline: a host function queued right after the copy sets `landed`
+ * (backends skip host functions when the device faulted before them), and `done` is
+ * recorded after that function. Once `done` is reached the outcome is known: landed, or
+ * the copy (or work it waited for) failed. Work that uses the copy's result waits for
+ * `done`, so it never ran when the copy did not land. */
+typedef struct hwi_xfer {
+    _Atomic int landed;
+    int settled;                 /* fetch: outcome applied (it stays as the ready marker) */
+    int abandoned;               /* never fully queued: counts as done, not landed */
+    hwrt_bevent *done;
+    hwi_event done_ev;           /* dispatch's view of done (the sync checker's key) */
+    void *block;                 /* fetch: the block it fills; write-back: the block it reads */
+    struct hwi_xfer *after;      /* write-back: the owner's fetch, unsettled when it was queued */
+    int fresh_host;              /* write-back: its host buffer was allocated for it */
+    struct hwi_xfer *next;       /* retired list */
+} hwi_xfer;
+
+/* The last work queued on a tensor, one event per stream that used it. */
+#define HWI_RES_USES 4
+typedef struct hwi_res_use {
+    hwrt_stream s;               /* the stream recorded on (NULL: free slot) */
+    hwrt_bevent *ev;
+    hwi_event view;
+} hwi_res_use;
+
 typedef struct hwi_resident {
     hwi_tensor *t;
-    int loc;                     /* where the valid data is when not on the device */
+    int loc;                     /* where the authoritative data is: t->data's block
+                                    (DEVICE) or the host/disk copy */
     int pinned_to_device;        /* set_offloadable(t, 0) after being offloadable */
-    void *host;                  /* host copy (valid when has_host) */
+    void *host;                  /* host-tier buffer (a clean copy when has_host) */
     int host_pinned;
-    int has_host, has_disk;      /* clean copies that exist */
-    int dirty;                   /* device copy written since the clean copies were made */
-    char path[512];              /* disk tier file */
+    int has_host, has_disk;      /* copies that held the data when last written */
+    int dirty;                   /* the device copy is newer than the host/disk copies */
+    hwi_disk_region disk;        /* disk tier copy (has_disk) */
     uint64_t last_use;           /* LRU tick */
     int order_pos;               /* position in the learned order, -1 unknown */
-    hwrt_bevent *ready;          /* pending fetch (prefetch) completion, or NULL */
-    hwrt_bevent *used;           /* recorded after the last op that used the tensor */
+    hwi_xfer *fetch;             /* the fetch that filled t->data (pending or settled) */
+    hwi_xfer *wb;                /* a stream-ordered write-back in flight: t->data is NULL,
+                                    the data is in wb->block (lent to another tensor's
+                                    fetch) until the write-back lands */
+    hwi_res_use use[HWI_RES_USES];
     int prefetched;
-    /* dispatch's view of ready and used (keys for the sync checker, see hwi_res_order) */
-    hwi_event ready_ev, used_ev;
 } hwi_resident;
 
 typedef struct hwi_offload_mgr {
@@ -40,23 +70,41 @@ typedef struct hwi_offload_mgr {
     int recording, steps, cursor;
     void *staging;               /* pinned bounce buffer for the disk tier */
     size_t staging_size;
-    uint64_t file_seq;
+    int unsettled;               /* copies in flight whose outcome is not applied yet */
+    hwi_xfer *retired;           /* xfers nobody needs, freed once done */
 } hwi_offload_mgr;
 
 extern hwi_offload_mgr hwi_offload;
 
 /* residency.c (callers hold hwi_offload.mu) */
 hwrt_status hwi_res_evict(hwi_resident *r, const char *api);
-hwrt_status hwi_res_fetch(hwi_resident *r, hwi_stream *wait_on, hwi_tensor *const *keep,
-                          int nkeep, const char *api);
+/* Bring r's data to the device on the fetch stream (r->fetch marks its end); a pending
+ * write-back of r is waited for first. */
+hwrt_status hwi_res_fetch(hwi_resident *r, hwi_tensor *const *keep, int nkeep,
+                          const char *api);
 int hwi_res_idle(const hwi_resident *r);
-/* Record r's ready or used event on s (record != 0), or make s wait for it, through the
+/* Record the event behind view on s (record != 0), or make s wait for it, through the
  * dispatch point, so the sync checker, the profiler and capture see the manager's
  * ordering like a user's own events. */
-typedef enum { HWI_RES_READY, HWI_RES_USED } hwi_res_event;
-hwrt_status hwi_res_order(hwi_resident *r, hwi_res_event which, hwi_stream *s, int record);
-/* Block until r's last use and pending fetch are done (so it can be evicted). */
+hwrt_status hwi_res_event(hwi_event *view, hwrt_bevent *be, hwi_stream *s, int record);
+/* Make s wait for r's pending fetch (no-op without one). */
+hwrt_status hwi_res_wait_ready(hwi_resident *r, hwi_stream *s);
+/* Note work on s that uses r: r is not idle until it is done. */
+hwrt_status hwi_res_note_use(hwi_resident *r, hwi_stream *s);
+/* Block until r's queued work and pending fetch are done (so it can be evicted). */
 hwrt_status hwi_res_wait_idle(hwi_resident *r);
+/* Block until r's copies in flight (and with uses, its queued work) are done: release
+ * waits for the copies only (the tensor layer frees the block in stream order),
+ * shutdown for everything. */
+void hwi_res_quiesce(hwi_resident *r, int uses);
+/* Apply the outcome of every copy that is done: a landed fetch makes the device copy
+ * valid; a failed one drops it (the host/disk copy stays authoritative); a landed
+ * write-back makes the host copy clean; a failed one gives the block back to its owner. */
+void hwi_res_settle(void);
+/* Free r's tier copies and events (after hwi_res_quiesce and a settle). */
+void hwi_res_free_copies(hwi_resident *r);
+/* Free retired xfers; block: wait for those still in flight. */
+void hwi_res_free_retired(int block);
 size_t hwi_res_budget(int device);
 hwrt_status hwi_res_tier_oom(int device, size_t bytes, const char *api);
 /* Device memory for a tensor's data: make room (evicting), allocate, and on a
@@ -67,6 +115,8 @@ hwrt_status hwi_res_alloc(hwi_device *d, size_t bytes, hwi_tensor *const *keep, 
                           hwi_stream *order, const char *api, void **out);
 double hwi_res_ms_since(uint64_t t0_ns);
 uint64_t hwi_res_now_ns(void);
+/* "tensor 0x... (float32[4,8], 128 B)" for sentences. */
+const char *hwi_res_describe(const hwi_tensor *t, char *buf, size_t len);
 
 /* offload_plan.c (callers hold hwi_offload.mu) */
 void hwi_plan_note_use(hwi_resident *r);
