@@ -37,7 +37,7 @@ int hwpy_dtype_from_format(const char *format, Py_ssize_t itemsize, hwrt_dtype *
 const char *hwpy_dtype_format(hwrt_dtype dt);
 /* numpy's name for dt ("float16"); bfloat16 maps to float32 on the host. */
 const char *hwpy_dtype_numpy_name(hwrt_dtype dt);
-int hwpy_dtype_init(PyObject *module);
+int hwpy_dtype_init(PyObject *top, PyObject *dtmod);
 
 /* ---- tensors (tensor.c, tensor_interop.c) ---- */
 typedef struct {
@@ -102,9 +102,36 @@ extern PyMethodDef hwpy_runtime_methods[];        /* hwrt.runtime.* */
 /* device_id argument: None -> current device. */
 int hwpy_device_arg(PyObject *obj, int *device_id);
 
+/* ---- device targets (target.c) ---- */
+extern PyMethodDef hwpy_target_top_methods[];     /* set_device, get_current_device, ... */
+extern PyMethodDef hwpy_hal_device_methods[];     /* hwrt.hal.is_available, ... */
+int hwpy_target_init(PyObject *module, PyObject *hal, PyObject *devctx);
+/* Target name -> backend name ("Ascend" -> "ascend", "CPU" -> "sim"); buf holds others. */
+const char *hwpy_map_target(const char *target, char *buf, size_t len);
+/* set_device's work: target as the user wrote it, id_obj an int or None. by_set_device 0
+ * (set_context's device_target=): before any work another call may choose again. 0 / -1. */
+int hwpy_choose_device(const char *target, PyObject *id_obj, int by_set_device);
+/* What the user passed to the successful set_device (NULL: none yet). */
+const char *hwpy_chosen_target(void);
+/* get_context("device_target"): the chosen target, else the backend in use, else "CPU". */
+const char *hwpy_context_target(void);
+/* Set once a tensor, stream or event was made: hal.is_initialized. */
+extern int hwpy_device_used;
+
+/* ---- MindSpore's runtime configuration calls (runtime_conf.c) ---- */
+extern PyMethodDef hwpy_runtime_conf_methods[];   /* set_memory, memory_replay, ... */
+/* "xxGB" -> bytes as MindSpore validates it; -1 with ValueError naming what. */
+double hwpy_parse_gb(const char *what, const char *s, int allow_zero);
+/* After set_device: what set_memory asked for before it (init_size). 0 / -1. */
+int hwpy_runtime_device_set(void);
+
 /* ---- context and offload configuration (context.c) ---- */
 extern PyMethodDef hwpy_context_methods[];
 int hwpy_context_init(PyObject *module);
+/* After set_device: hbm_ratio of the device's total when no max_device_memory. 0 / -1. */
+int hwpy_context_device_set(void);
+/* runtime.set_memory(max_size=): the max_device_memory MindSpore reports. 0 / -1. */
+int hwpy_context_set_max_memory(double bytes);
 
 /* ---- offload (offload.c) ---- */
 /* "device", "host" or "disk". */

@@ -75,6 +75,7 @@ static PyObject *stream_wrap(hwrt_stream s, int owned)
     }
     o->s = s;
     o->owned = owned;
+    if (owned) hwpy_device_used = 1;
     return (PyObject *)o;
 }
 
@@ -238,6 +239,7 @@ static PyObject *event_make(int timing)
     event_obj *o = PyObject_New(event_obj, &event_type);
     if (!o) { hwrt_event_destroy(e); return NULL; }
     o->e = e;
+    hwpy_device_used = 1;
     return (PyObject *)o;
 }
 

@@ -23,6 +23,7 @@ PyObject *hwpy_tensor_wrap(hwrt_tensor t)
     o->t = t;
     o->weakrefs = NULL;
     hwpy_live_tensors++;
+    hwpy_device_used = 1;
     return (PyObject *)o;
 }
 
