@@ -79,6 +79,7 @@ typedef struct {
     PyObject_HEAD
     hwrt_stream s;
     int owned;            /* 0 for the default stream, which is never destroyed */
+    long long sid;        /* MindSpore's stream id: 0 the default stream, then 1, 2, ... */
 } hwpy_stream_obj;
 extern PyTypeObject hwpy_stream_type;
 /* The stream ops should use now: the innermost StreamCtx of this thread, else NULL

@@ -186,7 +186,9 @@ def test_streams_events_and_timing():
         untimed.elapsed_time(end)
     rt.set_cur_stream(s1)
     assert rt.current_stream() == s1
-    rt.set_cur_stream(None)
+    rt.set_cur_stream(None)                      # MindSpore (runtime/stream.py): a no-op
+    assert rt.current_stream() == s1
+    rt.set_cur_stream(rt.default_stream())       # how MindSpore's docs go back
     assert rt.current_stream() == rt.default_stream()
     s2.wait_stream(s1)
     rt.synchronize()
