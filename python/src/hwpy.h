@@ -148,6 +148,9 @@ int hwpy_comm_features(PyObject *d);
 int hwpy_device_features(PyObject *d);
 extern PyMethodDef hwpy_prof_methods[];
 
+/* ---- python3 -m hwrt.compat (compat.c) ---- */
+int hwpy_compat_init(PyObject *top, PyObject *compat);
+
 /* Add methods to a module (module-level functions). */
 int hwpy_add_functions(PyObject *module, PyMethodDef *defs);
 

@@ -64,6 +64,10 @@ static const char *const hal_exports[] = {
     "StreamCtx", "memory_stats", "memory_reserved", "max_memory_reserved", "empty_cache",
     "reset_peak_memory_stats", "memory_summary", "memory_allocated", "max_memory_allocated",
     "reset_max_memory_reserved", "reset_max_memory_allocated", NULL};
+/* mindspore.ops names hwrt has (MindSpore's ops.mm is matmul) */
+static const char *const ops_exports[] = {"add", "mul", "matmul", "relu", "cast", "zeros",
+                                          "ones", "full", NULL};
+static const char *const common_exports[] = {"Tensor", "dtype", NULL};
 static const char *const context_exports[] = {
     "GRAPH_MODE", "PYNATIVE_MODE", "set_context", "get_context", "set_offload_context",
     "get_offload_context", NULL};
@@ -77,6 +81,14 @@ static int copy_names(PyObject *from, PyObject *to, const char *const *names, in
         Py_DECREF(v);
     }
     return 0;
+}
+
+static int alias(PyObject *from, const char *name, PyObject *to, const char *as)
+{
+    PyObject *v = PyObject_GetAttrString(from, name);
+    int rc = v ? PyObject_SetAttrString(to, as, v) : -1;
+    Py_XDECREF(v);
+    return rc;
 }
 
 PyMODINIT_FUNC PyInit_hwrt(void)
@@ -94,7 +106,12 @@ PyMODINIT_FUNC PyInit_hwrt(void)
                                        "gpu, cpu (is_available, device_count).") : NULL;
     PyObject *dtmod = devctx ? submodule(m, "dtype", "MindSpore's dtype module: float32, ..., "
                                          "and Type, their class.") : NULL;
-    if (!dtmod ||
+    PyObject *ops = dtmod ? submodule(m, "ops", "The mindspore.ops functions hwrt has: add, "
+                                      "mul, matmul (mm), relu, cast, zeros, ones, full.") : NULL;
+    PyObject *common = ops ? submodule(m, "common", "mindspore.common: Tensor, dtype.") : NULL;
+    PyObject *compat = common ? submodule(m, "compat", "Run an unmodified MindSpore script: "
+                                          "python3 -m hwrt.compat script.py") : NULL;
+    if (!compat ||
         PyModule_AddStringConstant(m, "__version__", hwrt_version()) < 0 ||
         hwpy_errors_init(m) < 0 || hwpy_dtype_init(m, dtmod) < 0 || hwpy_tensor_init(m) < 0 ||
         hwpy_stream_init(m, runtime) < 0 || hwpy_graph_init(runtime) < 0 ||
@@ -112,7 +129,10 @@ PyMODINIT_FUNC PyInit_hwrt(void)
         hwpy_add_functions(off, hwpy_offload_methods) < 0 ||
         copy_names(runtime, m, runtime_exports, 0) < 0 ||
         copy_names(runtime, hal, hal_exports, 1) < 0 ||
-        copy_names(m, ctx, context_exports, 1) < 0) {
+        copy_names(m, ctx, context_exports, 1) < 0 ||
+        copy_names(m, ops, ops_exports, 1) < 0 || copy_names(m, common, common_exports, 1) < 0 ||
+        alias(m, "matmul", ops, "mm") < 0 ||
+        hwpy_compat_init(m, compat) < 0) {
         Py_DECREF(m);
         return NULL;
     }
