@@ -143,6 +143,9 @@ int hwpy_offload_features(PyObject *d);
 
 /* ---- communication and profiler (comm.c) ---- */
 extern PyMethodDef hwpy_comm_methods[];
+/* Functions, GlobalComm and the world-group names into hwrt.communication and
+ * hwrt.communication.management. */
+int hwpy_comm_init(PyObject *comm, PyObject *mgmt);
 /* Put the optional parts present into dict d (dist, profiler, caching_pool). */
 int hwpy_comm_features(PyObject *d);
 int hwpy_device_features(PyObject *d);

@@ -33,11 +33,12 @@ int hwpy_add_functions(PyObject *module, PyMethodDef *defs)
     return PyModule_AddFunctions(module, defs);
 }
 
-/* A submodule hwrt.<name>, attached to the parent and to sys.modules. Borrowed. */
-static PyObject *submodule(PyObject *parent, const char *name, const char *doc)
+/* A submodule <parent>.<name>, attached to the parent and to sys.modules. Borrowed. */
+static PyObject *submodule_of(PyObject *parent, const char *parent_name, const char *name,
+                              const char *doc)
 {
-    char full[64];
-    snprintf(full, sizeof full, "hwrt.%s", name);
+    char full[96];
+    snprintf(full, sizeof full, "%s.%s", parent_name, name);
     PyObject *sub = PyModule_New(full);
     if (!sub) return NULL;
     PyObject *d = PyUnicode_FromString(doc);
@@ -48,6 +49,11 @@ static PyObject *submodule(PyObject *parent, const char *name, const char *doc)
         return NULL;
     }
     return sub;      /* the parent holds the reference */
+}
+
+static PyObject *submodule(PyObject *parent, const char *name, const char *doc)
+{
+    return submodule_of(parent, "hwrt", name, doc);
 }
 
 /* MindSpore's `from mindspore.runtime import *` and `from mindspore.hal import ...`:
@@ -111,7 +117,9 @@ PyMODINIT_FUNC PyInit_hwrt(void)
     PyObject *common = ops ? submodule(m, "common", "mindspore.common: Tensor, dtype.") : NULL;
     PyObject *compat = common ? submodule(m, "compat", "Run an unmodified MindSpore script: "
                                           "python3 -m hwrt.compat script.py") : NULL;
-    if (!compat ||
+    PyObject *mgmt = compat ? submodule_of(comm, "hwrt.communication", "management",
+                                           "MindSpore's communication.management.") : NULL;
+    if (!mgmt ||
         PyModule_AddStringConstant(m, "__version__", hwrt_version()) < 0 ||
         hwpy_errors_init(m) < 0 || hwpy_dtype_init(m, dtmod) < 0 || hwpy_tensor_init(m) < 0 ||
         hwpy_stream_init(m, runtime) < 0 || hwpy_graph_init(runtime) < 0 ||
@@ -124,7 +132,7 @@ PyMODINIT_FUNC PyInit_hwrt(void)
         hwpy_add_functions(runtime, hwpy_stream_functions) < 0 ||
         hwpy_add_functions(runtime, hwpy_runtime_conf_methods) < 0 ||
         hwpy_add_functions(hal, hwpy_hal_device_methods) < 0 ||
-        hwpy_add_functions(comm, hwpy_comm_methods) < 0 ||
+        hwpy_comm_init(comm, mgmt) < 0 ||
         hwpy_add_functions(prof, hwpy_prof_methods) < 0 ||
         hwpy_add_functions(off, hwpy_offload_methods) < 0 ||
         copy_names(runtime, m, runtime_exports, 0) < 0 ||
