@@ -68,6 +68,19 @@ PyObject *hwpy_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *hwpy_tensor_dlpack_device(PyObject *self, PyObject *unused);
 PyObject *hwpy_from_dlpack(PyObject *module, PyObject *obj);
 int hwpy_tensor_init(PyObject *module);
+/* MindSpore's Tensor methods (tensor_ms.c), added to the type after hwpy_tensor_init. */
+int hwpy_tensor_ms_init(void);
+PyObject *hwpy_tensor_float(PyObject *self);
+PyObject *hwpy_tensor_int(PyObject *self);
+PyObject *hwpy_tensor_index(PyObject *self);
+int hwpy_tensor_bool(PyObject *self);
+/* Tensor(init=...) (initializer.c): the initializer still to fill t (borrowed, NULL:
+ * none); fill t now if it has one (0 / -1); forget it (t was overwritten). */
+PyObject *hwpy_tensor_init_of(PyObject *t);
+int hwpy_tensor_init_pending(PyObject *t);
+void hwpy_tensor_drop_init(PyObject *t);
+/* hwrt.common.initializer, and Tensor(init=) */
+int hwpy_initializer_init(PyObject *common);
 
 /* ---- ops (ops.c) ---- */
 extern PyMethodDef hwpy_ops_methods[];

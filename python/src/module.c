@@ -122,6 +122,7 @@ PyMODINIT_FUNC PyInit_hwrt(void)
     if (!mgmt ||
         PyModule_AddStringConstant(m, "__version__", hwrt_version()) < 0 ||
         hwpy_errors_init(m) < 0 || hwpy_dtype_init(m, dtmod) < 0 || hwpy_tensor_init(m) < 0 ||
+        hwpy_tensor_ms_init() < 0 ||
         hwpy_stream_init(m, runtime) < 0 || hwpy_graph_init(runtime) < 0 ||
         hwpy_context_init(m) < 0 || hwpy_target_init(m, hal, devctx) < 0 ||
         hwpy_add_functions(m, hwpy_ops_methods) < 0 ||
@@ -140,7 +141,7 @@ PyMODINIT_FUNC PyInit_hwrt(void)
         copy_names(m, ctx, context_exports, 1) < 0 ||
         copy_names(m, ops, ops_exports, 1) < 0 || copy_names(m, common, common_exports, 1) < 0 ||
         alias(m, "matmul", ops, "mm") < 0 ||
-        hwpy_compat_init(m, compat) < 0) {
+        hwpy_initializer_init(common) < 0 || hwpy_compat_init(m, compat) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -449,13 +449,6 @@ static PyObject *get_device(PyObject *self, void *c)
     return PyUnicode_FromFormat("%s:%d", hwrt_current_backend(), d);
 }
 
-static PyObject *get_data_ptr(PyObject *self, void *c)
-{
-    void *p;
-    hwrt_status st = hwrt_tensor_data(((hwpy_tensor_obj *)self)->t, &p);
-    return st == HWRT_SUCCESS ? PyLong_FromVoidPtr(p) : hwpy_raise(st);
-}
-
 static PyObject *get_location(PyObject *self, void *c)
 {
     return hwpy_offload_location(((hwpy_tensor_obj *)self)->t);
@@ -470,27 +463,8 @@ static PyGetSetDef tensor_getset[] = {
     {"itemsize", get_itemsize, NULL, "bytes per element", NULL},
     {"device_id", get_device_id, NULL, "device ordinal", NULL},
     {"device", get_device, NULL, "\"<backend>:<ordinal>\"", NULL},
-    {"data_ptr", get_data_ptr, NULL, "device address of the data (for hwrt C calls); 0 while "
-     "offloaded", NULL},
     {"location", get_location, NULL, "\"device\", \"host\" or \"disk\" (memory_offload)", NULL},
     {NULL}};
-
-static PyObject *tensor_repr(PyObject *self)
-{
-    int64_t shape[HWRT_MAX_DIMS];
-    int ndim = hwpy_tensor_shape(((hwpy_tensor_obj *)self)->t, shape);
-    if (ndim < 0) return NULL;
-    char buf[256] = "";
-    for (int i = 0; i < ndim; i++)
-        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%lld", i ? ", " : "",
-                 (long long)shape[i]);
-    hwrt_dtype dt;
-    int dev;
-    hwrt_tensor_dtype(((hwpy_tensor_obj *)self)->t, &dt);
-    hwrt_tensor_device(((hwpy_tensor_obj *)self)->t, &dev);
-    return PyUnicode_FromFormat("Tensor(shape=[%s], dtype=%s, device=%s:%d)", buf,
-                                hwrt_dtype_name(dt), hwrt_current_backend(), dev);
-}
 
 static Py_ssize_t tensor_len(PyObject *self)
 {
@@ -546,7 +520,7 @@ PyTypeObject hwpy_tensor_type = {
               "dtype=...) is uninitialised memory (dtype defaults to float32).",
     .tp_new = tensor_new,
     .tp_dealloc = tensor_dealloc,
-    .tp_repr = tensor_repr,
+    /* tp_repr, tp_str: MindSpore's, set by tensor_ms.c */
     .tp_getset = tensor_getset,
     .tp_methods = tensor_methods,
     .tp_as_sequence = &tensor_as_sequence,
