@@ -15,7 +15,10 @@ VALUES = [None, 0, -1, 1, 3, 1 << 70, -(1 << 70), 1.5, float("nan"), "x", "sim",
 
 
 def public_callables():
-    mods = [hwrt, hwrt.runtime, hwrt.communication, hwrt.profiler]
+    import hwrt.common.initializer  # noqa: F401  (MindSpore's module layout, issue 23)
+    mods = [hwrt, hwrt.runtime, hwrt.communication, hwrt.profiler, hwrt.hal, hwrt.context,
+            hwrt.ops, hwrt.common.initializer, hwrt.device_context.ascend,
+            hwrt.device_context.gpu, hwrt.device_context.cpu, hwrt.communication.management]
     seen = set()
     for m in mods:
         for name in dir(m):
@@ -59,7 +62,7 @@ def test_bad_arguments_raise_and_never_crash(tmp_path, monkeypatch):
             except Exception:
                 pass
             calls += 1
-        hwrt.runtime.set_cur_stream(None)
+        hwrt.runtime.set_cur_stream(hwrt.runtime.default_stream())   # None is a no-op (MindSpore)
         hwrt.set_device("sim", 0)
     hwrt.runtime.synchronize()
     assert calls > 1000
