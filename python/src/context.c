@@ -367,7 +367,14 @@ static PyObject *set_context(PyObject *m, PyObject *args, PyObject *kw)
         char backend[16];
         snprintf(backend, sizeof backend, "%s", *hwrt_current_backend() ? hwrt_current_backend()
                                                                           : "auto");
-        if (hwpy_choose_device(t ? t : keep ? keep : backend, dev, 0) < 0) {
+        /* device_target= alone keeps the device id in use (MindSpore's context keeps
+         * device_id as its own parameter) */
+        PyObject *id = dev ? Py_NewRef(dev) : NULL;
+        int cur_id;
+        if (!id && keep && hwrt_get_device(&cur_id) == HWRT_SUCCESS) id = PyLong_FromLong(cur_id);
+        int rc = hwpy_choose_device(t ? t : keep ? keep : backend, id, 0);
+        Py_XDECREF(id);
+        if (rc < 0) {
             roll_back(&ws, ws.n);
             goto fail;
         }

@@ -91,9 +91,10 @@ int hwpy_parse_shape(PyObject *obj, int64_t shape[HWRT_MAX_DIMS])
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
         if (!PyLong_Check(item)) {
-            Py_DECREF(seq);
+            /* item is borrowed from seq: name it before seq (maybe a new list) goes */
             PyErr_Format(PyExc_TypeError, "shape[%zd] must be an int, not %.100s", i,
                          Py_TYPE(item)->tp_name);
+            Py_DECREF(seq);
             return -1;
         }
         shape[i] = PyLong_AsLongLong(item);

@@ -69,3 +69,20 @@ def test_bad_arguments_raise_and_never_crash(tmp_path, monkeypatch):
     # the runtime still works afterwards
     a = hwrt.Tensor(np.arange(4, dtype=np.float32))
     assert np.array_equal((a + a).asnumpy(), np.arange(4, dtype=np.float32) * 2)
+
+
+def test_a_shape_of_non_ints_is_named_after_the_sequence_is_gone():
+    """hwpy_parse_shape named the bad element after dropping the list PySequence_Fast made
+    of a non-list shape (a numpy array here): a read of freed memory, which PYTHONMALLOC=
+    debug turns into a crash (found by ASan running the fuzz above)."""
+    import os
+    import subprocess
+    import sys
+    code = ("import hwrt, numpy as np\nhwrt.set_device('sim')\n"
+            "for f in (hwrt.zeros, hwrt.ones):\n"
+            "    try:\n        f(np.zeros((2, 2)))\n    except TypeError as e:\n"
+            "        print(e)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHONMALLOC="debug"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["shape[0] must be an int, not numpy.ndarray"] * 2

@@ -172,3 +172,13 @@ except RuntimeError as e:
     print("initialized" in str(e))
 """, HWRT_SIMULATE="1")
     assert out.strip() == "True"
+
+
+def test_set_context_device_target_keeps_the_device_id():
+    # context.py: device_target and device_id are separate context parameters
+    out = run("""
+ms.set_device("Ascend", 1)
+ms.set_context(device_target="Ascend", mode=ms.GRAPH_MODE)
+print(ms.get_context("device_id"), ms.get_current_device())
+""", HWRT_SIMULATE="1")
+    assert out.strip() == "1 hwrt.DeviceInfo(device_target='Ascend', device_id=1)"
