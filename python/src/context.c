@@ -51,7 +51,7 @@ static PyObject *compiler_values;  /* dict: MindSpore compiler keys as given */
 static const char *const compiler_keys[] = {
     "jit_config", "jit_level", "jit_syntax_level", "debug_level", "save_graphs",
     "save_graphs_path", "precompile_only", "enable_graph_kernel", "graph_kernel_flags",
-    "ascend_config", "gpu_config", "runtime_num_threads", "op_timeout", "deterministic",
+    "ascend_config", "gpu_config", "runtime_num_threads", "op_timeout",
     "inter_op_parallel_num", "max_call_depth", "print_file_path", "env_config_path",
     "enable_reduce_precision", "check_bprop", "reserve_class_name_in_scope",
     "enable_compile_cache", "compile_cache_path", "grad_for_scalar", "save_compile_cache",
@@ -269,8 +269,9 @@ static PyObject *set_context(PyObject *m, PyObject *args, PyObject *kw)
     ms_values v = cur;
     writes ws = {.n = 0};
     PyObject *target = NULL, *dev = NULL, *k, *val, *compiler = PyDict_New();
-    if (!compiler) return NULL;
-    int budget = 0;
+    PyObject *recorded = compiler ? PyDict_New() : NULL;   /* keys reported, not warned about */
+    if (!recorded) { Py_XDECREF(compiler); return NULL; }
+    int budget = 0, deterministic = -1;
     Py_ssize_t pos = 0;
     while (kw && PyDict_Next(kw, &pos, &k, &val)) {
         const char *key = PyUnicode_AsUTF8(k), *s;
@@ -346,6 +347,17 @@ static PyObject *set_context(PyObject *m, PyObject *args, PyObject *kw)
             s = PyUnicode_AsUTF8(val);
             snprintf(v.variable_memory_max_size, sizeof v.variable_memory_max_size,
                      "%.*s * 1024 * 1024 * 1024", (int)strlen(s) - 2, s);
+        } else if (!strcmp(key, "deterministic")) {
+            s = PyUnicode_Check(val) ? PyUnicode_AsUTF8(val) : NULL;
+            if (!s || (strcmp(s, "ON") && strcmp(s, "OFF"))) {
+                PyObject *r = PyObject_Repr(val);
+                PyErr_Format(PyExc_ValueError, "For 'context.set_context', the argument "
+                             "'deterministic' must be one of ['ON', 'OFF'], but got %S.", r);
+                Py_XDECREF(r);
+                goto fail;
+            }
+            deterministic = !strcmp(s, "ON");
+            if (PyDict_SetItem(recorded, k, val) < 0) goto fail;
         } else if (in_list(compiler_keys, key)) {
             if (PyDict_SetItem(compiler, k, val) < 0) goto fail;
         } else {
@@ -380,6 +392,9 @@ static PyObject *set_context(PyObject *m, PyObject *args, PyObject *kw)
         }
     }
     cur = v;
+    if ((deterministic >= 0 && hwpy_set_deterministic_env(deterministic) < 0) ||
+        PyDict_Update(compiler_values, recorded) < 0)
+        goto fail;
     if (PyDict_Size(compiler)) {
         if (PyErr_WarnFormat(PyExc_UserWarning, 1, "set_context: %R are MindSpore compiler "
                              "settings; hwrt has no graph compiler and records them only",
@@ -388,9 +403,11 @@ static PyObject *set_context(PyObject *m, PyObject *args, PyObject *kw)
             goto fail;
     }
     Py_DECREF(compiler);
+    Py_DECREF(recorded);
     Py_RETURN_NONE;
 fail:
     Py_DECREF(compiler);
+    Py_DECREF(recorded);
     return NULL;
 }
 

@@ -125,6 +125,8 @@ const char *hwpy_map_target(const char *target, char *buf, size_t len);
 /* set_device's work: target as the user wrote it, id_obj an int or None. by_set_device 0
  * (set_context's device_target=): before any work another call may choose again. 0 / -1. */
 int hwpy_choose_device(const char *target, PyObject *id_obj, int by_set_device);
+/* HCCL_DETERMINISTIC / TE_PARALLEL_COMPILER as MindSpore's deterministic switch sets them. */
+int hwpy_set_deterministic_env(int on);
 /* What the user passed to the successful set_device (NULL: none yet). */
 const char *hwpy_chosen_target(void);
 /* get_context("device_target"): the chosen target, else the backend in use, else "CPU". */

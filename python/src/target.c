@@ -281,6 +281,56 @@ static PyObject *set_device(PyObject *m, PyObject *args, PyObject *kw)
     Py_RETURN_NONE;
 }
 
+/* ---- set_deterministic (device_manager.py) ---- */
+
+static int deterministic_set;
+
+/* os.environ[key] = value, or del when value is NULL (os.environ also calls putenv) */
+static int environ_set(const char *key, const char *value)
+{
+    PyObject *os = PyImport_ImportModule("os");
+    PyObject *env = os ? PyObject_GetAttrString(os, "environ") : NULL;
+    int rc = -1;
+    if (env) {
+        if (value) {
+            PyObject *v = PyUnicode_FromString(value);
+            rc = v ? PyMapping_SetItemString(env, key, v) : -1;
+            Py_XDECREF(v);
+        } else {
+            PyObject *k = PyUnicode_FromString(key);
+            int has = k ? PySequence_Contains(env, k) : -1;
+            rc = has == 1 ? PyObject_DelItem(env, k) : has;
+            Py_XDECREF(k);
+        }
+    }
+    Py_XDECREF(env);
+    Py_XDECREF(os);
+    return rc;
+}
+
+/* MindSpore's switch for deterministic computing: HCCL_DETERMINISTIC / TE_PARALLEL_COMPILER
+ * as MindSpore sets them. hwrt's own ops are deterministic either way (the sim runs them
+ * in one order; the host reduction of the collectives has a fixed order). */
+int hwpy_set_deterministic_env(int on)
+{
+    return environ_set("HCCL_DETERMINISTIC", on ? "true" : NULL) < 0 ||
+                   environ_set("TE_PARALLEL_COMPILER", on ? "1" : NULL) < 0
+               ? -1 : 0;
+}
+
+static PyObject *set_deterministic(PyObject *m, PyObject *arg)
+{
+    if (!PyBool_Check(arg))
+        return PyErr_Format(PyExc_TypeError, "The parameter 'deterministic' must be <class "
+                            "'bool'>, but got <class '%.100s'>", Py_TYPE(arg)->tp_name);
+    if (deterministic_set)
+        return PyErr_Format(PyExc_RuntimeError, "The 'mindspore.set_deterministic' can not be "
+                            "set repeatedly.");
+    if (hwpy_set_deterministic_env(arg == Py_True) < 0) return NULL;
+    deterministic_set = 1;
+    Py_RETURN_NONE;
+}
+
 /* ---- DeviceInfo: get_current_device() -> ("Ascend", 0) with .device_target, .device_id */
 
 static PyTypeObject devinfo_type;
@@ -392,10 +442,10 @@ static PyObject *props_object(int id)
                                 "link_gbps", p.link_gbps);
     if (!d) return NULL;
     if (chosen.model && chosen.model->major >= 0) {
-        PyObject *extra = Py_BuildValue("{s:i,s:i,s:i,s:O,s:O}", "major", chosen.model->major,
+        PyObject *extra = Py_BuildValue("{s:i,s:i,s:i,s:O,s:O,s:i}", "major", chosen.model->major,
                                         "minor", chosen.model->minor, "multi_processor_count",
                                         chosen.model->sm_count, "is_integrated", Py_False,
-                                        "is_multi_gpu_board", Py_False);
+                                        "is_multi_gpu_board", Py_False, "warp_size", 32);
         if (!extra || PyDict_Update(d, extra) < 0) { Py_XDECREF(extra); Py_DECREF(d); return NULL; }
         Py_DECREF(extra);
     }
@@ -562,7 +612,17 @@ static PyObject *hal_get_device_properties(PyObject *m, PyObject *args, PyObject
         return NULL;
     if (!strcmp(t, "CPU")) Py_RETURN_NONE;     /* _cpu.py: None for CPU */
     if (!is_current(t)) return not_current("get_device_properties", t);
-    return props_object(id);
+    PyObject *p = props_object(id);
+    /* hal/device.py: "For Ascend, backend must be initialized before calling this method,
+     * or total_memory and free_memory will be 0" (tests/st/hal/test_hal_device.py checks) */
+    if (p && !strcmp(t, "Ascend") && !hwpy_device_used) {
+        PyObject *zero = PyLong_FromLong(0), *d = ((props_obj *)p)->d;
+        if (!zero || PyDict_SetItemString(d, "total_memory", zero) < 0 ||
+            PyDict_SetItemString(d, "free_memory", zero) < 0)
+            Py_CLEAR(p);
+        Py_XDECREF(zero);
+    }
+    return p;
 }
 
 static PyObject *hal_get_device_name(PyObject *m, PyObject *args, PyObject *kw)
@@ -645,6 +705,9 @@ PyMethodDef hwpy_target_top_methods[] = {
      "set_device(device_target, device_id=None): choose the process's device, once. Targets: "
      "\"Ascend\", \"GPU\", \"CPU\" (MindSpore's), \"sim\", \"opencl\", \"auto\". \"Ascend\"/\"GPU\" "
      "need the backend or HWRT_SIMULATE; another target or id later raises RuntimeError."},
+    {"set_deterministic", set_deterministic, METH_O,
+     "set_deterministic(deterministic): once; sets HCCL_DETERMINISTIC and TE_PARALLEL_COMPILER "
+     "as MindSpore does (hwrt's ops are deterministic either way)."},
     {"get_current_device", get_current_device, METH_NOARGS,
      "get_current_device() -> DeviceInfo(device_target, device_id)"},
     {"get_device_properties", get_device_props, METH_VARARGS,
