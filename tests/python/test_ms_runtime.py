@@ -189,7 +189,8 @@ for args in (("yes",), (True, "0-1"), (True, None, [1])):
         ms.runtime.set_cpu_affinity(*args)
     except TypeError:
         print("TypeError")
-for args in ((True, ["0:1"]), (True, [3]), (True, None, {{"main": [-1]}})):
+for args in ((True, ["0:1"]), (True, [3]), (True, None, {{"main": [-1]}}),
+             (True, None, {{"main": [True]}})):
     try:
         ms.runtime.set_cpu_affinity(*args)
     except ValueError:
@@ -201,7 +202,7 @@ try:
 except RuntimeError:
     print("RuntimeError")
 """)
-    assert out.splitlines() == ["TypeError"] * 3 + ["ValueError"] * 3 + [
+    assert out.splitlines() == ["TypeError"] * 3 + ["ValueError"] * 4 + [
         str([first]), "RuntimeError"]
     out = run(f"""
 import os

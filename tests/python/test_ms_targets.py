@@ -184,3 +184,16 @@ ms.set_context(device_target="Ascend", mode=ms.GRAPH_MODE)
 print(ms.get_context("device_id"), ms.get_current_device())
 """, HWRT_SIMULATE="1")
     assert out.strip() == "1 hwrt.DeviceInfo(device_target='Ascend', device_id=1)"
+
+
+def test_a_failed_stand_in_leaves_the_sim_model_alone():
+    # the Atlas model's HWRT_SIM_MEMORY / HWRT_SIM_DEVICES go when its set_device fails
+    out = run("""
+try:
+    ms.set_device("Ascend", 9)                 # the model has 8 cards
+except ValueError as e:
+    print("refused", "9" in str(e))
+ms.set_device("sim")
+print(ms.get_device_properties().total_memory, ms.device_count("sim"))
+""", HWRT_SIMULATE="1")
+    assert out.splitlines() == ["refused True", "%d 2" % (32 << 30)]
