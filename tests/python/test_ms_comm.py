@@ -60,6 +60,7 @@ print(c.GlobalComm.INITED)
 c.init()
 print(c.GlobalComm.INITED, c.get_process_group_ranks() == [0])
 for call in (lambda: c.create_group("g", [0]), lambda: c.create_group("g", [0, 1]),
+             lambda: c.create_group("g", [-1, 0]),
              lambda: c.create_group("hccl_world_group", [0, 0]),
              lambda: c.get_world_rank_from_group_rank("hccl_world_group", 0),
              lambda: c.destroy_group("nope")):
@@ -73,7 +74,7 @@ for call in (lambda: c.create_group(1, [0, 1]), lambda: c.create_group("g", (0, 
         call()
     except TypeError:
         print("TypeError")
-""") == ["True"] * 3 + ["False", "True", "True"] + ["ValueError"] * 5 + ["TypeError"] * 3
+""") == ["True"] * 3 + ["False", "True", "True"] + ["ValueError"] * 6 + ["TypeError"] * 3
 
 
 SCRIPT = """
