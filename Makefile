@@ -1,6 +1,8 @@
 # hwrt — top-level commands. Everything is built with CMake under build*/.
-#   make run      build and run the main demo on the simulated NPU
-#   make test     build and run every test suite (installs Debian deps when root), then
+# Each installs (as root) or names the Debian packages it needs, and no more
+# (scripts/deps.sh build|bench|test):
+#   make run      build and run the main demo on the simulated NPU (build deps only)
+#   make test     build and run every test suite (build + test toolchain), then
 #                 the same suites under ASan+UBSan+LeakSanitizer (build-asan), the
 #                 "concurrency" tests under TSan (build-tsan) and the API fuzzer for
 #                 FUZZ_TEST_SECONDS (build-fuzz, clang + libFuzzer); see docs/RELIABILITY.md
@@ -13,12 +15,13 @@ PREFIX ?= /usr/local
 BUILD  ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: all deps build run test test-main test-asan test-tsan test-fuzz fuzz fuzz-build bench install clean
+.PHONY: all deps deps-bench deps-test build run test test-main test-asan test-tsan test-fuzz fuzz fuzz-build bench install clean
 
 # Sanitizer passes. Labels other suites add that cannot run under a sanitizer runtime
 # (a Python interpreter or mpirun loading an instrumented libhwrt) are left out there;
-# they run in test-main. Stress tests scale down (HWRT_STRESS_SCALE) under sanitizers.
-SAN_EXCLUDE       ?= python|mpi|bench|gpu
+# they run in test-main; so do the install tests, whose outside programs are not built
+# with the sanitizer runtime. Stress tests scale down (HWRT_STRESS_SCALE) under sanitizers.
+SAN_EXCLUDE       ?= python|mpi|bench|gpu|install
 SAN_STRESS_SCALE  ?= 0.3
 FUZZ_TEST_SECONDS ?= 60
 FUZZ_SECONDS      ?= 600
@@ -36,7 +39,13 @@ FUZZ_RUN  = cd build-fuzz && $(FUZZ_ENV) ./tests/fuzz/hwrt_fuzz \
 all: build
 
 deps:
-	@sh scripts/deps.sh
+	@sh scripts/deps.sh build
+
+deps-bench:
+	@sh scripts/deps.sh bench
+
+deps-test:
+	@sh scripts/deps.sh test
 
 build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
@@ -45,23 +54,25 @@ build: deps
 run: build
 	./$(BUILD)/examples/hardware_op_demo
 
-test-main: build
+# the test toolchain first, so that CMake finds MPI, numpy, pytest when it configures
+test-main: deps-test
+	@$(MAKE) --no-print-directory build
 	cd $(BUILD) && ctest --output-on-failure -j$(NPROC) --timeout 600
 
 test: test-main test-asan test-tsan test-fuzz
 	@echo "make test: all suites passed (plain, ASan+UBSan+LSan, TSan, fuzzing)"
 
-test-asan: deps
+test-asan: deps-test
 	@cmake -S . -B build-asan -DHWRT_SANITIZE=address $(SAN_CMAKE) >/dev/null
 	@cmake --build build-asan -j$(NPROC)
 	cd build-asan && $(ASAN_ENV) ctest --output-on-failure -j$(NPROC) --timeout 900 -LE '$(SAN_EXCLUDE)'
 
-test-tsan: deps
+test-tsan: deps-test
 	@cmake -S . -B build-tsan -DHWRT_SANITIZE=thread $(SAN_CMAKE) >/dev/null
 	@cmake --build build-tsan -j$(NPROC)
 	cd build-tsan && $(TSAN_ENV) ctest --output-on-failure -j$(NPROC) --timeout 900 -L concurrency -LE '$(SAN_EXCLUDE)'
 
-fuzz-build: deps
+fuzz-build: deps-test
 	@CC=clang cmake -S . -B build-fuzz -DHWRT_SANITIZE=fuzzer $(SAN_CMAKE) \
 	    -DCMAKE_C_FLAGS=-Wno-unknown-warning-option >/dev/null
 	@cmake --build build-fuzz -j$(NPROC) --target hwrt_fuzz
@@ -78,7 +89,8 @@ fuzz: fuzz-build
 	$(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS) corpus ../tests/fuzz/corpus 2>&1 | \
 	    grep -v 'failed to allocate'; exit $${PIPESTATUS[0]}
 
-bench: build
+bench: deps-bench
+	@$(MAKE) --no-print-directory build
 	./$(BUILD)/bin/hwrt-bench all
 
 install: build

@@ -6,7 +6,7 @@
 set -eu
 BUILD=${BUILD:-build}
 OUT=${OUT:-./prof_ms_hw}
-PROF=$BUILD/tools/hwrt-prof/hwrt-prof
+PROF=$BUILD/bin/hwrt-prof
 [ -x "$PROF" ] || PROF=$(command -v hwrt-prof || true)
 if [ -z "$PROF" ] || [ ! -x "$BUILD/examples/hardware_op_demo" ]; then
     echo "prof_hw.sh: build first (make build), or set BUILD to the build directory" >&2

@@ -6,7 +6,7 @@
  *
  *   #include <hwrt.h>           link with -lhwrt (pkg-config hwrt, or CMake hwrt::hwrt)
  *
- * Conventions (see docs/DESIGN.md):
+ * Conventions (see docs/ARCHITECTURE.md):
  *  - names are hwrt_<object>_<verb>; outputs come last;
  *  - every fallible call returns hwrt_status; on failure a full sentence (what failed,
  *    on which device, the numbers, what to do) is readable with hwrt_last_error();
@@ -27,6 +27,7 @@
 #ifndef HWRT_H
 #define HWRT_H
 
+#include "hwrt/hwrt_version.h"
 #include "hwrt/hwrt_core.h"
 #include "hwrt/hwrt_device.h"
 #include "hwrt/hwrt_memory.h"

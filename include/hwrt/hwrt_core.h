@@ -43,7 +43,8 @@ HWRT_API const char *hwrt_status_name(hwrt_status status);
  * Thread-local; valid until this thread's next hwrt call. */
 HWRT_API const char *hwrt_last_error(void);
 
-/* Library version, "MAJOR.MINOR.PATCH". */
+/* Version of the libhwrt actually loaded, "MAJOR.MINOR.PATCH" (the headers' own is
+ * HWRT_VERSION_STRING and HWRT_VERSION_MAJOR/MINOR/PATCH, hwrt_version.h). */
 HWRT_API const char *hwrt_version(void);
 
 /* Set a runtime option by key (thread-safe). Keys and accepted values:

@@ -403,25 +403,37 @@ static PyObject *release(PyObject *m, PyObject *unused)
 
 #define KW(fn) (PyCFunction)(void (*)(void))(fn), METH_VARARGS | METH_KEYWORDS
 PyMethodDef hwpy_comm_methods[] = {
-    {"init", KW(comm_init), "init(backend_name=None): join the job the launcher started "
-                            "(mpirun, torchrun, msrun, Slurm); a plain process is rank 0 of 1."},
-    {"get_rank", KW(get_rank), "get_rank(group=world): this process's rank (before init: the "
-                               "launcher's, else 0)."},
-    {"get_group_size", KW(get_group_size), "get_group_size(group=world): number of ranks."},
-    {"get_local_rank", KW(get_local_rank), "get_local_rank(group=world): rank on this host."},
-    {"get_local_rank_size", KW(get_local_rank_size), "Ranks on this host."},
+    {"init", KW(comm_init), "init($module, backend_name=None)\n--\n\n"
+     "Join the job the launcher started (mpirun, torchrun, msrun, Slurm); a plain process "
+     "is rank 0 of 1."},
+    {"get_rank", KW(get_rank), "get_rank($module, group=None)\n--\n\n"
+     "This process's rank in group (default: the world; before init: the launcher's, else 0)."},
+    {"get_group_size", KW(get_group_size), "get_group_size($module, group=None)\n--\n\n"
+     "Number of ranks in group (default: the world)."},
+    {"get_local_rank", KW(get_local_rank), "get_local_rank($module, group=None)\n--\n\n"
+     "Rank among the processes of this host."},
+    {"get_local_rank_size", KW(get_local_rank_size),
+     "get_local_rank_size($module, group=None)\n--\n\n"
+     "Ranks on this host."},
     {"get_world_rank_from_group_rank", KW(world_from_group),
-     "get_world_rank_from_group_rank(group, group_rank_id) -> world rank"},
+     "get_world_rank_from_group_rank($module, group, group_rank_id)\n--\n\n"
+     "The world rank of rank group_rank_id of group."},
     {"get_group_rank_from_world_rank", KW(group_from_world),
-     "get_group_rank_from_world_rank(world_rank_id, group) -> rank in the group"},
+     "get_group_rank_from_world_rank($module, world_rank_id, group)\n--\n\n"
+     "The rank in group of world rank world_rank_id."},
     {"create_group", KW(create_group),
-     "create_group(group, rank_ids, options=None): a named group of world ranks (rank queries "
-     "and translations; hwrt has world collectives only)."},
-    {"destroy_group", destroy_group, METH_O, "destroy_group(group)"},
-    {"get_comm_name", KW(get_comm_name), "get_comm_name(group=world) -> the group's name"},
+     "create_group($module, group, rank_ids, options=None)\n--\n\n"
+     "A named group of world ranks (rank queries and translations; hwrt has world "
+     "collectives only)."},
+    {"destroy_group", destroy_group, METH_O, "destroy_group($module, group, /)\n--\n\n"
+     "Forget a group made by create_group."},
+    {"get_comm_name", KW(get_comm_name), "get_comm_name($module, group=None)\n--\n\n"
+     "The group's name (default: the world's)."},
     {"get_process_group_ranks", KW(get_process_group_ranks),
-     "get_process_group_ranks(group=world) -> list of world ranks"},
-    {"release", release, METH_NOARGS, "Leave the job."},
+     "get_process_group_ranks($module, group=None)\n--\n\n"
+     "The list of world ranks in group (default: the world)."},
+    {"release", release, METH_NOARGS, "release($module, /)\n--\n\n"
+     "Leave the job."},
     {NULL}};
 
 int hwpy_comm_init(PyObject *comm, PyObject *mgmt)
@@ -496,7 +508,9 @@ int hwpy_comm_features(PyObject *d)
 }
 
 PyMethodDef hwpy_prof_methods[] = {
-    {"start", KW(prof_start), "start(output_path=\"./hwrt_prof\"): record API calls, device work, "
-                              "copies and memory into output_path (read it with hwrt-prof)."},
-    {"stop", prof_stop, METH_NOARGS, "Stop recording and write the trace."},
+    {"start", KW(prof_start), "start($module, output_path='./hwrt_prof')\n--\n\n"
+     "Record API calls, device work, copies and memory into output_path (read it with "
+     "hwrt-prof)."},
+    {"stop", prof_stop, METH_NOARGS, "stop($module, /)\n--\n\n"
+     "Stop recording and write the trace."},
     {NULL}};

@@ -638,15 +638,18 @@ static PyObject *get_offload_context(PyObject *m, PyObject *unused)
 
 PyMethodDef hwpy_context_methods[] = {
     {"set_context", (PyCFunction)(void (*)(void))set_context, METH_VARARGS | METH_KEYWORDS,
-     "set_context(**kwargs): mode=GRAPH_MODE|PYNATIVE_MODE, device_target=, device_id=, "
-     "memory_offload=\"ON\"|\"OFF\", max_device_memory=\"xxGB\", pynative_synchronize=, "
-     "mempool_block_size=, memory_optimize_level=, and any hwrt config key. All or none."},
-    {"get_context", get_context, METH_O, "get_context(key): the current value, MindSpore's type."},
+     "set_context($module, /, **kwargs)\n--\n\n"
+     "mode=GRAPH_MODE|PYNATIVE_MODE, device_target=, device_id=, memory_offload=\"ON\"|\"OFF\", "
+     "max_device_memory=\"xxGB\", pynative_synchronize=, mempool_block_size=, "
+     "memory_optimize_level=, and any hwrt config key. All or none."},
+    {"get_context", get_context, METH_O, "get_context($module, key, /)\n--\n\n"
+     "The current value, MindSpore's type."},
     {"set_offload_context", (PyCFunction)(void (*)(void))set_offload_context,
      METH_VARARGS | METH_KEYWORDS,
-     "set_offload_context(offload_config): MindSpore's 13 offload keys (and prefetch_depth). "
-     "All or none."},
-    {"get_offload_context", get_offload_context, METH_NOARGS, "The offload keys and values."},
+     "set_offload_context($module, offload_config)\n--\n\n"
+     "MindSpore's 13 offload keys (and prefetch_depth). All or none."},
+    {"get_offload_context", get_offload_context, METH_NOARGS, "get_offload_context($module, /)\n--\n\n"
+     "The offload keys and values."},
     {NULL}};
 
 int hwpy_context_init(PyObject *module)

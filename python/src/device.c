@@ -360,32 +360,51 @@ int hwpy_device_features(PyObject *d)
 #define KW(fn) (PyCFunction)(void (*)(void))(fn), METH_VARARGS | METH_KEYWORDS
 
 PyMethodDef hwpy_device_top_methods[] = {
-    {"get_device_id", get_device_id, METH_NOARGS, "This thread's current device ordinal."},
-    {"device_count", device_count, METH_VARARGS, "device_count(target=None)"},
-    {"current_backend", current_backend, METH_NOARGS, "Backend in use (\"\" before any)."},
+    {"get_device_id", get_device_id, METH_NOARGS, "get_device_id($module, /)\n--\n\n"
+     "This thread's current device ordinal."},
+    {"device_count", device_count, METH_VARARGS, "device_count($module, target=None, /)\n--\n\n"
+     "Number of devices of the target (None: the backend in use, or the default one)."},
+    {"current_backend", current_backend, METH_NOARGS, "current_backend($module, /)\n--\n\n"
+     "Backend in use (\"\" before any)."},
     {"backend_info", backend_info, METH_O,
-     "backend_info(target) -> dict(name, available, device_count, reason)"},
+     "backend_info($module, target, /)\n--\n\n"
+     "Returns dict(name, available, device_count, reason)"},
     {NULL}};
 
 PyMethodDef hwpy_runtime_methods[] = {
     {"get_memory_info", KW(get_memory_info),
-     "get_memory_info(device_id=None) -> dict of bytes: total, free, used (device-wide), "
-     "allocated (live tensors), reserved (pool), peak_allocated, peak_reserved, overhead."},
-    {"memory_allocated", KW(memory_allocated), "Bytes held by live tensors."},
-    {"max_memory_allocated", KW(max_memory_allocated), "Peak of memory_allocated."},
-    {"memory_reserved", KW(memory_reserved), "Bytes the pool holds from the device."},
-    {"max_memory_reserved", KW(max_memory_reserved), "Peak of memory_reserved."},
-    {"memory_stats", KW(memory_stats), "memory_stats(device_id=None) -> dict of counters."},
-    {"memory_summary", KW(memory_summary), "memory_summary(device_id=None) -> str table."},
-    {"reset_peak_memory_stats", KW(reset_peak), "Restart the peak figures from now."},
+     "get_memory_info($module, device_id=None)\n--\n\n"
+     "Returns dict of bytes: total, free, used (device-wide), allocated (live tensors), "
+     "reserved (pool), peak_allocated, peak_reserved, overhead."},
+    {"memory_allocated", KW(memory_allocated), "memory_allocated($module, device_id=None)\n--\n\n"
+     "Bytes held by live tensors."},
+    {"max_memory_allocated", KW(max_memory_allocated), "max_memory_allocated($module, device_id=None)\n--\n\n"
+     "Peak of memory_allocated."},
+    {"memory_reserved", KW(memory_reserved), "memory_reserved($module, device_id=None)\n--\n\n"
+     "Bytes the pool holds from the device."},
+    {"max_memory_reserved", KW(max_memory_reserved), "max_memory_reserved($module, device_id=None)\n--\n\n"
+     "Peak of memory_reserved."},
+    {"memory_stats", KW(memory_stats), "memory_stats($module, device_id=None)\n--\n\n"
+     "Returns dict of counters."},
+    {"memory_summary", KW(memory_summary), "memory_summary($module, device_id=None)\n--\n\n"
+     "Returns str table."},
+    {"reset_peak_memory_stats", KW(reset_peak), "reset_peak_memory_stats($module, device_id=None)\n--\n\n"
+     "Restart the peak figures from now."},
     {"reset_max_memory_allocated", KW(reset_max_allocated),
+     "reset_max_memory_allocated($module, device_id=None)\n--\n\n"
      "Restart max_memory_allocated from now (max_memory_reserved keeps its peak)."},
     {"reset_max_memory_reserved", KW(reset_max_reserved),
+     "reset_max_memory_reserved($module, device_id=None)\n--\n\n"
      "Restart max_memory_reserved from now (max_memory_allocated keeps its peak)."},
-    {"memory_snapshot", KW(memory_snapshot), "memory_snapshot(path, device_id=None): JSON file."},
+    {"memory_snapshot", KW(memory_snapshot), "memory_snapshot($module, path, device_id=None)\n--\n\n"
+     "Write the pool's segments and blocks (with allocation sites when record_alloc_sites "
+     "is on) to path as JSON."},
     {"empty_cache", KW(empty_cache),
-     "empty_cache(device_id=None): synchronize and return cached segments to the device."},
-    {"synchronize", synchronize, METH_NOARGS, "Block until all work on the current device is done."},
+     "empty_cache($module, device_id=None)\n--\n\n"
+     "Synchronize and return cached segments to the device."},
+    {"synchronize", synchronize, METH_NOARGS, "synchronize($module, /)\n--\n\n"
+     "Block until all work on the current device is done."},
     {"launch_blocking", launch_blocking, METH_NOARGS,
+     "launch_blocking($module, /)\n--\n\n"
      "Make every op complete before its call returns (debugging)."},
     {NULL}};

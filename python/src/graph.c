@@ -128,12 +128,16 @@ static PyObject *graph_get_nodes(PyObject *self, void *c)
 
 static PyMethodDef graph_methods[] = {
     {"capture", (PyCFunction)(void (*)(void))graph_capture, METH_VARARGS | METH_KEYWORDS,
-     "capture(stream=None) -> self: `with g.capture(s):` records the ops queued inside "
-     "(on s, made current) instead of running them."},
+     "capture($self, stream=None)\n--\n\n"
+     "Returns self: `with g.capture(s):` records the ops queued inside (on s, made "
+     "current) instead of running them."},
     {"replay", (PyCFunction)(void (*)(void))graph_replay, METH_VARARGS | METH_KEYWORDS,
-     "replay(stream=None): enqueue the recorded ops again."},
-    {"__enter__", graph_enter, METH_NOARGS, NULL},
-    {"__exit__", graph_exit, METH_VARARGS, NULL},
+     "replay($self, stream=None)\n--\n\n"
+     "Enqueue the recorded ops again."},
+    {"__enter__", graph_enter, METH_NOARGS, "__enter__($self, /)\n--\n\n"
+     "Start capturing (the stream given to capture())."},
+    {"__exit__", graph_exit, METH_VARARGS, "__exit__($self, /, *args)\n--\n\n"
+     "End the capture; the recorded ops can be replayed."},
     {NULL}};
 
 static PyGetSetDef graph_getset[] = {
@@ -145,8 +149,9 @@ static PyTypeObject graph_type = {
     .tp_name = "hwrt.runtime.Graph",
     .tp_basicsize = sizeof(graph_obj),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Graph(): capture a stream's ops once, replay them cheaply (GRAPH mode). Host "
-              "reads and synchronizations inside a capture raise NotPermittedError.",
+    .tp_doc = "Graph()\n--\n\n"
+              "Capture a stream's ops once, replay them cheaply (GRAPH mode). Host reads and "
+              "synchronizations inside a capture raise NotPermittedError.",
     .tp_new = graph_new,
     .tp_dealloc = graph_dealloc,
     .tp_methods = graph_methods,

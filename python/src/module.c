@@ -15,10 +15,12 @@ static PyObject *live_tensors(PyObject *m, PyObject *unused)
 
 static PyMethodDef top_methods[] = {
     {"from_dlpack", hwpy_from_dlpack, METH_O,
-     "from_dlpack(obj): a Tensor from a DLPack capsule or an object with __dlpack__. hwrt's "
-     "own device memory is shared without a copy; host (kDLCPU) data is copied onto the "
-     "current device."},
-    {"_live_tensors", live_tensors, METH_NOARGS, "Number of live hwrt.Tensor objects (tests)."},
+     "from_dlpack($module, obj, /)\n--\n\n"
+     "a Tensor from a DLPack capsule or an object with __dlpack__. hwrt's own device "
+     "memory is shared without a copy; host (kDLCPU) data is copied onto the current "
+     "device."},
+    {"_live_tensors", live_tensors, METH_NOARGS, "_live_tensors($module, /)\n--\n\n"
+     "Number of live hwrt.Tensor objects (tests)."},
     {NULL}};
 
 static struct PyModuleDef hwrt_def = {

@@ -136,14 +136,20 @@ static PyObject *reset_stats(PyObject *m, PyObject *unused)
 #define KW(fn) (PyCFunction)(void (*)(void))(fn), METH_VARARGS | METH_KEYWORDS
 PyMethodDef hwpy_offload_methods[] = {
     {"set_offloadable", KW(set_offloadable),
-     "set_offloadable(tensor, on=True) -> tensor: let it move off the device (on) or pin it "
-     "there (off)."},
-    {"prefetch", KW(prefetch), "prefetch(tensor, stream=None): start bringing it back now."},
-    {"evict", evict, METH_O, "evict(tensor): move it off the device now (blocking)."},
-    {"step", step, METH_NOARGS, "Iteration boundary (auto_offload learns the use order)."},
-    {"location", location, METH_O, "location(tensor) -> \"device\" | \"host\" | \"disk\""},
-    {"stats", stats, METH_NOARGS, "Evictions, fetches, bytes, prefetch hits, stall time, tier use."},
-    {"reset_stats", reset_stats, METH_NOARGS, "Zero the counters."},
+     "set_offloadable($module, tensor, on=True)\n--\n\n"
+     "Returns tensor: let it move off the device (on) or pin it there (off)."},
+    {"prefetch", KW(prefetch), "prefetch($module, tensor, stream=None)\n--\n\n"
+     "Start bringing it back now."},
+    {"evict", evict, METH_O, "evict($module, tensor, /)\n--\n\n"
+     "Move it off the device now (blocking)."},
+    {"step", step, METH_NOARGS, "step($module, /)\n--\n\n"
+     "Iteration boundary (auto_offload learns the use order)."},
+    {"location", location, METH_O, "location($module, tensor, /)\n--\n\n"
+     "Returns \"device\" | \"host\" | \"disk\""},
+    {"stats", stats, METH_NOARGS, "stats($module, /)\n--\n\n"
+     "Evictions, fetches, bytes, prefetch hits, stall time, tier use."},
+    {"reset_stats", reset_stats, METH_NOARGS, "reset_stats($module, /)\n--\n\n"
+     "Zero the counters."},
     {NULL}};
 
 #else   /* a libhwrt without the offload part: tensors are simply resident */

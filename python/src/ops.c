@@ -362,17 +362,26 @@ static PyObject *f_ones(PyObject *m, PyObject *args, PyObject *kw)
 
 #define KW(fn) (PyCFunction)(void (*)(void))(fn), METH_VARARGS | METH_KEYWORDS
 PyMethodDef hwpy_ops_methods[] = {
-    {"add", KW(f_add), "add(a, b, *, out=None, stream=None): a + b elementwise (b may be a number)."},
-    {"mul", KW(f_mul), "mul(a, b, *, out=None, stream=None): a * b elementwise (b may be a number)."},
-    {"matmul", KW(f_matmul), "matmul(a, b, *, out=None, stream=None): [M,K] @ [K,N] through BLAS."},
-    {"relu", KW(f_relu), "relu(a, *, out=None, stream=None): max(a, 0)."},
-    {"scale", KW(f_scale), "scale(a, alpha, *, out=None, stream=None): alpha * a."},
-    {"sum", KW(f_sum), "sum(a, axis=None, *, out=None, stream=None): sum of all elements (0-d "
-                       "result) or along one axis."},
-    {"cast", KW(f_cast), "cast(a, dtype, *, out=None, stream=None): elementwise conversion."},
-    {"full", KW(f_full), "full(shape, fill_value, dtype=float32): a filled tensor."},
-    {"zeros", KW(f_zeros), "zeros(shape, dtype=float32)"},
-    {"ones", KW(f_ones), "ones(shape, dtype=float32)"},
+    {"add", KW(f_add), "add($module, a, b, *, out=None, stream=None)\n--\n\n"
+     "a + b elementwise (b may be a number)."},
+    {"mul", KW(f_mul), "mul($module, a, b, *, out=None, stream=None)\n--\n\n"
+     "a * b elementwise (b may be a number)."},
+    {"matmul", KW(f_matmul), "matmul($module, a, b, *, out=None, stream=None)\n--\n\n"
+     "[M,K] @ [K,N] through BLAS."},
+    {"relu", KW(f_relu), "relu($module, a, *, out=None, stream=None)\n--\n\n"
+     "max(a, 0)."},
+    {"scale", KW(f_scale), "scale($module, a, alpha, *, out=None, stream=None)\n--\n\n"
+     "alpha * a."},
+    {"sum", KW(f_sum), "sum($module, a, axis=None, *, out=None, stream=None)\n--\n\n"
+     "Sum of all elements (0-d result) or along one axis."},
+    {"cast", KW(f_cast), "cast($module, a, dtype, *, out=None, stream=None)\n--\n\n"
+     "Elementwise conversion."},
+    {"full", KW(f_full), "full($module, shape, fill_value, dtype=None)\n--\n\n"
+     "A filled tensor (dtype None: float32)."},
+    {"zeros", KW(f_zeros), "zeros($module, shape, dtype=None)\n--\n\n"
+     "A tensor of zeros (dtype None: float32)."},
+    {"ones", KW(f_ones), "ones($module, shape, dtype=None)\n--\n\n"
+     "A tensor of ones (dtype None: float32)."},
     {NULL}};
 
 /* ---- Tensor methods ---- */
@@ -417,11 +426,16 @@ static PyObject *m_fill(PyObject *self, PyObject *v)
 }
 
 PyMethodDef hwpy_tensor_op_methods[] = {
-    {"astype", m_astype, METH_O, "astype(dtype) -> Tensor: converted on the device."},
-    {"sum", KW(m_sum), "sum(axis=None) -> Tensor"},
-    {"relu", m_relu, METH_NOARGS, "relu() -> Tensor"},
-    {"matmul", m_matmul, METH_O, "matmul(b) -> Tensor"},
-    {"fill", m_fill, METH_O, "fill(value) -> self: set every element (enqueued)."},
+    {"astype", m_astype, METH_O, "astype($self, dtype, /)\n--\n\n"
+     "Returns Tensor: converted on the device."},
+    {"sum", KW(m_sum), "sum($self, axis=None)\n--\n\n"
+     "Returns Tensor"},
+    {"relu", m_relu, METH_NOARGS, "relu($self, /)\n--\n\n"
+     "Returns Tensor"},
+    {"matmul", m_matmul, METH_O, "matmul($self, b, /)\n--\n\n"
+     "Returns Tensor"},
+    {"fill", m_fill, METH_O, "fill($self, value, /)\n--\n\n"
+     "Returns self: set every element (enqueued)."},
     {NULL}};
 
 /* ---- operators ---- */

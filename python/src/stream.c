@@ -284,12 +284,18 @@ static PyObject *stream_repr(PyObject *self)
 }
 
 static PyMethodDef stream_methods[] = {
-    {"synchronize", stream_synchronize, METH_NOARGS, "Block until the work queued so far is done."},
-    {"query", stream_query, METH_NOARGS, "True when the stream is idle."},
-    {"wait_event", stream_wait_event, METH_O, "Later work waits for the event's last record."},
-    {"wait_stream", stream_wait_stream, METH_O, "Later work waits for the other stream's work so far."},
-    {"record_event", stream_record_event, METH_VARARGS, "record_event(event=None) -> Event"},
-    {"stream_id", stream_stream_id, METH_NOARGS, "The stream id (the same as .id)."},
+    {"synchronize", stream_synchronize, METH_NOARGS, "synchronize($self, /)\n--\n\n"
+     "Block until the work queued so far is done."},
+    {"query", stream_query, METH_NOARGS, "query($self, /)\n--\n\n"
+     "True when the stream is idle."},
+    {"wait_event", stream_wait_event, METH_O, "wait_event($self, event, /)\n--\n\n"
+     "Later work waits for the event's last record."},
+    {"wait_stream", stream_wait_stream, METH_O, "wait_stream($self, stream, /)\n--\n\n"
+     "Later work waits for the other stream's work so far."},
+    {"record_event", stream_record_event, METH_VARARGS, "record_event($self, event=None, /)\n--\n\n"
+     "Returns Event"},
+    {"stream_id", stream_stream_id, METH_NOARGS, "stream_id($self, /)\n--\n\n"
+     "The stream id (the same as .id)."},
     {NULL}};
 
 static PyGetSetDef stream_getset[] = {
@@ -302,8 +308,9 @@ PyTypeObject hwpy_stream_type = {
     .tp_name = "hwrt.runtime.Stream",
     .tp_basicsize = sizeof(hwpy_stream_obj),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Stream(priority=0): an in-order queue of device work on the current device. "
-              "Dropping it waits for its queued work.",
+    .tp_doc = "Stream(priority=0)\n--\n\n"
+              "An in-order queue of device work on the current device. Dropping it waits for its "
+              "queued work.",
     .tp_new = stream_new,
     .tp_dealloc = stream_dealloc,
     .tp_methods = stream_methods,
@@ -395,13 +402,18 @@ static PyObject *event_elapsed_time(PyObject *self, PyObject *end)
 }
 
 static PyMethodDef event_methods[] = {
-    {"record", event_record, METH_VARARGS, "record(stream=None): capture the stream's work so far."},
-    {"wait", event_wait, METH_VARARGS, "wait(stream=None): the stream's later work waits for this event."},
-    {"synchronize", event_synchronize, METH_NOARGS, "Block until the recorded work is done."},
-    {"query", event_query, METH_NOARGS, "True when the recorded work is done (or never recorded)."},
+    {"record", event_record, METH_VARARGS, "record($self, stream=None, /)\n--\n\n"
+     "Capture the stream's work so far."},
+    {"wait", event_wait, METH_VARARGS, "wait($self, stream=None, /)\n--\n\n"
+     "The stream's later work waits for this event."},
+    {"synchronize", event_synchronize, METH_NOARGS, "synchronize($self, /)\n--\n\n"
+     "Block until the recorded work is done."},
+    {"query", event_query, METH_NOARGS, "query($self, /)\n--\n\n"
+     "True when the recorded work is done (or never recorded)."},
     {"elapsed_time", event_elapsed_time, METH_O,
-     "elapsed_time(end_event) -> ms of device time between this record and end_event's "
-     "(both need enable_timing=True)."},
+     "elapsed_time($self, end_event, /)\n--\n\n"
+     "Returns ms of device time between this record and end_event's (both need "
+     "enable_timing=True)."},
     {NULL}};
 
 static PyTypeObject event_type = {
@@ -409,7 +421,8 @@ static PyTypeObject event_type = {
     .tp_name = "hwrt.runtime.Event",
     .tp_basicsize = sizeof(event_obj),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Event(enable_timing=False, blocking=False): a marker in a stream.",
+    .tp_doc = "Event(enable_timing=False, blocking=False)\n--\n\n"
+              "A marker in a stream.",
     .tp_new = event_new,
     .tp_dealloc = event_dealloc,
     .tp_methods = event_methods,
@@ -461,8 +474,10 @@ static PyObject *ctx_exit(PyObject *self, PyObject *args)
 }
 
 static PyMethodDef ctx_methods[] = {
-    {"__enter__", ctx_enter, METH_NOARGS, NULL},
-    {"__exit__", ctx_exit, METH_VARARGS, NULL},
+    {"__enter__", ctx_enter, METH_NOARGS, "__enter__($self, /)\n--\n\n"
+     "Make the stream current for this thread."},
+    {"__exit__", ctx_exit, METH_VARARGS, "__exit__($self, /, *args)\n--\n\n"
+     "Restore the previous current stream."},
     {NULL}};
 
 static PyTypeObject ctx_type = {
@@ -470,8 +485,9 @@ static PyTypeObject ctx_type = {
     .tp_name = "hwrt.runtime.StreamCtx",
     .tp_basicsize = sizeof(ctx_obj),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "StreamCtx(stream): `with StreamCtx(s):` makes s the current stream of this "
-              "thread; ops created inside run on it.",
+    .tp_doc = "StreamCtx(ctx_stream)\n--\n\n"
+              "`with StreamCtx(s):` makes s the current stream of this thread; ops created inside "
+              "run on it.",
     .tp_new = ctx_new,
     .tp_dealloc = ctx_dealloc,
     .tp_methods = ctx_methods,
@@ -518,14 +534,16 @@ static PyObject *synchronize_stream(PyObject *m, PyObject *args, PyObject *kw)
 
 PyMethodDef hwpy_stream_functions[] = {
     {"current_stream", current_stream, METH_NOARGS,
+     "current_stream($module, /)\n--\n\n"
      "The stream ops use now: the innermost StreamCtx's, else the default stream."},
-    {"default_stream", default_stream, METH_NOARGS, "The current device's default stream."},
-    {"set_cur_stream", set_cur_stream, METH_O,
+    {"default_stream", default_stream, METH_NOARGS, "default_stream($module, /)\n--\n\n"
+     "The current device's default stream."},
+    {"set_cur_stream", set_cur_stream, METH_O, "set_cur_stream($module, stream, /)\n--\n\n"
      "Make a stream current for this thread (None: no-op, as in MindSpore)."},
     {"synchronize_stream", (PyCFunction)(void (*)(void))synchronize_stream,
      METH_VARARGS | METH_KEYWORDS,
-     "synchronize_stream(stream=None): block until the work queued on the stream (default: "
-     "the current stream) is done."},
+     "synchronize_stream($module, stream=None)\n--\n\n"
+     "Block until the work queued on the stream (default: the current stream) is done."},
     {NULL}};
 
 int hwpy_stream_init(PyObject *module, PyObject *runtime)

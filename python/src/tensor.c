@@ -483,30 +483,39 @@ static PySequenceMethods tensor_as_sequence = {.sq_length = tensor_len};
 
 static PyMethodDef tensor_methods[] = {
     {"asnumpy", tensor_asnumpy, METH_NOARGS,
-     "asnumpy() -> numpy.ndarray: a host copy, ordered after every op that wrote the tensor "
+     "asnumpy($self, /)\n--\n\n"
+     "Returns numpy.ndarray: a host copy, ordered after every op that wrote the tensor "
      "(never stale). bfloat16 is widened to float32."},
-    {"numpy", tensor_asnumpy, METH_NOARGS, "Same as asnumpy()."},
+    {"numpy", tensor_asnumpy, METH_NOARGS, "numpy($self, /)\n--\n\n"
+     "Same as asnumpy()."},
     {"copy_to_host", (PyCFunction)(void (*)(void))tensor_copy_to_host,
      METH_VARARGS | METH_KEYWORDS,
-     "copy_to_host(out=None): device -> host; a new numpy array, or into `out` (a writable "
-     "C-contiguous buffer of exactly nbytes). Blocking, never stale."},
+     "copy_to_host($self, out=None)\n--\n\n"
+     "Device -> host; a new numpy array, or into `out` (a writable C-contiguous buffer of "
+     "exactly nbytes). Blocking, never stale."},
     {"copy_from_host", tensor_copy_from_host, METH_O,
-     "copy_from_host(array) -> self: host -> device into this tensor; returns once the host "
-     "data was read. Another dtype is converted on the device (shapes must match)."},
+     "copy_from_host($self, array, /)\n--\n\n"
+     "Returns self: host -> device into this tensor; returns once the host data was read. "
+     "Another dtype is converted on the device (shapes must match)."},
     {"__array__", (PyCFunction)(void (*)(void))tensor_array, METH_VARARGS | METH_KEYWORDS,
+     "__array__($self, dtype=None, copy=None)\n--\n\n"
      "numpy interop: numpy.asarray(tensor) is a host copy."},
     {"__dlpack__", (PyCFunction)(void (*)(void))hwpy_tensor_dlpack, METH_VARARGS | METH_KEYWORDS,
-     "__dlpack__(stream=None, max_version=None, dl_device=None, copy=None): a DLPack capsule "
-     "sharing the device memory (kDLExtDev)."},
+     "__dlpack__($self, stream=None, *, max_version=None, dl_device=None, copy=None)\n--\n\n"
+     "a DLPack capsule sharing the device memory (kDLExtDev)."},
     {"__dlpack_device__", hwpy_tensor_dlpack_device, METH_NOARGS,
+     "__dlpack_device__($self, /)\n--\n\n"
      "(kDLExtDev, device ordinal)"},
-    {"item", tensor_item, METH_NOARGS, "The one element as a Python number."},
+    {"item", tensor_item, METH_NOARGS, "item($self, /)\n--\n\n"
+     "The one element as a Python number."},
     {"set_offloadable", (PyCFunction)(void (*)(void))hwpy_tensor_set_offloadable,
      METH_VARARGS | METH_KEYWORDS,
-     "set_offloadable(on=True) -> self: let the tensor move off the device when the budget "
-     "is exceeded (on), or pin it there (off). With memory_offload ON, tensors the module "
-     "creates are offloadable from the start."},
-    {"tolist", tensor_tolist, METH_NOARGS, "Nested Python lists (a host copy)."},
+     "set_offloadable($self, on=True)\n--\n\n"
+     "Returns self: let the tensor move off the device when the budget is exceeded (on), "
+     "or pin it there (off). With memory_offload ON, tensors the module creates are "
+     "offloadable from the start."},
+    {"tolist", tensor_tolist, METH_NOARGS, "tolist($self, /)\n--\n\n"
+     "Nested Python lists (a host copy)."},
     {NULL}};
 
 PyTypeObject hwpy_tensor_type = {
@@ -514,11 +523,12 @@ PyTypeObject hwpy_tensor_type = {
     .tp_name = "hwrt.Tensor",
     .tp_basicsize = sizeof(hwpy_tensor_obj),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Tensor(input_data=None, dtype=None, shape=None): a dense row-major tensor in "
-              "device memory on the current device.\n\n"
+    .tp_doc = "Tensor(input_data=None, dtype=None, shape=None)\n--\n\n"
+              "A dense row-major tensor in device memory on the current device.\n"
+              "\n"
               "Tensor(array) copies host data (numpy arrays or any buffer, lists, scalars; Python "
-              "floats become float32); dtype= converts on the device. Tensor(shape=..., "
-              "dtype=...) is uninitialised memory (dtype defaults to float32).",
+              "floats become float32); dtype= converts on the device. Tensor(shape=..., dtype=...) "
+              "is uninitialised memory (dtype defaults to float32).",
     .tp_new = tensor_new,
     .tp_dealloc = tensor_dealloc,
     /* tp_repr, tp_str: MindSpore's, set by tensor_ms.c */

@@ -3,7 +3,7 @@
  * One `static const hwrt_backend_ops` table per backend, registered by name in
  * registry.c. A backend provides raw device operations only; pooling, offload,
  * profiling, checking and collectives live above it. Every slot maps 1:1 onto real
- * driver calls (see docs/DESIGN.md, "The backend contract").
+ * driver calls (see docs/ARCHITECTURE.md, "The backend contract").
  *
  * Rules:
  *  - the vendor library is loaded at run time (dlopen): a missing driver makes probe()

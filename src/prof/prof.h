@@ -21,18 +21,19 @@ typedef enum hwi_prof_cat {
     HWI_PROF_USER = 6             /* anything else worth a span on the host timeline */
 } hwi_prof_cat;
 
-/* These three are exported from libhwrt (HWRT_API) so that separately built plugins
- * (src/plugins/, e.g. the MPI collectives module) can record events too. */
+/* Internal to libhwrt (hidden, like everything include/ does not declare): a separately
+ * built plugin that wants spans would need its own entry in its ABI table. White-box
+ * tests reach them by linking libhwrt.a (hwrt_static). */
 
 /* Nonzero while a session records; a cheap check before building an event. */
-extern HWRT_API _Atomic int hwi_prof_on;
+extern _Atomic int hwi_prof_on;
 static inline int hwi_prof_active(void)
 {
     return atomic_load_explicit(&hwi_prof_on, memory_order_relaxed);
 }
 
 /* CLOCK_MONOTONIC in ns. */
-HWRT_API uint64_t hwi_prof_now_ns(void);
+uint64_t hwi_prof_now_ns(void);
 
 /* Record a span [start_ns, end_ns] (host clock, hwi_prof_now_ns) of category cat on
  * device (-1: none) that moved `bytes` (0 if not applicable). `name` must outlive the
@@ -42,8 +43,8 @@ HWRT_API uint64_t hwi_prof_now_ns(void);
  *     uint64_t t0 = hwi_prof_now_ns();  ...fetch...;
  *     hwi_prof_record_event(HWI_PROF_OFFLOAD_FETCH, "fetch", dev, t0, hwi_prof_now_ns(), n);
  */
-HWRT_API void hwi_prof_record_event(hwi_prof_cat cat, const char *name, int device,
-                                    uint64_t start_ns, uint64_t end_ns, uint64_t bytes);
+void hwi_prof_record_event(hwi_prof_cat cat, const char *name, int device,
+                           uint64_t start_ns, uint64_t end_ns, uint64_t bytes);
 
 /* ---- internal to src/prof ---- */
 

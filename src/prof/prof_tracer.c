@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-HWRT_API _Atomic int hwi_prof_on;
+_Atomic int hwi_prof_on;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic unsigned session_gen;     /* bumped by each start */

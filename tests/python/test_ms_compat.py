@@ -18,7 +18,7 @@ def compat(*args, cwd=None, env=None, check=True):
     e = dict(os.environ)
     e.pop("HWRT_SIMULATE", None)
     e.update(env or {})
-    e["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.abspath(hwrt.__file__)),
+    e["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(hwrt.__file__))),
                                        e.get("PYTHONPATH", "")])
     r = subprocess.run([sys.executable, "-m", "hwrt.compat", *args], cwd=cwd, env=e,
                        capture_output=True, text=True, timeout=120)
@@ -89,7 +89,7 @@ def test_without_the_entry_point_mindspore_is_not_hwrt(tmp_path):
     pkg.mkdir()
     (pkg / "__init__.py").write_text("REAL = True\n")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(tmp_path), os.path.dirname(os.path.abspath(hwrt.__file__))]))
+        [str(tmp_path), os.path.dirname(os.path.dirname(os.path.abspath(hwrt.__file__)))]))
     code = "import mindspore; print(getattr(mindspore, 'REAL', False), mindspore.__name__)"
     plain = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                            text=True, timeout=60)

@@ -33,7 +33,7 @@ def net(x):                       # the tests' Net: one op (P.Abs there)
 
 def run(body, simulate="1"):
     env = dict(os.environ, HWRT_SIMULATE=simulate)
-    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.abspath(hwrt.__file__)),
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.dirname(os.path.abspath(hwrt.__file__))),
                                          env.get("PYTHONPATH", "")])
     for k in ("HCCL_DETERMINISTIC", "TE_PARALLEL_COMPILER"):
         env.pop(k, None)

@@ -10,7 +10,7 @@
  * ops, which a few ops stalled by the scheduler on a busy machine do not move.
  * algbw = bytes / time; busbw = algbw * 2 (n - 1) / n (the ring's traffic per rank).
  *
- *   mpirun --allow-run-as-root --oversubscribe -np 2 ./build/tools/hwrt-bench-dist/hwrt-bench-dist
+ *   mpirun --allow-run-as-root --oversubscribe -np 2 ./build/bin/hwrt-bench-dist
  * Options: --sizes 1MiB,64MiB, --reps N (ops per variant: default 200; above 4 MiB a
  * 25th of it, at least 8), --json (one object: a row per size and variant). */
 #include <hwrt.h>

@@ -61,9 +61,20 @@ static void ensure_jemalloc_loadable(char **argv)
     execv("/proc/self/exe", argv);            /* returns only on failure: go on without */
 }
 
-#ifndef HWRT_POOL_TRACES_DIR
-#define HWRT_POOL_TRACES_DIR "bench/traces"
+#ifndef HWRT_POOL_TRACES_REL
+#define HWRT_POOL_TRACES_REL "../share/hwrt/traces"
 #endif
+
+/* The shipped traces: HWRT_POOL_TRACES_REL from this executable's directory (bin/ ->
+ * share/hwrt/traces, in the build tree as once installed). */
+static void traces_dir(char *buf, size_t len)
+{
+    char exe[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash = n > 0 ? (exe[n] = 0, strrchr(exe, '/')) : NULL;
+    if (slash) *slash = 0;
+    snprintf(buf, len, "%s/%s", slash ? exe : ".", HWRT_POOL_TRACES_REL);
+}
 
 /* Latency, then every shipped trace; with --json one object holding both. */
 static int run_all(bench_opts *o)
@@ -73,9 +84,11 @@ static int run_all(bench_opts *o)
     int rc = bench_latency(o);
     if (o->json) printf(",\n\"traces\": [\n");
     int first = 1;
+    char dir[1024];
+    traces_dir(dir, sizeof dir);
     for (size_t i = 0; i < sizeof traces / sizeof traces[0]; i++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", HWRT_POOL_TRACES_DIR, traces[i]);
+        char path[2048];
+        snprintf(path, sizeof path, "%s/%s", dir, traces[i]);
         if (access(path, R_OK) != 0) continue;
         if (o->json && !first) printf(",\n");
         if (!o->json) printf("\n");

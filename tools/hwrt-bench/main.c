@@ -41,23 +41,11 @@ static int self_dir(char *buf, size_t len)
     return 1;
 }
 
-#ifndef HWRT_BENCH_TOOLS_DIR
-#define HWRT_BENCH_TOOLS_DIR ""
-#endif
-
-/* Directories that may hold sibling subcommands: this tool's own, then each
- * build/tools/<dir>/ of the build tree it came from. Returns how many were filled. */
+/* Directories that may hold sibling subcommands: this tool's own (build/bin, where every
+ * tool is built, or the install bindir). Returns how many were filled. */
 static int sibling_dirs(char dirs[][PATH_MAX], int cap)
 {
-    int n = 0;
-    if (self_dir(dirs[0], PATH_MAX)) n++;
-    DIR *d = HWRT_BENCH_TOOLS_DIR[0] ? opendir(HWRT_BENCH_TOOLS_DIR) : NULL;
-    struct dirent *e;
-    while (d && n < cap && (e = readdir(d)))
-        if (e->d_name[0] != '.' && strlen(HWRT_BENCH_TOOLS_DIR) + strlen(e->d_name) + 2 < PATH_MAX)
-            snprintf(dirs[n++], PATH_MAX, "%s/%s", HWRT_BENCH_TOOLS_DIR, e->d_name);
-    if (d) closedir(d);
-    return n;
+    return cap > 0 && self_dir(dirs[0], PATH_MAX);
 }
 
 static int sibling_path(const char *name, char *path, size_t len)
