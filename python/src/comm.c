@@ -440,11 +440,14 @@ int hwpy_comm_init(PyObject *comm, PyObject *mgmt)
 {
     groups = PyDict_New();
     global_comm = groups ? PyObject_CallFunction((PyObject *)&PyType_Type, "s()N", "GlobalComm",
-                                                 Py_BuildValue("{s:s,s:s,s:O,s:O,s:s}", "BACKEND",
+                                                 Py_BuildValue("{s:s,s:s,s:O,s:O,s:s,s:s}", "BACKEND",
                                                                "hccl", "WORLD_COMM_GROUP",
                                                                "hccl_world_group", "INITED",
                                                                Py_False, "CHECK_ENVS", Py_True,
-                                                               "__module__", "hwrt.communication"))
+                                                               "__module__", "hwrt.communication",
+                                                               "__doc__", "MindSpore's GlobalComm: "
+                                                               "the backend and world group names, "
+                                                               "INITED after init()."))
                          : NULL;
     if (!global_comm) return -1;
     PyObject *targets[2] = {comm, mgmt};

@@ -188,8 +188,10 @@ static PyObject *loader_is_package(PyObject *self, PyObject *name)
 }
 
 static PyMethodDef loader_methods[] = {
-    {"get_code", loader_get_code, METH_O, "The code `python3 -m hwrt.compat` runs."},
-    {"is_package", loader_is_package, METH_O, "False."},
+    {"get_code", loader_get_code, METH_O, "get_code($self, fullname, /)\n--\n\n"
+     "The code `python3 -m hwrt.compat` runs."},
+    {"is_package", loader_is_package, METH_O, "is_package($self, fullname, /)\n--\n\n"
+     "False."},
     {NULL}};
 
 static PyTypeObject loader_type = {
@@ -197,15 +199,18 @@ static PyTypeObject loader_type = {
     .tp_name = "hwrt.compat._Loader",
     .tp_basicsize = sizeof(loader_obj),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Loader of hwrt.compat for runpy (python3 -m hwrt.compat).",
+    .tp_doc = "_Loader()\n--\n\n"
+              "Loader of hwrt.compat for runpy (python3 -m hwrt.compat).",
     .tp_new = PyType_GenericNew,
     .tp_methods = loader_methods,
 };
 
 static PyMethodDef compat_methods[] = {
     {"install", install, METH_NOARGS,
-     "install() -> names: `import mindspore` resolves to hwrt in this process (only)."},
-    {"_main", compat_main, METH_NOARGS, "Entry point of python3 -m hwrt.compat."},
+     "install($module, /)\n--\n\n"
+     "Returns the names installed: `import mindspore` resolves to hwrt in this process (only)."},
+    {"_main", compat_main, METH_NOARGS, "_main($module, /)\n--\n\n"
+     "Entry point of python3 -m hwrt.compat."},
     {NULL}};
 
 int hwpy_compat_init(PyObject *top, PyObject *compat)

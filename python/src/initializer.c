@@ -276,8 +276,38 @@ static PyObject *init_wrapper(PyObject *unused, PyObject *args, PyObject *kw)
     Py_XDECREF(rest);
     return r;
 }
-static PyMethodDef init_def = {"__init__", (PyCFunction)(void (*)(void))init_wrapper,
-                               METH_VARARGS | METH_KEYWORDS, "Bind the initializer's arguments."};
+/* The __init__ of a class binding params: init_wrapper, with a text signature naming them
+ * ("__init__($self, sigma=0.01, mean=0.0)"). Its method def and docstring live as long as
+ * the class, which is as long as the process (the module's classes are never freed). */
+static PyObject *init_method(PyObject *params)
+{
+    PyObject *text = PyUnicode_FromString("__init__($self");
+    for (Py_ssize_t i = 0; text && i < PyTuple_GET_SIZE(params); i++) {
+        PyObject *p = PyTuple_GET_ITEM(params, i), *next;
+        if (PyTuple_GET_SIZE(p) > 1)
+            next = PyUnicode_FromFormat("%U, %U=%R", text, PyTuple_GET_ITEM(p, 0),
+                                        PyTuple_GET_ITEM(p, 1));
+        else
+            next = PyUnicode_FromFormat("%U, %U", text, PyTuple_GET_ITEM(p, 0));
+        Py_SETREF(text, next);
+    }
+    if (text) Py_SETREF(text, PyUnicode_FromFormat("%U)\n--\n\nBind the initializer's "
+                                                   "arguments.", text));
+    const char *utf8 = text ? PyUnicode_AsUTF8(text) : NULL;
+    PyMethodDef *def = utf8 ? PyMem_RawMalloc(sizeof *def) : NULL;
+    char *doc = def ? strdup(utf8) : NULL;
+    Py_XDECREF(text);
+    if (!doc) {
+        PyMem_RawFree(def);
+        return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    }
+    *def = (PyMethodDef){"__init__", (PyCFunction)(void (*)(void))init_wrapper,
+                         METH_VARARGS | METH_KEYWORDS, doc};
+    PyObject *f = PyCFunction_New(def, NULL);
+    PyObject *im = f ? PyInstanceMethod_New(f) : NULL;
+    Py_XDECREF(f);
+    return im;
+}
 
 /* initializer(init, shape=None, dtype=float32) -> Tensor with init (initializer.py) */
 static PyObject *initializer_fn(PyObject *m, PyObject *args, PyObject *kw)
@@ -334,8 +364,37 @@ static PyObject *initializer_fn(PyObject *m, PyObject *args, PyObject *kw)
 
 static PyMethodDef fn_defs[] = {
     {"initializer", (PyCFunction)(void (*)(void))initializer_fn, METH_VARARGS | METH_KEYWORDS,
-     "initializer(init, shape=None, dtype=float32) -> a Tensor filled by init on first use."},
+     "initializer($module, init, shape=None, dtype=None)\n--\n\n"
+     "Returns a Tensor filled by init on first use (dtype None: float32)."},
     {NULL}};
+
+/* inspect.Signature of a class whose __init__ binds params ((name, default), ...; (name,)
+ * for a required one): the shared C __init__ cannot carry each class's text signature. */
+static PyObject *signature_of(PyObject *params)
+{
+    PyObject *inspect = PyImport_ImportModule("inspect");
+    PyObject *param = inspect ? PyObject_GetAttrString(inspect, "Parameter") : NULL;
+    PyObject *kind = param ? PyObject_GetAttrString(param, "POSITIONAL_OR_KEYWORD") : NULL;
+    PyObject *list = kind ? PyList_New(0) : NULL, *sig = NULL;
+    for (Py_ssize_t i = 0; list && i < PyTuple_GET_SIZE(params); i++) {
+        PyObject *p = PyTuple_GET_ITEM(params, i);
+        PyObject *args = Py_BuildValue("(OO)", PyTuple_GET_ITEM(p, 0), kind);
+        PyObject *kw = args && PyTuple_GET_SIZE(p) > 1
+                           ? Py_BuildValue("{s:O}", "default", PyTuple_GET_ITEM(p, 1)) : NULL;
+        PyObject *one = args && (kw || PyTuple_GET_SIZE(p) == 1) ? PyObject_Call(param, args, kw)
+                                                                  : NULL;
+        if (!one || PyList_Append(list, one) < 0) Py_CLEAR(list);
+        Py_XDECREF(one);
+        Py_XDECREF(kw);
+        Py_XDECREF(args);
+    }
+    if (list) sig = PyObject_CallMethod(inspect, "Signature", "O", list);
+    Py_XDECREF(list);
+    Py_XDECREF(kind);
+    Py_XDECREF(param);
+    Py_XDECREF(inspect);
+    return sig;
+}
 
 /* One class: name, kind, params ((name, default), ...; (name,) for a required one),
  * taken over. */
@@ -343,8 +402,20 @@ static int add_class(PyObject *mod, const char *name, const char *kind, PyObject
                      PyObject *base)
 {
     PyObject *bases = params ? PyTuple_Pack(1, base) : NULL;
-    PyObject *d = bases ? Py_BuildValue("{s:s,s:O,s:s}", "_kind", kind, "_params", params,
-                                        "__module__", "hwrt.common.initializer") : NULL;
+    PyObject *sig = bases ? signature_of(params) : NULL;
+    PyObject *im = sig ? init_method(params) : NULL;
+    PyObject *doc = sig ? PyUnicode_FromFormat("MindSpore's %s initializer: a tensor made with "
+                                               "init=%s() is filled on first use.", name, name)
+                        : NULL;
+    PyObject *d = doc && im ? Py_BuildValue("{s:s,s:O,s:s,s:N,s:N,s:N}", "_kind", kind, "_params",
+                                            params, "__module__", "hwrt.common.initializer",
+                                            "__signature__", sig, "__doc__", doc, "__init__", im)
+                            : NULL;
+    if (!d && !(doc && im)) {
+        Py_XDECREF(sig);
+        Py_XDECREF(doc);
+        Py_XDECREF(im);
+    }
     PyObject *cls = d ? PyObject_CallFunction((PyObject *)&PyType_Type, "sOO", name, bases, d)
                       : NULL;
     int rc = cls ? PyModule_AddObjectRef(mod, name, cls) : -1;
@@ -366,12 +437,15 @@ int hwpy_initializer_init(PyObject *common)
         Py_XDECREF(mod);
         return -1;
     }
-    PyObject *f = PyCFunction_New(&init_def, NULL);
-    PyObject *im = f ? PyInstanceMethod_New(f) : NULL;
-    Py_XDECREF(f);
-    PyObject *d = im ? Py_BuildValue("{s:O,s:s,s:(),s:s}", "__init__", im, "_kind", "",
-                                     "_params", "__module__", "hwrt.common.initializer")
-                     : NULL;
+    PyObject *empty = PyTuple_New(0), *sig = empty ? signature_of(empty) : NULL;
+    PyObject *im = sig ? init_method(empty) : NULL;
+    Py_XDECREF(empty);
+    if (!im) Py_CLEAR(sig);
+    PyObject *d = sig ? Py_BuildValue("{s:O,s:s,s:(),s:s,s:N,s:s}", "__init__", im, "_kind", "",
+                                      "_params", "__module__", "hwrt.common.initializer",
+                                      "__signature__", sig, "__doc__", "The base of hwrt's "
+                                      "initializers (MindSpore's Initializer).")
+                      : NULL;
     Py_XDECREF(im);
     base_class = d ? PyObject_CallFunction((PyObject *)&PyType_Type, "s()O", "Initializer", d)
                    : NULL;

@@ -405,21 +405,30 @@ static PyObject *communication_stream(PyObject *m, PyObject *unused)
 
 PyMethodDef hwpy_runtime_conf_methods[] = {
     {"set_memory", KW(set_memory),
-     "set_memory(init_size=\"2GB\", increase_size=\"2GB\", max_size=\"1024GB\", "
-     "optimize_level=\"O0\", huge_page_reserve_size=\"0GB\"): once. max_size caps the pool "
+     "set_memory($module, init_size='2GB', increase_size='2GB', max_size='1024GB', "
+     "optimize_level='O0', huge_page_reserve_size='0GB')\n--\n\n"
+     "Once. max_size caps the pool "
      "(max_device_memory); init_size is reserved in the pool when the device is set."},
     {"memory_replay", memory_replay, METH_O,
-     "memory_replay(file_path): replay a MindSpore memory-block CSV against the pool."},
+     "memory_replay($module, file_path, /)\n--\n\n"
+     "Replay a MindSpore memory-block CSV against the pool."},
     {"dispatch_threads_num", dispatch_threads_num, METH_O,
-     "dispatch_threads_num(threads_num): once; recorded (hwrt has no dispatch threads)."},
+     "dispatch_threads_num($module, threads_num, /)\n--\n\n"
+     "Once; recorded (hwrt has no dispatch threads)."},
     {"set_cpu_affinity", KW(set_cpu_affinity),
-     "set_cpu_affinity(enable_affinity, affinity_cpu_list=None, module_to_cpu_dict=None): "
-     "bind the calling thread to those CPUs. Once."},
+     "set_cpu_affinity($module, enable_affinity, affinity_cpu_list=None, "
+     "module_to_cpu_dict=None)\n--\n\n"
+     "Bind the calling thread to those CPUs. Once."},
     {"set_kernel_launch_group", KW(set_kernel_launch_group),
-     "set_kernel_launch_group(thread_num=2, kernel_group_num=8): validated and recorded."},
+     "set_kernel_launch_group($module, thread_num=2, kernel_group_num=8)\n--\n\n"
+     "Validated and recorded."},
     {"set_kernel_launch_capture", KW(set_kernel_launch_capture),
-     "set_kernel_launch_capture(enable_capture_graph): recorded; use runtime.Graph to capture."},
-    {"_kernel_launch_config", launch_config, METH_NOARGS, "What the executor calls recorded."},
+     "set_kernel_launch_capture($module, enable_capture_graph)\n--\n\n"
+     "Recorded; use runtime.Graph to capture."},
+    {"_kernel_launch_config", launch_config, METH_NOARGS,
+     "_kernel_launch_config($module, /)\n--\n\n"
+     "What the executor calls recorded."},
     {"communication_stream", communication_stream, METH_NOARGS,
-     "communication_stream() -> the Stream for communication (one per process)."},
+     "communication_stream($module, /)\n--\n\n"
+     "The Stream for communication (one per process)."},
     {NULL}};

@@ -130,7 +130,7 @@ static PyObject *stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
                                 "but got '%.100s'", Py_TYPE(other)->tp_name);
         return Py_NewRef(other);
     }
-    if (sid) {                               /* Stream(stream_id=N): the live stream N */
+    if (sid && sid != Py_None) {             /* Stream(stream_id=N): the live stream N */
         long long n;
         if (int_kw("stream_id", sid, &n) < 0) return NULL;
         if (n == 0) return default_stream(NULL, NULL);
@@ -308,7 +308,7 @@ PyTypeObject hwpy_stream_type = {
     .tp_name = "hwrt.runtime.Stream",
     .tp_basicsize = sizeof(hwpy_stream_obj),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Stream(priority=0)\n--\n\n"
+    .tp_doc = "Stream(priority=0, *, stream=None, stream_id=None)\n--\n\n"
               "An in-order queue of device work on the current device. Dropping it waits for its "
               "queued work.",
     .tp_new = stream_new,

@@ -396,7 +396,8 @@ static PyObject *props_repr(PyObject *self)
 
 static PyMappingMethods props_mapping = {.mp_subscript = props_getitem};
 static PyMethodDef props_methods[] = {
-    {"keys", props_keys, METH_NOARGS, "Names of the properties."}, {NULL}};
+    {"keys", props_keys, METH_NOARGS, "keys($self, /)\n--\n\n"
+     "Names of the properties."}, {NULL}};
 
 static PyTypeObject props_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
@@ -694,37 +695,50 @@ static PyObject *dc_device_count(PyObject *self, PyObject *unused)
 }
 
 static PyMethodDef dc_methods[] = {
-    {"is_available", dc_is_available, METH_NOARGS, "Whether this target can run here."},
-    {"device_count", dc_device_count, METH_NOARGS, "Devices of this target."},
+    {"is_available", dc_is_available, METH_NOARGS, "is_available($module, /)\n--\n\n"
+     "Whether this target can run here."},
+    {"device_count", dc_device_count, METH_NOARGS, "device_count($module, /)\n--\n\n"
+     "Devices of this target."},
     {NULL}};
 
 #define KW(fn) (PyCFunction)(void (*)(void))(fn), METH_VARARGS | METH_KEYWORDS
 
 PyMethodDef hwpy_target_top_methods[] = {
     {"set_device", KW(set_device),
-     "set_device(device_target, device_id=None): choose the process's device, once. Targets: "
+     "set_device($module, device_target, device_id=None)\n--\n\n"
+     "Choose the process's device, once. Targets: "
      "\"Ascend\", \"GPU\", \"CPU\" (MindSpore's), \"sim\", \"opencl\", \"auto\". \"Ascend\"/\"GPU\" "
      "need the backend or HWRT_SIMULATE; another target or id later raises RuntimeError."},
     {"set_deterministic", set_deterministic, METH_O,
-     "set_deterministic(deterministic): once; sets HCCL_DETERMINISTIC and TE_PARALLEL_COMPILER "
+     "set_deterministic($module, deterministic, /)\n--\n\n"
+     "Once; sets HCCL_DETERMINISTIC and TE_PARALLEL_COMPILER "
      "as MindSpore does (hwrt's ops are deterministic either way)."},
     {"get_current_device", get_current_device, METH_NOARGS,
-     "get_current_device() -> DeviceInfo(device_target, device_id)"},
+     "get_current_device($module, /)\n--\n\n"
+     "Returns DeviceInfo(device_target, device_id)."},
     {"get_device_properties", get_device_props, METH_VARARGS,
-     "get_device_properties(device_id=None) -> DeviceProperties (any target)"},
+     "get_device_properties($module, device_id=None, /)\n--\n\n"
+     "Returns DeviceProperties (any target)."},
     {NULL}};
 
 PyMethodDef hwpy_hal_device_methods[] = {
     {"is_initialized", hal_is_initialized, METH_O,
-     "is_initialized(device_target): the target was chosen and has run work."},
-    {"is_available", hal_is_available, METH_O, "is_available(device_target) -> bool"},
-    {"device_count", KW(hal_device_count), "device_count(device_target=None) -> int"},
+     "is_initialized($module, device_target, /)\n--\n\n"
+     "Whether the target was chosen and has run work."},
+    {"is_available", hal_is_available, METH_O, "is_available($module, device_target, /)\n--\n\n"
+     "Whether the target can run here."},
+    {"device_count", KW(hal_device_count), "device_count($module, device_target=None)\n--\n\n"
+     "Number of devices of the target (default: the one in use)."},
     {"get_device_properties", KW(hal_get_device_properties),
-     "get_device_properties(device_id, device_target=None) -> DeviceProperties (None for CPU)"},
-    {"get_device_name", KW(hal_get_device_name), "get_device_name(device_id, device_target=None)"},
+     "get_device_properties($module, device_id, device_target=None)\n--\n\n"
+     "Returns DeviceProperties (None for CPU)."},
+    {"get_device_name", KW(hal_get_device_name), "get_device_name($module, device_id, device_target=None)\n--\n\n"
+     "The device's name."},
     {"get_device_capability", KW(hal_get_device_capability),
-     "get_device_capability(device_id, device_target=None) -> (major, minor) for GPU, else None"},
-    {"get_arch_list", KW(hal_get_arch_list), "get_arch_list(device_target=None) -> None"},
+     "get_device_capability($module, device_id, device_target=None)\n--\n\n"
+     "Returns (major, minor) for GPU, else None."},
+    {"get_arch_list", KW(hal_get_arch_list), "get_arch_list($module, device_target=None)\n--\n\n"
+     "Returns None (as MindSpore's)."},
     {NULL}};
 
 int hwpy_target_init(PyObject *module, PyObject *hal, PyObject *devctx)
@@ -741,15 +755,17 @@ int hwpy_target_init(PyObject *module, PyObject *hal, PyObject *devctx)
         snprintf(full, sizeof full, "hwrt.device_context.%s", subs[i].sub);
         PyObject *sub = PyModule_New(full);
         PyObject *self = PyUnicode_FromString(subs[i].target);
+        PyObject *modname = PyUnicode_FromString(full);   /* the functions' __module__ */
         PyObject *mods = PyImport_GetModuleDict();
-        int rc = sub && self ? 0 : -1;
+        int rc = sub && self && modname ? 0 : -1;
         for (PyMethodDef *d = dc_methods; rc == 0 && d->ml_name; d++) {
-            PyObject *f = PyCFunction_NewEx(d, self, NULL);
+            PyObject *f = PyCFunction_NewEx(d, self, modname);
             rc = f ? PyModule_AddObject(sub, d->ml_name, f) : -1;
             if (rc < 0) Py_XDECREF(f);
         }
         if (rc == 0) rc = PyDict_SetItemString(mods, full, sub);
         Py_XDECREF(self);
+        Py_XDECREF(modname);
         if (rc < 0 || PyModule_AddObject(devctx, subs[i].sub, sub) < 0) {
             Py_XDECREF(sub);
             return -1;

@@ -523,7 +523,7 @@ PyTypeObject hwpy_tensor_type = {
     .tp_name = "hwrt.Tensor",
     .tp_basicsize = sizeof(hwpy_tensor_obj),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Tensor(input_data=None, dtype=None, shape=None)\n--\n\n"
+    .tp_doc = "Tensor(input_data=None, dtype=None, shape=None, *, init=None)\n--\n\n"
               "A dense row-major tensor in device memory on the current device.\n"
               "\n"
               "Tensor(array) copies host data (numpy arrays or any buffer, lists, scalars; Python "

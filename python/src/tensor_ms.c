@@ -361,23 +361,33 @@ static PyObject *asnumpy(PyObject *self, PyObject *unused)
 }
 
 static PyMethodDef methods[] = {
-    {"contiguous", contiguous, METH_NOARGS, "contiguous() -> self (hwrt tensors are dense)."},
-    {"is_contiguous", is_contiguous, METH_NOARGS, "True."},
+    {"contiguous", contiguous, METH_NOARGS, "contiguous($self, /)\n--\n\n"
+     "Returns self (hwrt tensors are dense)."},
+    {"is_contiguous", is_contiguous, METH_NOARGS, "is_contiguous($self, /)\n--\n\n"
+     "True (hwrt tensors are dense)."},
     {"data_ptr", data_ptr, METH_NOARGS,
-     "data_ptr() -> int: device address of the data (for hwrt C calls); 0 while offloaded."},
+     "data_ptr($self, /)\n--\n\n"
+     "Returns int: device address of the data (for hwrt C calls); 0 while offloaded."},
     {"copy_", (PyCFunction)(void (*)(void))copy_, METH_VARARGS | METH_KEYWORDS,
-     "copy_(src, non_blocking=False) -> self: src's values, converted to this dtype."},
-    {"assign_value", assign_value, METH_O, "assign_value(value) -> self: a copy of value."},
-    {"set_dtype", set_dtype, METH_O, "set_dtype(dtype) -> self: values converted in place."},
+     "copy_($self, src, non_blocking=False)\n--\n\n"
+     "Returns self with src's values, converted to this dtype."},
+    {"assign_value", assign_value, METH_O, "assign_value($self, value, /)\n--\n\n"
+     "Returns self, a copy of value."},
+    {"set_dtype", set_dtype, METH_O, "set_dtype($self, dtype, /)\n--\n\n"
+     "Returns self, values converted in place."},
     {"move_to", (PyCFunction)(void (*)(void))move_to, METH_VARARGS | METH_KEYWORDS,
-     "move_to(to, blocking=True) -> Tensor on \"Ascend\"/\"GPU\" (this process's target) or "
+     "move_to($self, to, blocking=True)\n--\n\n"
+     "Returns a Tensor on \"Ascend\"/\"GPU\" (this process's target) or "
      "\"CPU\" (host memory, with memory_offload ON)."},
     {"init_data", (PyCFunction)(void (*)(void))init_data, METH_VARARGS | METH_KEYWORDS,
-     "init_data() -> self: fill a tensor made with init= from its initializer."},
+     "init_data($self, slice_index=None, shape=None, opt_shard_group=None)\n--\n\n"
+     "Returns self: fill a tensor made with init= from its initializer."},
     {"asnumpy", asnumpy, METH_NOARGS,
-     "asnumpy() -> numpy.ndarray: a host copy, ordered after every op that wrote the tensor "
+     "asnumpy($self, /)\n--\n\n"
+     "Returns numpy.ndarray: a host copy, ordered after every op that wrote the tensor "
      "(never stale). bfloat16 is widened to float32."},
-    {"numpy", asnumpy, METH_NOARGS, "Same as asnumpy()."},
+    {"numpy", asnumpy, METH_NOARGS, "numpy($self, /)\n--\n\n"
+     "Same as asnumpy()."},
     {NULL}};
 
 static PyGetSetDef getset[] = {
@@ -388,7 +398,8 @@ static PyGetSetDef getset[] = {
 
 static PyMethodDef from_numpy_def = {
     "from_numpy", from_numpy, METH_O,
-    "Tensor.from_numpy(array): a Tensor with the array's dtype and values (copied to device "
+    "from_numpy(array, /)\n--\n\n"
+    "A Tensor with the array's dtype and values (copied to device "
     "memory: device memory cannot share the array's)."};
 
 int hwpy_tensor_ms_init(void)
