@@ -29,6 +29,7 @@ def test_stream_keywords_and_id():
     assert rt.Stream(stream=s) is s
     assert rt.Stream(stream_id=s.id) is s and rt.Stream(stream_id=0) == rt.default_stream()
     assert rt.Stream(stream=None).id > t.id                # None: a new stream
+    assert rt.Stream(stream_id=None).id > t.id             # None (the signature's default) too
     with pytest.raises(TypeError):
         rt.Stream(priority="high")
     with pytest.raises(TypeError):
