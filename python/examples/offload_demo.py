@@ -15,8 +15,8 @@ steps = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 hidden, batch = 1024, 64
 budget_mb = layers * hidden * hidden * 4 // 4 >> 20           # a quarter of the weights
 ms.set_context(mode=ms.GRAPH_MODE, device_target="sim", memory_offload="ON",
-               max_device_memory=f"{budget_mb}MB")
-ms.set_offload_context(offload_config={"auto_offload": True, "offload_cpu_size": "256MB",
+               max_device_memory=f"{budget_mb / 1024}GB")      # MindSpore takes "xxGB"
+ms.set_offload_context(offload_config={"auto_offload": True, "offload_cpu_size": "0.25GB",
                                        "enable_pinned_mem": True})
 
 rng = np.random.default_rng(0)
@@ -25,7 +25,7 @@ ws = [(rng.standard_normal((hidden, hidden)) * np.sqrt(2 / hidden)).astype(np.fl
 x = rng.standard_normal((batch, hidden)).astype(np.float32)
 weights = [ms.Tensor(w).set_offloadable() for w in ws]
 print(f"{layers} layers x {hidden}x{hidden} float32 = {layers * hidden * hidden * 4 >> 20} MB of "
-      f"weights, device budget {ms.get_context('max_device_memory') >> 20} MB")
+      f"weights, device budget {ms.get_context('max_device_memory') * 1024:.0f} MB")
 
 ref = x
 for w in ws:

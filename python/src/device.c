@@ -1,11 +1,6 @@
-/* Devices, memory figures and synchronisation: hwrt.set_device / get_device_id and the
- * hwrt.runtime functions (get_memory_info, memory_allocated, ..., empty_cache,
- * synchronize, launch_blocking).
- *
- * Device targets: "sim" is the simulated NPU; "Ascend"/"NPU" select the ascend backend
- * and "GPU"/"CUDA" the cuda one, "opencl" the OpenCL one. A target whose backend is absent
- * raises (UnavailableError / NoDeviceError with the reason); nothing silently runs
- * elsewhere. */
+/* Devices, memory figures and synchronisation: hwrt.get_device_id, device_count,
+ * backend_info and the hwrt.runtime functions (get_memory_info, memory_allocated, ...,
+ * empty_cache, synchronize, launch_blocking). Targets and set_device: target.c. */
 #include "hwpy.h"
 
 #include <ctype.h>
@@ -18,16 +13,6 @@
 #pragma weak hwrt_memory_summary
 #pragma weak hwrt_reset_peak_memory_stats
 #pragma weak hwrt_memory_snapshot
-
-static const char *map_target(const char *target, char *buf, size_t len)
-{
-    size_t i;
-    for (i = 0; target[i] && i + 1 < len; i++) buf[i] = (char)tolower((unsigned char)target[i]);
-    buf[i] = 0;
-    if (!strcmp(buf, "npu")) return "ascend";
-    if (!strcmp(buf, "gpu")) return "cuda";
-    return buf;
-}
 
 int hwpy_device_arg(PyObject *obj, int *device_id)
 {
@@ -51,27 +36,6 @@ int hwpy_device_arg(PyObject *obj, int *device_id)
     return 0;
 }
 
-static PyObject *set_device(PyObject *m, PyObject *args, PyObject *kw)
-{
-    static char *kwlist[] = {"device_target", "device_id", NULL};
-    const char *target;
-    PyObject *id_obj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|O:set_device", kwlist, &target, &id_obj))
-        return NULL;
-    int id = 0;
-    if (id_obj != Py_None && hwpy_device_arg(id_obj, &id) < 0) return NULL;
-    char buf[32];
-    const char *backend = map_target(target, buf, sizeof buf);
-    hwrt_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = hwrt_set_device(backend, id);
-    Py_END_ALLOW_THREADS
-    if (st != HWRT_SUCCESS)
-        return hwpy_raise_msg(st, "set_device(\"%s\", device_id=%d): %s (the simulated NPU is the "
-                              "target \"sim\")", target, id, hwrt_last_error());
-    Py_RETURN_NONE;
-}
-
 static PyObject *get_device_id(PyObject *m, PyObject *unused)
 {
     int id;
@@ -85,7 +49,7 @@ static PyObject *device_count(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "|z:device_count", &target)) return NULL;
     char buf[32];
     int n;
-    hwrt_status st = hwrt_device_count(target ? map_target(target, buf, sizeof buf) : NULL, &n);
+    hwrt_status st = hwrt_device_count(target ? hwpy_map_target(target, buf, sizeof buf) : NULL, &n);
     return st == HWRT_SUCCESS ? PyLong_FromLong(n) : hwpy_raise(st);
 }
 
@@ -94,30 +58,13 @@ static PyObject *current_backend(PyObject *m, PyObject *unused)
     return PyUnicode_FromString(hwrt_current_backend());
 }
 
-static PyObject *get_device_props(PyObject *m, PyObject *args)
-{
-    PyObject *id_obj = Py_None;
-    int id;
-    if (!PyArg_ParseTuple(args, "|O:get_device_properties", &id_obj) ||
-        hwpy_device_arg(id_obj, &id) < 0)
-        return NULL;
-    hwrt_device_props p;
-    hwrt_status st = hwrt_get_device_props(id, &p);
-    if (st != HWRT_SUCCESS) return hwpy_raise(st);
-    return Py_BuildValue("{s:i,s:s,s:s,s:n,s:i,s:i,s:O,s:d}", "device_id", p.device_id,
-                         "name", p.name, "backend", p.backend, "total_memory",
-                         (Py_ssize_t)p.total_memory, "compute_units", p.compute_units,
-                         "copy_engines", p.copy_engines, "simulated",
-                         p.simulated ? Py_True : Py_False, "link_gbps", p.link_gbps);
-}
-
 static PyObject *backend_info(PyObject *m, PyObject *arg)
 {
     const char *target = PyUnicode_AsUTF8(arg);
     if (!target) return NULL;
     char buf[32];
     hwrt_backend_desc d;
-    hwrt_status st = hwrt_backend_info(map_target(target, buf, sizeof buf), &d);
+    hwrt_status st = hwrt_backend_info(hwpy_map_target(target, buf, sizeof buf), &d);
     if (st != HWRT_SUCCESS) return hwpy_raise(st);
     return Py_BuildValue("{s:s,s:O,s:i,s:s}", "name", d.name, "available",
                          d.available ? Py_True : Py_False, "device_count", d.device_count,
@@ -126,11 +73,28 @@ static PyObject *backend_info(PyObject *m, PyObject *arg)
 
 /* ---- memory ---- */
 
+/* The core resets both peaks at once (hwrt_reset_peak_memory_stats). MindSpore resets
+ * each alone (memory.py: reset_max_memory_allocated / reset_max_memory_reserved), so
+ * resetting one keeps the other's peak so far here, and the figure reported is the larger
+ * of that floor and the core's peak since: exactly the peak since its own last reset. */
+#define PEAK_DEVICES 64
+static size_t floor_allocated[PEAK_DEVICES], floor_reserved[PEAK_DEVICES];
+
+static hwrt_status info_of(int id, hwrt_memory_info *mi)
+{
+    hwrt_status st = hwrt_get_memory_info(id, mi);
+    if (st == HWRT_SUCCESS && id >= 0 && id < PEAK_DEVICES) {
+        if (floor_allocated[id] > mi->peak_allocated) mi->peak_allocated = floor_allocated[id];
+        if (floor_reserved[id] > mi->peak_reserved) mi->peak_reserved = floor_reserved[id];
+    }
+    return st;
+}
+
 static int memory_info(PyObject *id_obj, hwrt_memory_info *mi)
 {
     int id;
     if (hwpy_device_arg(id_obj, &id) < 0) return -1;
-    hwrt_status st = hwrt_get_memory_info(id, mi);
+    hwrt_status st = info_of(id, mi);
     if (st != HWRT_SUCCESS) { hwpy_raise(st); return -1; }
     return 0;
 }
@@ -206,8 +170,18 @@ static int put_pool_stats(PyObject *d, const hwrt_mem_stats *s)
            put(d, "max_split_size", s->max_split_size) < 0 ? -1 : 0;
 }
 
-/* memory_stats(device_id=None): MindSpore's summary keys (total_allocated_memory, ...)
- * and, with the caching pool, PyTorch-style counters ("allocation.current", ...). */
+/* MindSpore's per-pool dict (memory_py.cc): block_unit_size, block_counts, blocks_info. */
+static PyObject *pool_dict(long long unit, long long count)
+{
+    return Py_BuildValue("{s:L,s:L,s:N}", "block_unit_size", unit, "block_counts", count,
+                         "blocks_info", PyDict_New());
+}
+
+/* memory_stats(device_id=None): MindSpore's keys (memory_py.cc), its spelling
+ * "commom_mem_pool_stats" included, and, with the caching pool, PyTorch-style counters
+ * ("allocation.current", ...). hwrt frees at once (no eager-free list) and has no
+ * persistent pool: those figures are 0; its segments are sized per request, so
+ * block_unit_size is 0 and block_counts is the number of segments. */
 static PyObject *memory_stats(PyObject *m, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"device_id", NULL};
@@ -217,26 +191,32 @@ static PyObject *memory_stats(PyObject *m, PyObject *args, PyObject *kw)
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:memory_stats", kwlist, &id_obj) ||
         hwpy_device_arg(id_obj, &id) < 0)
         return NULL;
-    hwrt_status st = hwrt_get_memory_info(id, &mi);
+    hwrt_status st = info_of(id, &mi);
     if (st != HWRT_SUCCESS) return hwpy_raise(st);
+    hwrt_mem_stats s;
+    int have_pool = hwrt_memory_stats != NULL;
+    if (have_pool && (st = hwrt_memory_stats(id, &s)) != HWRT_SUCCESS) return hwpy_raise(st);
     PyObject *d = PyDict_New();
     if (!d) return NULL;
-    if (put(d, "total_reserved_memory", (long long)mi.reserved) < 0 ||
+    PyObject *common = pool_dict(0, have_pool ? s.segment.current : 0), *persistent = pool_dict(0, 0);
+    if (!common || !persistent ||
+        put(d, "total_reserved_memory", (long long)mi.reserved) < 0 ||
         put(d, "total_allocated_memory", (long long)mi.allocated) < 0 ||
         put(d, "total_idle_memory", (long long)(mi.reserved - mi.allocated)) < 0 ||
+        put(d, "total_eager_free_memory", 0) < 0 ||
         put(d, "max_reserved_memory", (long long)mi.peak_reserved) < 0 ||
-        put(d, "max_allocated_memory", (long long)mi.peak_allocated) < 0)
-        goto fail;
-    if (hwrt_memory_stats) {
-        hwrt_mem_stats s;
-        st = hwrt_memory_stats(id, &s);
-        if (st != HWRT_SUCCESS) { Py_DECREF(d); return hwpy_raise(st); }
-        if (put_pool_stats(d, &s) < 0) goto fail;
+        put(d, "max_allocated_memory", (long long)mi.peak_allocated) < 0 ||
+        PyDict_SetItemString(d, "commom_mem_pool_stats", common) < 0 ||
+        PyDict_SetItemString(d, "persistent_mem_pool_stats", persistent) < 0 ||
+        (have_pool && put_pool_stats(d, &s) < 0)) {
+        Py_XDECREF(common);
+        Py_XDECREF(persistent);
+        Py_DECREF(d);
+        return NULL;
     }
+    Py_DECREF(common);
+    Py_DECREF(persistent);
     return d;
-fail:
-    Py_DECREF(d);
-    return NULL;
 }
 
 static PyObject *memory_summary(PyObject *m, PyObject *args, PyObject *kw)
@@ -258,7 +238,7 @@ static PyObject *memory_summary(PyObject *m, PyObject *args, PyObject *kw)
     }
     /* a libhwrt without the pool's table: the figures it does have */
     hwrt_memory_info mi;
-    hwrt_status st = hwrt_get_memory_info(id, &mi);
+    hwrt_status st = info_of(id, &mi);
     if (st != HWRT_SUCCESS) return hwpy_raise(st);
     const double MiB = 1048576.0;
     char buf[512];
@@ -271,21 +251,46 @@ static PyObject *memory_summary(PyObject *m, PyObject *args, PyObject *kw)
     return PyUnicode_FromString(buf);
 }
 
-static PyObject *reset_peak(PyObject *m, PyObject *args, PyObject *kw)
+enum { RESET_BOTH, RESET_ALLOCATED, RESET_RESERVED };
+
+static PyObject *reset_peaks(PyObject *args, PyObject *kw, const char *fn, int which)
 {
     static char *kwlist[] = {"device_id", NULL};
     PyObject *id_obj = Py_None;
     int id;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:reset_peak_memory_stats", kwlist, &id_obj) ||
+    char fmt[64];
+    snprintf(fmt, sizeof fmt, "|O:%s", fn);
+    if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &id_obj) ||
         hwpy_device_arg(id_obj, &id) < 0)
         return NULL;
     if (!hwrt_reset_peak_memory_stats)
-        return hwpy_raise_msg(HWRT_ERROR_NOT_SUPPORTED, "reset_peak_memory_stats: this libhwrt "
-                              "has no hwrt_reset_peak_memory_stats (it comes with the caching "
-                              "pool); rebuild hwrt");
-    hwrt_status st = hwrt_reset_peak_memory_stats(id);
+        return hwpy_raise_msg(HWRT_ERROR_NOT_SUPPORTED, "%s: this libhwrt has no "
+                              "hwrt_reset_peak_memory_stats (it comes with the caching pool); "
+                              "rebuild hwrt", fn);
+    hwrt_memory_info mi;
+    hwrt_status st = info_of(id, &mi);      /* the peaks so far, floors included */
+    if (st == HWRT_SUCCESS) st = hwrt_reset_peak_memory_stats(id);
     if (st != HWRT_SUCCESS) return hwpy_raise(st);
+    if (id >= 0 && id < PEAK_DEVICES) {
+        floor_allocated[id] = which == RESET_RESERVED ? mi.peak_allocated : 0;
+        floor_reserved[id] = which == RESET_ALLOCATED ? mi.peak_reserved : 0;
+    }
     Py_RETURN_NONE;
+}
+
+static PyObject *reset_peak(PyObject *m, PyObject *args, PyObject *kw)
+{
+    return reset_peaks(args, kw, "reset_peak_memory_stats", RESET_BOTH);
+}
+
+static PyObject *reset_max_allocated(PyObject *m, PyObject *args, PyObject *kw)
+{
+    return reset_peaks(args, kw, "reset_max_memory_allocated", RESET_ALLOCATED);
+}
+
+static PyObject *reset_max_reserved(PyObject *m, PyObject *args, PyObject *kw)
+{
+    return reset_peaks(args, kw, "reset_max_memory_reserved", RESET_RESERVED);
 }
 
 static PyObject *memory_snapshot(PyObject *m, PyObject *args, PyObject *kw)
@@ -355,20 +360,12 @@ int hwpy_device_features(PyObject *d)
 #define KW(fn) (PyCFunction)(void (*)(void))(fn), METH_VARARGS | METH_KEYWORDS
 
 PyMethodDef hwpy_device_top_methods[] = {
-    {"set_device", KW(set_device),
-     "set_device($module, device_target, device_id=0)\n--\n\n"
-     "Make device_id of the target this thread's device. Targets: \"sim\" (simulated NPU), "
-     "\"Ascend\"/\"NPU\", \"GPU\"/\"CUDA\", \"opencl\", \"auto\". An absent backend raises "
-     "UnavailableError/NoDeviceError."},
     {"get_device_id", get_device_id, METH_NOARGS, "get_device_id($module, /)\n--\n\n"
      "This thread's current device ordinal."},
     {"device_count", device_count, METH_VARARGS, "device_count($module, target=None, /)\n--\n\n"
      "Number of devices of the target (None: the backend in use, or the default one)."},
     {"current_backend", current_backend, METH_NOARGS, "current_backend($module, /)\n--\n\n"
      "Backend in use (\"\" before any)."},
-    {"get_device_properties", get_device_props, METH_VARARGS,
-     "get_device_properties($module, device_id=None, /)\n--\n\n"
-     "Returns dict"},
     {"backend_info", backend_info, METH_O,
      "backend_info($module, target, /)\n--\n\n"
      "Returns dict(name, available, device_count, reason)"},
@@ -393,10 +390,12 @@ PyMethodDef hwpy_runtime_methods[] = {
      "Returns str table."},
     {"reset_peak_memory_stats", KW(reset_peak), "reset_peak_memory_stats($module, device_id=None)\n--\n\n"
      "Restart the peak figures from now."},
-    {"reset_max_memory_allocated", KW(reset_peak), "reset_max_memory_allocated($module, device_id=None)\n--\n\n"
-     "Same as reset_peak_memory_stats."},
-    {"reset_max_memory_reserved", KW(reset_peak), "reset_max_memory_reserved($module, device_id=None)\n--\n\n"
-     "Same as reset_peak_memory_stats."},
+    {"reset_max_memory_allocated", KW(reset_max_allocated),
+     "reset_max_memory_allocated($module, device_id=None)\n--\n\n"
+     "Restart max_memory_allocated from now (max_memory_reserved keeps its peak)."},
+    {"reset_max_memory_reserved", KW(reset_max_reserved),
+     "reset_max_memory_reserved($module, device_id=None)\n--\n\n"
+     "Restart max_memory_reserved from now (max_memory_allocated keeps its peak)."},
     {"memory_snapshot", KW(memory_snapshot), "memory_snapshot($module, path, device_id=None)\n--\n\n"
      "Write the pool's segments and blocks (with allocation sites when record_alloc_sites "
      "is on) to path as JSON."},

@@ -70,7 +70,7 @@ static PyGetSetDef dtype_getset[] = {
 
 PyTypeObject hwpy_dtype_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "hwrt.dtype",
+    .tp_name = "hwrt.dtype.Type",
     .tp_basicsize = sizeof(hwpy_dtype_obj),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "An hwrt element type; use the module's singletons (hwrt.float16, ...).",
@@ -171,25 +171,32 @@ const char *hwpy_dtype_numpy_name(hwrt_dtype dt)
     return dt == HWRT_BFLOAT16 ? "float32" : hwrt_dtype_name(dt);
 }
 
-int hwpy_dtype_init(PyObject *module)
+/* The dtypes go into the top-level module and into hwrt.dtype (MindSpore's
+ * mindspore.dtype / mindspore.common.dtype module: ms.dtype.float32), whose base class
+ * is dtype.Type. */
+int hwpy_dtype_init(PyObject *top, PyObject *dtmod)
 {
     if (PyType_Ready(&hwpy_dtype_type) < 0 ||
-        PyModule_AddObjectRef(module, "dtype", (PyObject *)&hwpy_dtype_type) < 0)
+        PyModule_AddObjectRef(dtmod, "Type", (PyObject *)&hwpy_dtype_type) < 0)
         return -1;
     for (int i = 0; i < HWRT_DTYPE_COUNT; i++) {
         hwpy_dtype_obj *o = PyObject_New(hwpy_dtype_obj, &hwpy_dtype_type);
         if (!o) return -1;
         o->dt = (hwrt_dtype)i;
         singletons[i] = (PyObject *)o;
-        if (PyModule_AddObjectRef(module, hwrt_dtype_name((hwrt_dtype)i), (PyObject *)o) < 0)
-            return -1;
     }
     /* MindSpore's aliases: bool_, half, single, double, float_ (float32 in MindSpore) */
     static const struct { const char *alias; hwrt_dtype dt; } aliases[] = {
         {"bool_", HWRT_BOOL}, {"half", HWRT_FLOAT16}, {"single", HWRT_FLOAT32},
         {"double", HWRT_FLOAT64}, {"float_", HWRT_FLOAT32}, {"int_", HWRT_INT64}};
-    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-        if (PyModule_AddObjectRef(module, aliases[i].alias, singletons[aliases[i].dt]) < 0)
-            return -1;
+    PyObject *mods[2] = {top, dtmod};
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < HWRT_DTYPE_COUNT; i++)
+            if (PyModule_AddObjectRef(mods[k], hwrt_dtype_name((hwrt_dtype)i), singletons[i]) < 0)
+                return -1;
+        for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+            if (PyModule_AddObjectRef(mods[k], aliases[i].alias, singletons[aliases[i].dt]) < 0)
+                return -1;
+    }
     return 0;
 }

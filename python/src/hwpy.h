@@ -37,7 +37,7 @@ int hwpy_dtype_from_format(const char *format, Py_ssize_t itemsize, hwrt_dtype *
 const char *hwpy_dtype_format(hwrt_dtype dt);
 /* numpy's name for dt ("float16"); bfloat16 maps to float32 on the host. */
 const char *hwpy_dtype_numpy_name(hwrt_dtype dt);
-int hwpy_dtype_init(PyObject *module);
+int hwpy_dtype_init(PyObject *top, PyObject *dtmod);
 
 /* ---- tensors (tensor.c, tensor_interop.c) ---- */
 typedef struct {
@@ -68,6 +68,19 @@ PyObject *hwpy_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *hwpy_tensor_dlpack_device(PyObject *self, PyObject *unused);
 PyObject *hwpy_from_dlpack(PyObject *module, PyObject *obj);
 int hwpy_tensor_init(PyObject *module);
+/* MindSpore's Tensor methods (tensor_ms.c), added to the type after hwpy_tensor_init. */
+int hwpy_tensor_ms_init(void);
+PyObject *hwpy_tensor_float(PyObject *self);
+PyObject *hwpy_tensor_int(PyObject *self);
+PyObject *hwpy_tensor_index(PyObject *self);
+int hwpy_tensor_bool(PyObject *self);
+/* Tensor(init=...) (initializer.c): the initializer still to fill t (borrowed, NULL:
+ * none); fill t now if it has one (0 / -1); forget it (t was overwritten). */
+PyObject *hwpy_tensor_init_of(PyObject *t);
+int hwpy_tensor_init_pending(PyObject *t);
+void hwpy_tensor_drop_init(PyObject *t);
+/* hwrt.common.initializer, and Tensor(init=) */
+int hwpy_initializer_init(PyObject *common);
 
 /* ---- ops (ops.c) ---- */
 extern PyMethodDef hwpy_ops_methods[];
@@ -79,6 +92,7 @@ typedef struct {
     PyObject_HEAD
     hwrt_stream s;
     int owned;            /* 0 for the default stream, which is never destroyed */
+    long long sid;        /* MindSpore's stream id: 0 the default stream, then 1, 2, ... */
 } hwpy_stream_obj;
 extern PyTypeObject hwpy_stream_type;
 /* The stream ops should use now: the innermost StreamCtx of this thread, else NULL
@@ -102,9 +116,38 @@ extern PyMethodDef hwpy_runtime_methods[];        /* hwrt.runtime.* */
 /* device_id argument: None -> current device. */
 int hwpy_device_arg(PyObject *obj, int *device_id);
 
+/* ---- device targets (target.c) ---- */
+extern PyMethodDef hwpy_target_top_methods[];     /* set_device, get_current_device, ... */
+extern PyMethodDef hwpy_hal_device_methods[];     /* hwrt.hal.is_available, ... */
+int hwpy_target_init(PyObject *module, PyObject *hal, PyObject *devctx);
+/* Target name -> backend name ("Ascend" -> "ascend", "CPU" -> "sim"); buf holds others. */
+const char *hwpy_map_target(const char *target, char *buf, size_t len);
+/* set_device's work: target as the user wrote it, id_obj an int or None. by_set_device 0
+ * (set_context's device_target=): before any work another call may choose again. 0 / -1. */
+int hwpy_choose_device(const char *target, PyObject *id_obj, int by_set_device);
+/* HCCL_DETERMINISTIC / TE_PARALLEL_COMPILER as MindSpore's deterministic switch sets them. */
+int hwpy_set_deterministic_env(int on);
+/* What the user passed to the successful set_device (NULL: none yet). */
+const char *hwpy_chosen_target(void);
+/* get_context("device_target"): the chosen target, else the backend in use, else "CPU". */
+const char *hwpy_context_target(void);
+/* Set once a tensor, stream or event was made: hal.is_initialized. */
+extern int hwpy_device_used;
+
+/* ---- MindSpore's runtime configuration calls (runtime_conf.c) ---- */
+extern PyMethodDef hwpy_runtime_conf_methods[];   /* set_memory, memory_replay, ... */
+/* "xxGB" -> bytes as MindSpore validates it; -1 with ValueError naming what. */
+double hwpy_parse_gb(const char *what, const char *s, int allow_zero);
+/* After set_device: what set_memory asked for before it (init_size). 0 / -1. */
+int hwpy_runtime_device_set(void);
+
 /* ---- context and offload configuration (context.c) ---- */
 extern PyMethodDef hwpy_context_methods[];
 int hwpy_context_init(PyObject *module);
+/* After set_device: hbm_ratio of the device's total when no max_device_memory. 0 / -1. */
+int hwpy_context_device_set(void);
+/* runtime.set_memory(max_size=): the max_device_memory MindSpore reports. 0 / -1. */
+int hwpy_context_set_max_memory(double bytes);
 
 /* ---- offload (offload.c) ---- */
 /* "device", "host" or "disk". */
@@ -115,10 +158,16 @@ int hwpy_offload_features(PyObject *d);
 
 /* ---- communication and profiler (comm.c) ---- */
 extern PyMethodDef hwpy_comm_methods[];
+/* Functions, GlobalComm and the world-group names into hwrt.communication and
+ * hwrt.communication.management. */
+int hwpy_comm_init(PyObject *comm, PyObject *mgmt);
 /* Put the optional parts present into dict d (dist, profiler, caching_pool). */
 int hwpy_comm_features(PyObject *d);
 int hwpy_device_features(PyObject *d);
 extern PyMethodDef hwpy_prof_methods[];
+
+/* ---- python3 -m hwrt.compat (compat.c) ---- */
+int hwpy_compat_init(PyObject *top, PyObject *compat);
 
 /* Add methods to a module (module-level functions). */
 int hwpy_add_functions(PyObject *module, PyMethodDef *defs);

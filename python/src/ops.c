@@ -103,12 +103,81 @@ static PyObject *scale(PyObject *a, double alpha, PyObject *out, hwrt_stream s)
     return res;
 }
 
+/* A tensor of shape d holding src's bytes (a reshape: hwrt tensors are dense row-major),
+ * copied on s. New reference. */
+static PyObject *reshaped(PyObject *src, const desc *d, hwrt_stream s)
+{
+    PyObject *r = hwpy_tensor_new_empty(d->dtype, d->ndim, d->shape);
+    void *from, *to;
+    size_t bytes;
+    hwrt_status st = r ? hwrt_tensor_data(T(src), &from) : HWRT_SUCCESS;
+    if (r && st == HWRT_SUCCESS) st = hwrt_tensor_data(T(r), &to);
+    if (r && st == HWRT_SUCCESS) st = hwrt_tensor_nbytes(T(r), &bytes);
+    if (r && st == HWRT_SUCCESS)
+        st = hwrt_memcpy_async(to, from, bytes, HWRT_MEMCPY_DEVICE_TO_DEVICE, s);
+    if (r && st != HWRT_SUCCESS) { Py_DECREF(r); return hwpy_raise(st); }
+    return r;
+}
+
+/* MindSpore's matmul of a 2-D by a 1-D tensor (and 1-D by 2-D): the vector as a column
+ * (row), the product's extra dimension dropped. The result is copied out of the [M,1]
+ * product after the stream finished it, so that reads of the result never see it early:
+ * a matrix-vector product synchronizes s. */
+static PyObject *matmul_vector(PyObject *a, const desc *da, PyObject *b, const desc *db,
+                               hwrt_stream s)
+{
+    int vec_right = db->ndim == 1;
+    desc dv = {.dtype = vec_right ? db->dtype : da->dtype, .ndim = 2};
+    dv.shape[0] = vec_right ? db->shape[0] : 1;
+    dv.shape[1] = vec_right ? 1 : da->shape[0];
+    PyObject *v = reshaped(vec_right ? b : a, &dv, s);
+    if (!v) return NULL;
+    desc dp = {.dtype = da->dtype, .ndim = 2};
+    dp.shape[0] = vec_right ? da->shape[0] : 1;
+    dp.shape[1] = vec_right ? 1 : db->shape[1];
+    PyObject *prod = hwpy_tensor_new_empty(dp.dtype, 2, dp.shape);
+    if (!prod) { Py_DECREF(v); return NULL; }
+    hwrt_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = hwrt_op_matmul(T(prod), vec_right ? T(a) : T(v), vec_right ? T(v) : T(b), s);
+    if (st == HWRT_SUCCESS) st = hwrt_stream_synchronize(s);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(v);
+    desc dr = {.dtype = da->dtype, .ndim = 1};
+    dr.shape[0] = vec_right ? da->shape[0] : db->shape[1];
+    PyObject *res = st == HWRT_SUCCESS ? hwpy_tensor_new_empty(dr.dtype, 1, dr.shape) : NULL;
+    void *from, *to;
+    size_t bytes;
+    if (res) st = hwrt_tensor_data(T(prod), &from);
+    if (res && st == HWRT_SUCCESS) st = hwrt_tensor_data(T(res), &to);
+    if (res && st == HWRT_SUCCESS) st = hwrt_tensor_nbytes(T(res), &bytes);
+    if (res && st == HWRT_SUCCESS) {
+        Py_BEGIN_ALLOW_THREADS
+        st = hwrt_memcpy(to, from, bytes, HWRT_MEMCPY_DEVICE_TO_DEVICE);
+        Py_END_ALLOW_THREADS
+    }
+    Py_DECREF(prod);
+    if (st != HWRT_SUCCESS) { Py_XDECREF(res); return hwpy_raise(st); }
+    return res;
+}
+
 static PyObject *matmul(PyObject *a, PyObject *b, PyObject *out, hwrt_stream s)
 {
     desc da, db;
     if (need_tensor(a, "a") < 0 || need_tensor(b, "b") < 0 || describe(a, &da) < 0 ||
         describe(b, &db) < 0)
         return NULL;
+    if ((!out || out == Py_None) && ((da.ndim == 2 && db.ndim == 1) || (da.ndim == 1 && db.ndim == 2))) {
+        int64_t k_a = da.ndim == 2 ? da.shape[1] : da.shape[0];
+        int64_t k_b = db.ndim == 2 ? db.shape[0] : db.shape[0];
+        if (k_a != k_b)
+            return hwpy_raise_msg(HWRT_ERROR_INVALID_ARGUMENT, "matmul: a's last dimension (%lld) "
+                                  "must equal b's first (%lld)", (long long)k_a, (long long)k_b);
+        if (da.dtype != db.dtype)
+            return hwpy_raise_msg(HWRT_ERROR_INVALID_ARGUMENT, "matmul: dtypes differ (%s, %s)",
+                                  hwrt_dtype_name(da.dtype), hwrt_dtype_name(db.dtype));
+        return matmul_vector(a, &da, b, &db, s);
+    }
     /* [M,K] @ [K,N] -> [M,N]; other ranks get hwrt's own sentence from the op */
     desc d = {.dtype = da.dtype, .ndim = 2};
     d.shape[0] = da.ndim == 2 ? da.shape[0] : 0;
@@ -441,4 +510,8 @@ PyNumberMethods hwpy_tensor_as_number = {
     .nb_negative = nb_negative,
     .nb_true_divide = nb_truediv,
     .nb_matrix_multiply = nb_matmul,
+    .nb_float = hwpy_tensor_float,       /* tensor_ms.c: one-element tensors */
+    .nb_int = hwpy_tensor_int,
+    .nb_index = hwpy_tensor_index,
+    .nb_bool = hwpy_tensor_bool,
 };

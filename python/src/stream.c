@@ -3,7 +3,13 @@
  * The C API has no "current stream" (NULL means the device's default stream); MindSpore
  * and PyTorch do. The module keeps one per Python thread, in the thread's state dict:
  * StreamCtx(s) makes s current inside a `with` block, set_cur_stream(s) outside one,
- * and every op the module enqueues uses it. */
+ * and every op the module enqueues uses it.
+ *
+ * As MindSpore's runtime/stream.py and runtime/event.py: Stream(priority=0, stream=None,
+ * stream_id=None) (stream= and stream_id= name an existing stream: the same object comes
+ * back), .id is the stream id (0 for the default stream, 1, 2, ... in creation order),
+ * comparing a Stream with anything else raises TypeError, StreamCtx(None) and
+ * set_cur_stream(None) do nothing, Event's flags must be bools. */
 #include "hwpy.h"
 
 #define CUR_KEY "hwrt.current_stream"
@@ -20,6 +26,11 @@ typedef struct {
 } ctx_obj;
 
 static PyTypeObject event_type, ctx_type;
+
+/* Live streams by id, for Stream(stream_id=N): id -> the Stream object (borrowed; the
+ * entry goes when the object does). */
+static PyObject *by_id;
+static long long next_sid = 1;
 
 /* ---- the thread's current stream ---- */
 
@@ -75,16 +86,68 @@ static PyObject *stream_wrap(hwrt_stream s, int owned)
     }
     o->s = s;
     o->owned = owned;
+    o->sid = 0;
+    if (owned) {
+        hwpy_device_used = 1;
+        o->sid = next_sid++;
+        PyObject *key = PyLong_FromLongLong(o->sid), *ptr = PyLong_FromVoidPtr(o);
+        if (!key || !ptr || PyDict_SetItem(by_id, key, ptr) < 0) {
+            Py_XDECREF(key);
+            Py_XDECREF(ptr);
+            Py_DECREF(o);
+            return NULL;
+        }
+        Py_DECREF(key);
+        Py_DECREF(ptr);
+    }
     return (PyObject *)o;
 }
 
+static int int_kw(const char *name, PyObject *v, long long *out)
+{
+    if (!PyLong_Check(v)) {
+        PyErr_Format(PyExc_TypeError, "For 'Stream', the '%s' must be int, but got '%.100s'", name,
+                     Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    *out = PyLong_AsLongLong(v);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *default_stream(PyObject *m, PyObject *unused);
+
 static PyObject *stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"priority", NULL};
-    int priority = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|i:Stream", kwlist, &priority)) return NULL;
+    static char *kwlist[] = {"priority", "stream", "stream_id", NULL};
+    PyObject *prio = NULL, *other = Py_None, *sid = NULL;
+    long long priority = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$OO:Stream", kwlist, &prio, &other, &sid) ||
+        (prio && int_kw("priority", prio, &priority) < 0))
+        return NULL;
+    if (other != Py_None) {                  /* Stream(stream=s): that stream */
+        if (!PyObject_TypeCheck(other, &hwpy_stream_type))
+            return PyErr_Format(PyExc_TypeError, "For 'Stream', the 'stream' must be a Stream, "
+                                "but got '%.100s'", Py_TYPE(other)->tp_name);
+        return Py_NewRef(other);
+    }
+    if (sid && sid != Py_None) {             /* Stream(stream_id=N): the live stream N */
+        long long n;
+        if (int_kw("stream_id", sid, &n) < 0) return NULL;
+        if (n == 0) return default_stream(NULL, NULL);
+        PyObject *ptr = PyDict_GetItemWithError(by_id, sid);
+        if (!ptr) {
+            if (PyErr_Occurred()) return NULL;
+            return PyErr_Format(PyExc_ValueError, "For 'Stream', stream_id %lld is no live stream "
+                                "(ids: 0 for the default stream, then those of Streams made and "
+                                "not yet dropped)", n);
+        }
+        return Py_NewRef((PyObject *)PyLong_AsVoidPtr(ptr));
+    }
+    if (priority < -(1LL << 30) || priority > (1LL << 30))
+        return PyErr_Format(PyExc_ValueError, "For 'Stream', priority %lld is out of range",
+                            priority);
     hwrt_stream s;
-    hwrt_status st = hwrt_stream_create(&s, priority);
+    hwrt_status st = hwrt_stream_create(&s, (int)priority);
     if (st != HWRT_SUCCESS) return hwpy_raise(st);
     return stream_wrap(s, 1);
 }
@@ -92,6 +155,14 @@ static PyObject *stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 static void stream_dealloc(PyObject *self)
 {
     hwpy_stream_obj *o = (hwpy_stream_obj *)self;
+    if (o->sid) {
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        PyObject *key = PyLong_FromLongLong(o->sid);
+        if (!key || PyDict_DelItem(by_id, key) < 0) PyErr_Clear();
+        Py_XDECREF(key);
+        PyErr_Restore(et, ev, tb);
+    }
     if (o->owned && o->s) {
         hwrt_stream s = o->s;
         Py_BEGIN_ALLOW_THREADS
@@ -128,7 +199,8 @@ static PyObject *stream_query(PyObject *self, PyObject *unused)
 static PyObject *stream_wait_event(PyObject *self, PyObject *ev)
 {
     if (!PyObject_TypeCheck(ev, &event_type))
-        return PyErr_Format(PyExc_TypeError, "wait_event takes an hwrt.runtime.Event");
+        return PyErr_Format(PyExc_TypeError, "For 'wait_event', the argument 'event' should be "
+                            "Event, but got %R.", (PyObject *)Py_TYPE(ev));
     hwrt_status st = hwrt_stream_wait_event(((hwpy_stream_obj *)self)->s, ((event_obj *)ev)->e);
     if (st != HWRT_SUCCESS) return hwpy_raise(st);
     Py_RETURN_NONE;
@@ -144,7 +216,8 @@ static PyObject *stream_record_event(PyObject *self, PyObject *args)
         ev = event_make(0);
         if (!ev) return NULL;
     } else if (!PyObject_TypeCheck(ev, &event_type)) {
-        return PyErr_Format(PyExc_TypeError, "record_event takes an hwrt.runtime.Event or None");
+        return PyErr_Format(PyExc_TypeError, "For 'record_event', the argument 'event' should be "
+                            "Event, but got %R.", (PyObject *)Py_TYPE(ev));
     } else {
         Py_INCREF(ev);
     }
@@ -157,7 +230,8 @@ static PyObject *stream_record_event(PyObject *self, PyObject *args)
 static PyObject *stream_wait_stream(PyObject *self, PyObject *other)
 {
     if (!PyObject_TypeCheck(other, &hwpy_stream_type))
-        return PyErr_Format(PyExc_TypeError, "wait_stream takes an hwrt.runtime.Stream");
+        return PyErr_Format(PyExc_TypeError, "For 'wait_stream', the argument 'stream' should be "
+                            "Stream, but got %R.", (PyObject *)Py_TYPE(other));
     PyObject *ev = event_make(0);
     if (!ev) return NULL;
     hwrt_status st = hwrt_event_record(((event_obj *)ev)->e, ((hwpy_stream_obj *)other)->s);
@@ -170,7 +244,12 @@ static PyObject *stream_wait_stream(PyObject *self, PyObject *other)
 
 static PyObject *stream_get_id(PyObject *self, void *c)
 {
-    return PyLong_FromVoidPtr(((hwpy_stream_obj *)self)->s);
+    return PyLong_FromLongLong(((hwpy_stream_obj *)self)->sid);
+}
+
+static PyObject *stream_stream_id(PyObject *self, PyObject *unused)
+{
+    return stream_get_id(self, NULL);
 }
 
 static PyObject *stream_get_device_id(PyObject *self, void *c)
@@ -182,8 +261,10 @@ static PyObject *stream_get_device_id(PyObject *self, void *c)
 
 static PyObject *stream_richcompare(PyObject *a, PyObject *b, int op)
 {
-    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &hwpy_stream_type))
-        Py_RETURN_NOTIMPLEMENTED;
+    if (op != Py_EQ && op != Py_NE) Py_RETURN_NOTIMPLEMENTED;
+    if (!PyObject_TypeCheck(b, &hwpy_stream_type))        /* stream.py __eq__ */
+        return PyErr_Format(PyExc_TypeError, "For '__eq__', the argument 'other' should be "
+                            "Stream, but got %R.", (PyObject *)Py_TYPE(b));
     int eq = ((hwpy_stream_obj *)a)->s == ((hwpy_stream_obj *)b)->s;
     return PyBool_FromLong(op == Py_EQ ? eq : !eq);
 }
@@ -196,7 +277,10 @@ static Py_hash_t stream_hash(PyObject *self)
 static PyObject *stream_repr(PyObject *self)
 {
     hwpy_stream_obj *o = (hwpy_stream_obj *)self;
-    return PyUnicode_FromFormat("Stream(id=%p%s)", (void *)o->s, o->owned ? "" : ", default");
+    int d = 0;
+    hwrt_stream_device(o->s, &d);
+    return PyUnicode_FromFormat("Stream(device_name=%s, device_id:%d, stream id:%lld)",
+                                hwpy_context_target(), d, o->sid);
 }
 
 static PyMethodDef stream_methods[] = {
@@ -210,10 +294,12 @@ static PyMethodDef stream_methods[] = {
      "Later work waits for the other stream's work so far."},
     {"record_event", stream_record_event, METH_VARARGS, "record_event($self, event=None, /)\n--\n\n"
      "Returns Event"},
+    {"stream_id", stream_stream_id, METH_NOARGS, "stream_id($self, /)\n--\n\n"
+     "The stream id (the same as .id)."},
     {NULL}};
 
 static PyGetSetDef stream_getset[] = {
-    {"id", stream_get_id, NULL, "the hwrt_stream handle value", NULL},
+    {"id", stream_get_id, NULL, "the stream id: 0 for the default stream, then 1, 2, ...", NULL},
     {"device_id", stream_get_device_id, NULL, "device ordinal", NULL},
     {NULL}};
 
@@ -222,7 +308,7 @@ PyTypeObject hwpy_stream_type = {
     .tp_name = "hwrt.runtime.Stream",
     .tp_basicsize = sizeof(hwpy_stream_obj),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Stream(priority=0)\n--\n\n"
+    .tp_doc = "Stream(priority=0, *, stream=None, stream_id=None)\n--\n\n"
               "An in-order queue of device work on the current device. Dropping it waits for its "
               "queued work.",
     .tp_new = stream_new,
@@ -244,16 +330,23 @@ static PyObject *event_make(int timing)
     event_obj *o = PyObject_New(event_obj, &event_type);
     if (!o) { hwrt_event_destroy(e); return NULL; }
     o->e = e;
+    hwpy_device_used = 1;
     return (PyObject *)o;
 }
 
 static PyObject *event_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"enable_timing", "blocking", NULL};
-    int timing = 0, blocking = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|pp:Event", kwlist, &timing, &blocking))
+    PyObject *timing = Py_False, *blocking = Py_False;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO:Event", kwlist, &timing, &blocking))
         return NULL;
-    return event_make(timing);      /* hwrt's synchronize waits the same way either way */
+    if (!PyBool_Check(timing))                 /* runtime/event.py */
+        return PyErr_Format(PyExc_TypeError, "For 'Event', the 'enable_timing' must be a bool, "
+                            "but got %.100s.", Py_TYPE(timing)->tp_name);
+    if (!PyBool_Check(blocking))
+        return PyErr_Format(PyExc_TypeError, "For 'Event', the 'blocking' must be a bool, but got "
+                            "%.100s.", Py_TYPE(blocking)->tp_name);
+    return event_make(timing == Py_True);   /* hwrt's synchronize waits the same way either way */
 }
 
 static void event_dealloc(PyObject *self)
@@ -300,7 +393,8 @@ static PyObject *event_query(PyObject *self, PyObject *unused)
 static PyObject *event_elapsed_time(PyObject *self, PyObject *end)
 {
     if (!PyObject_TypeCheck(end, &event_type))
-        return PyErr_Format(PyExc_TypeError, "elapsed_time takes the end hwrt.runtime.Event");
+        return PyErr_Format(PyExc_TypeError, "For 'elapsed_time', the argument 'end_event' should "
+                            "be Event, but got %R.", (PyObject *)Py_TYPE(end));
     float ms;
     hwrt_status st = hwrt_event_elapsed_ms(&ms, ((event_obj *)self)->e, ((event_obj *)end)->e);
     if (st != HWRT_SUCCESS) return hwpy_raise(st);
@@ -342,7 +436,8 @@ static PyObject *ctx_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     PyObject *s;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O:StreamCtx", kwlist, &s)) return NULL;
     if (s != Py_None && !PyObject_TypeCheck(s, &hwpy_stream_type))
-        return PyErr_Format(PyExc_TypeError, "StreamCtx takes an hwrt.runtime.Stream or None");
+        return PyErr_Format(PyExc_TypeError, "For 'StreamCtx', the argument 'ctx_stream' should be "
+                            "Stream, but got %R.", (PyObject *)Py_TYPE(s));
     ctx_obj *o = (ctx_obj *)type->tp_alloc(type, 0);
     if (!o) return NULL;
     o->stream = Py_NewRef(s);
@@ -358,9 +453,11 @@ static void ctx_dealloc(PyObject *self)
     Py_TYPE(self)->tp_free(self);
 }
 
+/* StreamCtx(None) does nothing (stream.py: "This manager is a no-op if it's None"). */
 static PyObject *ctx_enter(PyObject *self, PyObject *unused)
 {
     ctx_obj *o = (ctx_obj *)self;
+    if (o->stream == Py_None) Py_RETURN_NONE;
     Py_XSETREF(o->prev, Py_XNewRef(hwpy_current_stream_obj()));
     if (hwpy_set_current_stream(o->stream == Py_None ? NULL : o->stream) < 0) return NULL;
     return Py_NewRef(o->stream);
@@ -369,6 +466,7 @@ static PyObject *ctx_enter(PyObject *self, PyObject *unused)
 static PyObject *ctx_exit(PyObject *self, PyObject *args)
 {
     ctx_obj *o = (ctx_obj *)self;
+    if (o->stream == Py_None) Py_RETURN_FALSE;
     int rc = hwpy_set_current_stream(o->prev);
     Py_CLEAR(o->prev);
     if (rc < 0) return NULL;
@@ -411,11 +509,14 @@ static PyObject *current_stream(PyObject *m, PyObject *unused)
     return o ? Py_NewRef(o) : default_stream(m, NULL);
 }
 
+/* set_cur_stream(None) does nothing (stream.py: "a no-op if this argument is None"). */
 static PyObject *set_cur_stream(PyObject *m, PyObject *s)
 {
-    if (s != Py_None && !PyObject_TypeCheck(s, &hwpy_stream_type))
-        return PyErr_Format(PyExc_TypeError, "set_cur_stream takes an hwrt.runtime.Stream");
-    if (hwpy_set_current_stream(s == Py_None ? NULL : s) < 0) return NULL;
+    if (s == Py_None) Py_RETURN_NONE;
+    if (!PyObject_TypeCheck(s, &hwpy_stream_type))
+        return PyErr_Format(PyExc_TypeError, "For 'set_cur_stream', the argument 'stream' should "
+                            "be Stream, but got %R.", (PyObject *)Py_TYPE(s));
+    if (hwpy_set_current_stream(s) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -438,7 +539,7 @@ PyMethodDef hwpy_stream_functions[] = {
     {"default_stream", default_stream, METH_NOARGS, "default_stream($module, /)\n--\n\n"
      "The current device's default stream."},
     {"set_cur_stream", set_cur_stream, METH_O, "set_cur_stream($module, stream, /)\n--\n\n"
-     "Make a stream current for this thread (None: default)."},
+     "Make a stream current for this thread (None: no-op, as in MindSpore)."},
     {"synchronize_stream", (PyCFunction)(void (*)(void))synchronize_stream,
      METH_VARARGS | METH_KEYWORDS,
      "synchronize_stream($module, stream=None)\n--\n\n"
@@ -447,7 +548,8 @@ PyMethodDef hwpy_stream_functions[] = {
 
 int hwpy_stream_init(PyObject *module, PyObject *runtime)
 {
-    if (PyType_Ready(&hwpy_stream_type) < 0 || PyType_Ready(&event_type) < 0 ||
+    by_id = PyDict_New();
+    if (!by_id || PyType_Ready(&hwpy_stream_type) < 0 || PyType_Ready(&event_type) < 0 ||
         PyType_Ready(&ctx_type) < 0)
         return -1;
     PyObject *targets[2] = {module, runtime};

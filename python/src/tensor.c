@@ -23,6 +23,7 @@ PyObject *hwpy_tensor_wrap(hwrt_tensor t)
     o->t = t;
     o->weakrefs = NULL;
     hwpy_live_tensors++;
+    hwpy_device_used = 1;
     return (PyObject *)o;
 }
 
@@ -94,9 +95,10 @@ int hwpy_parse_shape(PyObject *obj, int64_t shape[HWRT_MAX_DIMS])
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
         if (!PyLong_Check(item)) {
-            Py_DECREF(seq);
+            /* item is borrowed from seq: name it before seq (maybe a new list) goes */
             PyErr_Format(PyExc_TypeError, "shape[%zd] must be an int, not %.100s", i,
                          Py_TYPE(item)->tp_name);
+            Py_DECREF(seq);
             return -1;
         }
         shape[i] = PyLong_AsLongLong(item);
@@ -452,13 +454,6 @@ static PyObject *get_device(PyObject *self, void *c)
     return PyUnicode_FromFormat("%s:%d", hwrt_current_backend(), d);
 }
 
-static PyObject *get_data_ptr(PyObject *self, void *c)
-{
-    void *p;
-    hwrt_status st = hwrt_tensor_data(((hwpy_tensor_obj *)self)->t, &p);
-    return st == HWRT_SUCCESS ? PyLong_FromVoidPtr(p) : hwpy_raise(st);
-}
-
 static PyObject *get_location(PyObject *self, void *c)
 {
     return hwpy_offload_location(((hwpy_tensor_obj *)self)->t);
@@ -473,27 +468,8 @@ static PyGetSetDef tensor_getset[] = {
     {"itemsize", get_itemsize, NULL, "bytes per element", NULL},
     {"device_id", get_device_id, NULL, "device ordinal", NULL},
     {"device", get_device, NULL, "\"<backend>:<ordinal>\"", NULL},
-    {"data_ptr", get_data_ptr, NULL, "device address of the data (for hwrt C calls); 0 while "
-     "offloaded", NULL},
     {"location", get_location, NULL, "\"device\", \"host\" or \"disk\" (memory_offload)", NULL},
     {NULL}};
-
-static PyObject *tensor_repr(PyObject *self)
-{
-    int64_t shape[HWRT_MAX_DIMS];
-    int ndim = hwpy_tensor_shape(((hwpy_tensor_obj *)self)->t, shape);
-    if (ndim < 0) return NULL;
-    char buf[256] = "";
-    for (int i = 0; i < ndim; i++)
-        snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%lld", i ? ", " : "",
-                 (long long)shape[i]);
-    hwrt_dtype dt;
-    int dev;
-    hwrt_tensor_dtype(((hwpy_tensor_obj *)self)->t, &dt);
-    hwrt_tensor_device(((hwpy_tensor_obj *)self)->t, &dev);
-    return PyUnicode_FromFormat("Tensor(shape=[%s], dtype=%s, device=%s:%d)", buf,
-                                hwrt_dtype_name(dt), hwrt_current_backend(), dev);
-}
 
 static Py_ssize_t tensor_len(PyObject *self)
 {
@@ -551,7 +527,7 @@ PyTypeObject hwpy_tensor_type = {
     .tp_name = "hwrt.Tensor",
     .tp_basicsize = sizeof(hwpy_tensor_obj),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Tensor(input_data=None, dtype=None, shape=None)\n--\n\n"
+    .tp_doc = "Tensor(input_data=None, dtype=None, shape=None, *, init=None)\n--\n\n"
               "A dense row-major tensor in device memory on the current device.\n"
               "\n"
               "Tensor(array) copies host data (numpy arrays or any buffer, lists, scalars; Python "
@@ -559,7 +535,7 @@ PyTypeObject hwpy_tensor_type = {
               "is uninitialised memory (dtype defaults to float32).",
     .tp_new = tensor_new,
     .tp_dealloc = tensor_dealloc,
-    .tp_repr = tensor_repr,
+    /* tp_repr, tp_str: MindSpore's, set by tensor_ms.c */
     .tp_getset = tensor_getset,
     .tp_methods = tensor_methods,
     .tp_as_sequence = &tensor_as_sequence,

@@ -99,5 +99,10 @@ site=$(find "$prefix" -name 'hwrt*.cpython-*.so' -o -name '__init__.cpython-*.so
 if [ -n "$site" ]; then
     site=$(dirname "$site"); case $site in */hwrt) site=$(dirname "$site") ;; esac
     PYTHONPATH=$site "$py" -c "import hwrt; hwrt.set_device('sim', 0); assert hwrt.ones(2).asnumpy().tolist() == [1, 1]; print('python: hwrt', hwrt.__version__, 'from', hwrt.__file__)"
+    # the stubs beside it, those of dotted submodules (device_context/ascend.pyi) too
+    for f in $(cd "$src/python/hwrt" && find . -name '*.pyi' -o -name py.typed); do
+        [ -f "$site/hwrt/$f" ] || fail "not installed: hwrt/$f"
+    done
+    echo "ok: python stubs installed"
 fi
 echo "install: all checks passed"

@@ -24,9 +24,12 @@ echo "ok: pip install --no-build-isolation --no-index . ($(grep -o 'Successfully
 cd "$scratch/run"
 pkg=$("$vpy" -c "import hwrt, os; print(os.path.dirname(hwrt.__file__))")
 case $pkg in "$scratch/venv/"*) ;; *) fail "hwrt imported from $pkg, not the venv" ;; esac
-for f in py.typed __init__.pyi runtime.pyi communication.pyi profiler.pyi offload.pyi; do
+# every stub of the source tree, those of dotted submodules (device_context/ascend.pyi) too
+stubs=$(cd "$src/python/hwrt" && find . -name '*.pyi' -o -name py.typed | sort)
+for f in $stubs; do
     [ -f "$pkg/$f" ] || fail "not installed: hwrt/$f"
 done
+echo "$stubs" | grep -q '^./device_context/ascend.pyi$' || fail "no stub of hwrt.device_context.ascend"
 mod=$(ls "$pkg"/__init__.cpython-*.so)
 syms=$(nm -D --defined-only "$mod" | awk '{print $3}' | tr '\n' ' ')
 [ "$syms" = "PyInit_hwrt " ] || fail "the module exports more than PyInit_hwrt: $syms"
@@ -53,6 +56,8 @@ import hwrt.runtime
 t: hwrt.Tensor = hwrt.relu(hwrt.ones((2, 3)), stream=hwrt.runtime.current_stream())
 n: int = hwrt.runtime.memory_allocated(device_id=0)
 s: str = hwrt.runtime.memory_summary()
+import hwrt.device_context.ascend
+b: bool = hwrt.device_context.ascend.is_available()
 PY
 cat > typed_bad.py <<'PY'
 import hwrt.runtime

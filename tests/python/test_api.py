@@ -139,7 +139,7 @@ def test_tensor_constructors():
     assert np.array_equal(hwrt.Tensor(nc).asnumpy(), nc)
     t = hwrt.Tensor(np.arange(6, dtype=np.float32))
     u = hwrt.Tensor(t)                                              # a device copy
-    assert u.data_ptr != t.data_ptr and np.array_equal(u.asnumpy(), t.asnumpy())
+    assert u.data_ptr() != t.data_ptr() and np.array_equal(u.asnumpy(), t.asnumpy())
     assert hwrt.Tensor(t, dtype=hwrt.float64).dtype == hwrt.float64
     assert hwrt.Tensor(shape=(2, 3)).dtype == hwrt.float32
     assert hwrt.Tensor(shape=(0, 3)).asnumpy().shape == (0, 3)
@@ -186,7 +186,9 @@ def test_streams_events_and_timing():
         untimed.elapsed_time(end)
     rt.set_cur_stream(s1)
     assert rt.current_stream() == s1
-    rt.set_cur_stream(None)
+    rt.set_cur_stream(None)                      # MindSpore (runtime/stream.py): a no-op
+    assert rt.current_stream() == s1
+    rt.set_cur_stream(rt.default_stream())       # how MindSpore's docs go back
     assert rt.current_stream() == rt.default_stream()
     s2.wait_stream(s1)
     rt.synchronize()
@@ -239,9 +241,9 @@ def test_dlpack_shares_device_memory():
     t = hwrt.Tensor(np.arange(10, dtype=np.float32))
     assert t.__dlpack_device__() == (12, 0)                      # kDLExtDev, device 0
     u = hwrt.from_dlpack(t)
-    assert u.data_ptr == t.data_ptr                              # no copy
+    assert u.data_ptr() == t.data_ptr()                              # no copy
     v = hwrt.from_dlpack(t.__dlpack__(max_version=(1, 0)))
-    assert v.data_ptr == t.data_ptr
+    assert v.data_ptr() == t.data_ptr()
     del t
     gc.collect()
     assert np.array_equal(u.asnumpy(), np.arange(10, dtype=np.float32))   # still alive
@@ -250,7 +252,7 @@ def test_dlpack_shares_device_memory():
     with pytest.raises(ValueError):
         hwrt.from_dlpack(cap)                                    # consumed
     w = hwrt.from_dlpack(u.__dlpack__(copy=True))
-    assert w.data_ptr != u.data_ptr
+    assert w.data_ptr() != u.data_ptr()
     with pytest.raises(BufferError):
         u.__dlpack__(dl_device=(1, 0))
     unused = u.__dlpack__()                                       # dropped unconsumed

@@ -15,7 +15,10 @@ VALUES = [None, 0, -1, 1, 3, 1 << 70, -(1 << 70), 1.5, float("nan"), "x", "sim",
 
 
 def public_callables():
-    mods = [hwrt, hwrt.runtime, hwrt.communication, hwrt.profiler]
+    import hwrt.common.initializer  # noqa: F401  (MindSpore's module layout, issue 23)
+    mods = [hwrt, hwrt.runtime, hwrt.communication, hwrt.profiler, hwrt.hal, hwrt.context,
+            hwrt.ops, hwrt.common.initializer, hwrt.device_context.ascend,
+            hwrt.device_context.gpu, hwrt.device_context.cpu, hwrt.communication.management]
     seen = set()
     for m in mods:
         for name in dir(m):
@@ -59,10 +62,27 @@ def test_bad_arguments_raise_and_never_crash(tmp_path, monkeypatch):
             except Exception:
                 pass
             calls += 1
-        hwrt.runtime.set_cur_stream(None)
+        hwrt.runtime.set_cur_stream(hwrt.runtime.default_stream())   # None is a no-op (MindSpore)
         hwrt.set_device("sim", 0)
     hwrt.runtime.synchronize()
     assert calls > 1000
     # the runtime still works afterwards
     a = hwrt.Tensor(np.arange(4, dtype=np.float32))
     assert np.array_equal((a + a).asnumpy(), np.arange(4, dtype=np.float32) * 2)
+
+
+def test_a_shape_of_non_ints_is_named_after_the_sequence_is_gone():
+    """hwpy_parse_shape named the bad element after dropping the list PySequence_Fast made
+    of a non-list shape (a numpy array here): a read of freed memory, which PYTHONMALLOC=
+    debug turns into a crash (found by ASan running the fuzz above)."""
+    import os
+    import subprocess
+    import sys
+    code = ("import hwrt, numpy as np\nhwrt.set_device('sim')\n"
+            "for f in (hwrt.zeros, hwrt.ones):\n"
+            "    try:\n        f(np.zeros((2, 2)))\n    except TypeError as e:\n"
+            "        print(e)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PYTHONMALLOC="debug"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["shape[0] must be an int, not numpy.ndarray"] * 2

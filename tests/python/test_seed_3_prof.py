@@ -14,8 +14,9 @@ import hwrt
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEMO = os.path.normpath(os.path.join(HERE, "..", "..", "python", "examples",
                                      "hardware_op_demo.py"))
-BUILD = os.path.dirname(os.path.dirname(os.path.abspath(hwrt.__file__)))
-TOOL = os.path.join(BUILD, "tools", "hwrt-prof", "hwrt-prof")
+# the build tree's python/hwrt/__init__.so -> the build tree, whose tools are in bin/
+PYPATH = os.path.dirname(os.path.dirname(os.path.abspath(hwrt.__file__)))
+TOOL = os.path.join(os.path.dirname(PYPATH), "bin", "hwrt-prof")
 
 # the seed's block, msprof -> hwrt-prof and "python3 hardware_op_demo.py" -> this demo
 SEED_3 = '''\
@@ -30,7 +31,7 @@ def test_3_msprof_flow_on_the_python_demo(tmp_path):
         pytest.skip("this build has no profiler / hwrt-prof")
     script = (SEED_3.replace("msprof", shlex.quote(TOOL))
               .replace("python3 hardware_op_demo.py", f"{sys.executable} {DEMO}"))
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(hwrt.__file__))
+    env = dict(os.environ, PYTHONPATH=PYPATH)
     r = subprocess.run(["sh", "-ec", script], cwd=tmp_path, env=env, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -16,13 +16,26 @@ import pytest
 
 import hwrt
 
-MODULES = [hwrt] + [m for m in vars(hwrt).values() if isinstance(m, types.ModuleType)
-                    and m.__name__.startswith("hwrt.")]
+def _modules(mod, seen):
+    """mod and, depth first, every hwrt submodule reachable from it (hwrt.device_context.ascend
+    as well as hwrt.runtime), each once."""
+    seen.add(id(mod))
+    out = [mod]
+    for m in vars(mod).values():
+        if isinstance(m, types.ModuleType) and m.__name__.startswith("hwrt.") and id(m) not in seen:
+            out += _modules(m, seen)
+    return out
+
+
+MODULES = _modules(hwrt, set())
 
 
 def ours(obj):
     return (getattr(obj, "__module__", None) or "").split(".")[0] == "hwrt" or \
         getattr(getattr(obj, "__self__", None), "__name__", "").startswith("hwrt")
+
+
+STRUCTSEQ_METHODS = set(vars(type(sys.version_info)))   # CPython's own struct sequence
 
 
 def callables():
@@ -39,12 +52,15 @@ def callables():
                 out.append((f"{obj.__module__}.{obj.__qualname__}", obj))
                 for attr, meth in sorted(vars(obj).items()):
                     # methods from the type's method table (slot wrappers such as __add__
-                    # get their signature from CPython itself)
+                    # get their signature from CPython itself; so do, or not, the methods
+                    # CPython gives every struct sequence, such as DeviceInfo.__reduce__)
+                    if issubclass(obj, tuple) and attr in STRUCTSEQ_METHODS:
+                        continue
                     if isinstance(meth, (types.MethodDescriptorType, types.ClassMethodDescriptorType)):
                         out.append((f"{obj.__module__}.{obj.__name__}.{attr}", meth))
             elif isinstance(obj, types.BuiltinFunctionType) and ours(obj):
-                seen.add(id(obj))
-                out.append((f"{mod.__name__}.{name}", obj))
+                seen.add(id(obj))   # named by the module it was made for (hwrt.memory_stats
+                out.append((f"{obj.__module__ or mod.__name__}.{name}", obj))  # is runtime's)
     return out
 
 
