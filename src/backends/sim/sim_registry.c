@@ -7,6 +7,7 @@
  * mode, the header, every slot's checksum and ranges are checked; a slot whose process
  * is gone (or whose pid was reused: start time differs) is reaped. */
 #include "sim_registry.h"
+#include "../../core/config.h"
 #include "../../core/log.h"
 #include "../../core/status.h"
 
@@ -89,8 +90,15 @@ static const char *reg_name(char *buf, size_t len)
     const char *env = getenv("HWRT_SIM_REGISTRY");
     if (env && !strcmp(env, "off")) return NULL;
     if (env && *env) {
-        snprintf(buf, len, "%s%s-v%u", env[0] == '/' ? "" : "/", env, REG_VERSION);
-        return buf;
+        const char *rest = env + (env[0] == '/');
+        if (!*rest || strchr(rest, '/') || strlen(rest) > 200) {
+            fprintf(stderr, "[hwrt warn] HWRT_SIM_REGISTRY=\"%.64s\" is not a shared-memory "
+                    "name (one path component without '/', at most 200 characters, or "
+                    "\"off\"); using the default registry\n", env);
+        } else {
+            snprintf(buf, len, "/%s-v%u", rest, REG_VERSION);
+            return buf;
+        }
     }
     snprintf(buf, len, "/hwrt-sim-%u-v%u", (unsigned)getuid(), REG_VERSION);
     return buf;
@@ -101,7 +109,7 @@ static reg_file *open_reg(void)
 {
     if (reg_tried) return reg;
     reg_tried = 1;
-    char name[128];
+    char name[256];
     if (!reg_name(name, sizeof name)) return NULL;
     int fd = shm_open(name, O_RDWR | O_CREAT, 0600);
     if (fd < 0) {
@@ -175,8 +183,7 @@ hwrt_status sim_registry_attach(sim_dev *d)
     pthread_mutex_lock(&mu);
     reg_file *r = open_reg();
     if (!r) { pthread_mutex_unlock(&mu); return HWRT_SUCCESS; }
-    const char *ex = getenv("HWRT_SIM_EXCLUSIVE");
-    int exclusive = ex && (!strcmp(ex, "1") || !strcasecmp(ex, "true") || !strcasecmp(ex, "on"));
+    int exclusive = hwi_env_flag("HWRT_SIM_EXCLUSIVE", 0);
     int free_slot = -1;
     for (int i = 0; i < REG_SLOTS; i++) {
         reap(&r->slot[i]);
