@@ -47,7 +47,7 @@ hwrt_status hwrt_tensor_to_dlpack(hwrt_tensor h, DLManagedTensorVersioned **out)
 {
     if (!out)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_tensor_to_dlpack: out is NULL");
-    hwi_tensor *t;
+    HWI_TENSOR_REF(t);
     HWI_TRY(hwi_tensor_resolve(h, &t));
     /* the consumer reads without knowing our streams: finish the writers first; an
      * exported tensor stays on the device */
@@ -56,7 +56,11 @@ hwrt_status hwrt_tensor_to_dlpack(hwrt_tensor h, DLManagedTensorVersioned **out)
     export_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_tensor_to_dlpack: host out of memory");
-    HWI_TRY(hwrt_tensor_retain(h));
+    hwrt_status st = hwrt_tensor_retain(h);   /* fails if the last release went meanwhile */
+    if (st != HWRT_SUCCESS) {
+        free(c);
+        return st;
+    }
     c->tensor = h;
     memcpy(c->shape, t->shape, sizeof c->shape);
     c->m.version.major = DLPACK_MAJOR_VERSION;
