@@ -67,6 +67,12 @@ hwrt_status hwi_parse_size(const char *what, const char *text, uint64_t *out)
     while (isspace((unsigned char)*p)) p++;
     if (*p == '-')
         goto bad;
+    /* decimal only: strtod would read "0x1e" as 30 and "0x1p4" as 16, easy to misread
+     * next to units (docs/RELIABILITY.md) */
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: \"%s\" is hexadecimal; sizes are "
+                       "decimal bytes or a decimal number with a unit, e.g. \"4096\" or \"4KB\"",
+                       what, text);
     char *end;
     double v = strtod(p, &end);
     if (end == p || !isfinite(v) || v < 0)
@@ -88,6 +94,12 @@ hwrt_status hwi_parse_size(const char *what, const char *text, uint64_t *out)
     double bytes = v * mult;
     if (bytes >= 18446744073709551615.0)
         goto bad;
+    /* "0.4" would become 0 bytes, which means "no cap" / "off" for most sizes: the
+     * opposite of a tiny value. Only a written 0 is 0. */
+    if (v > 0 && bytes < 1)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: \"%s\" is less than one byte and "
+                       "would round to 0, which means none / no limit; write 0 for that, or a "
+                       "size of at least 1 byte such as \"1KB\"", what, text);
     *out = (uint64_t)bytes;
     return HWRT_SUCCESS;
 bad:

@@ -242,6 +242,11 @@ hwrt_status hwrt_stream_destroy(hwrt_stream h)
         return hwi_err(HWRT_ERROR_NOT_PERMITTED, "hwrt_stream_destroy: the stream is capturing a "
                        "graph; call hwrt_stream_end_capture first");
     }
+    hwrt_status refused = hwi_host_fn_check("hwrt_stream_destroy");   /* it synchronizes */
+    if (refused != HWRT_SUCCESS) {
+        hwi_stream_put(s);
+        return refused;
+    }
     if (!hwi_handle_kill(h, HWI_H_STREAM, NULL)) {
         hwi_stream_put(s);
         return hwi_err(HWRT_ERROR_INVALID_HANDLE, "hwrt_stream_destroy(%p): not a live stream "

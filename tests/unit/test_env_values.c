@@ -130,6 +130,11 @@ static const env_case cases[] = {
     /* a bad entry spoils only itself: the good one after it is applied */
     {{"HWRT_ALLOC_CONF=max_split_size:huge,max_device_memory:1GB"}, "cfg", "max_device_memory",
      "1073741824", {"HWRT_ALLOC_CONF", "\"huge\"", "max_split_size"}, 1, 0},
+    /* 0 bytes would mean "no cap": refused, not rounded */
+    {{"HWRT_ALLOC_CONF=max_device_memory:0.4"}, "cfg", "max_device_memory", "0",
+     {"HWRT_ALLOC_CONF", "\"0.4\"", "less than one byte"}, 1, 0},
+    {{"HWRT_ALLOC_CONF=max_device_memory:0x40000000"}, "cfg", "max_device_memory", "0",
+     {"HWRT_ALLOC_CONF", "\"0x40000000\"", "decimal"}, 1, 0},
     {{"HWRT_ALLOC_CONF=nonsense"}, "cfg", "max_device_memory", "0",
      {"HWRT_ALLOC_CONF", "nonsense", "key:value"}, 1, 0},
     {{"HWRT_ALLOC_CONF=colour:blue"}, "cfg", "max_device_memory", "0",
@@ -149,6 +154,13 @@ static const env_case cases[] = {
     {{"HWRT_SIM_MEMORY=big"}, "device_fails", "sim", NULL, {"HWRT_SIM_MEMORY", "\"big\"", "32GB"}, 0, 0},
     {{"HWRT_SIM_OVERHEAD=-3"}, "device_fails", "sim", NULL, {"HWRT_SIM_OVERHEAD", "\"-3\"", "300MB"}, 0, 0},
     {{"HWRT_SIM_LINK_GBPS=fast"}, "device_fails", "sim", NULL, {"HWRT_SIM_LINK_GBPS", "\"fast\"", "10000"}, 0, 0},
+    /* a 4 KiB copy would take an hour / the copy time's conversion overflows */
+    {{"HWRT_SIM_LINK_GBPS=1e-9"}, "device_fails", "sim", NULL,
+     {"HWRT_SIM_LINK_GBPS", "\"1e-9\"", "0.01..10000"}, 0, 0},
+    {{"HWRT_SIM_LINK_GBPS=1e-300"}, "device_fails", "sim", NULL,
+     {"HWRT_SIM_LINK_GBPS", "\"1e-300\"", "0.01..10000"}, 0, 0},
+    {{"HWRT_SIM_PAGEABLE_GBPS=1e-9"}, "device_fails", "sim", NULL,
+     {"HWRT_SIM_PAGEABLE_GBPS", "\"1e-9\"", "0.01..10000"}, 0, 0},
     {{"HWRT_SIM_PAGEABLE_GBPS=-1"}, "device_fails", "sim", NULL, {"HWRT_SIM_PAGEABLE_GBPS", "\"-1\""}, 0, 0},
     {{"HWRT_SIM_COMPUTE_UNITS=0"}, "device_fails", "sim", NULL, {"HWRT_SIM_COMPUTE_UNITS", "\"0\""}, 0, 0},
     {{"HWRT_SIM_SPIN_US=x"}, "device_fails", "sim", NULL, {"HWRT_SIM_SPIN_US", "\"x\""}, 0, 0},
