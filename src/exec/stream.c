@@ -11,6 +11,7 @@
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static hwi_stream *defaults[HWI_MAX_DEVICES];
+static _Atomic(void *) default_h[HWI_MAX_DEVICES];   /* their handles, read without mu */
 static hwi_stream **live;            /* every stream, defaults included */
 static size_t nlive, cap_live;
 
@@ -74,15 +75,13 @@ static hwrt_status create(hwi_device *d, int priority, int is_default, hwi_strea
     return HWRT_SUCCESS;
 }
 
-/* The default stream, pinned; NULL while it does not exist. Pinned under mu, which
- * shutdown takes to drop the defaults, so the pin never lands on a freed stream. */
+/* The default stream, pinned; NULL while it does not exist. Lock-free (every op on the
+ * default stream comes here): pinning goes through the handle, which a shutdown that
+ * dropped the stream has made dead, so the pin never lands on a freed stream. */
 static hwi_stream *pin_default(int device)
 {
-    pthread_mutex_lock(&mu);
-    hwi_stream *s = defaults[device];
-    if (s && !hwi_handle_acquire(s->handle, HWI_H_STREAM)) s = NULL;
-    pthread_mutex_unlock(&mu);
-    return s;
+    void *h = atomic_load_explicit(&default_h[device], memory_order_acquire);
+    return h ? hwi_handle_acquire(h, HWI_H_STREAM) : NULL;
 }
 
 hwrt_status hwi_stream_default(int device, hwi_stream **out)
@@ -94,7 +93,10 @@ hwrt_status hwi_stream_default(int device, hwi_stream **out)
     HWI_TRY(create(d, 0, 1, &s));
     pthread_mutex_lock(&mu);
     int won = !defaults[device];
-    if (won) defaults[device] = s;
+    if (won) {
+        defaults[device] = s;
+        atomic_store_explicit(&default_h[device], s->handle, memory_order_release);
+    }
     pthread_mutex_unlock(&mu);
     if (!won)                        /* another thread made it first */
         hwi_handle_kill(s->handle, HWI_H_STREAM, NULL);
@@ -193,6 +195,7 @@ static hwrt_status shutdown_streams(void)
     live = NULL;
     nlive = cap_live = 0;
     memset(defaults, 0, sizeof defaults);
+    for (int i = 0; i < HWI_MAX_DEVICES; i++) atomic_store(&default_h[i], NULL);
     pthread_mutex_unlock(&mu);
     /* each handle dies; stream_dtor synchronizes and frees the stream (at once: calls
      * still using a stream when hwrt_shutdown runs are the caller's error) */
