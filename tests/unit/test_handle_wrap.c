@@ -81,7 +81,32 @@ int main(void)
     EXPECT(hwi_handle_acquire(r, HWI_H_TENSOR) == NULL);
     EXPECT(hwi_handle_acquire((void *)((uintptr_t)r ^ (1ull << 33)), HWI_H_OTHER) == NULL);
     EXPECT(hwi_handle_acquire(NULL, HWI_H_OTHER) == NULL);
+    EXPECT(hwi_handle_acquire((void *)((uintptr_t)r & ~(uintptr_t)1), HWI_H_OTHER) == NULL);
+    /* the type bits of another type on r's slot and generation: not a tensor, not killed */
+    void *forged = (void *)(((uintptr_t)r & ~((uintptr_t)0x7f << 1)) | ((uintptr_t)HWI_H_TENSOR << 1));
+    EXPECT(hwi_handle_acquire(forged, HWI_H_TENSOR) == NULL);
+    EXPECT(hwi_handle_kill(forged, HWI_H_TENSOR, NULL) == 0);
     EXPECT(hwi_handle_live(r, HWI_H_OTHER));
+
+    TEST_CASE("many_live");               /* more than one chunk of slots (4096 each) */
+    enum { MANY = 10000 };
+    static void *many[MANY];
+    int all = 1;
+    for (int i = 0; i < MANY; i++) {
+        many[i] = hwi_handle_new(HWI_H_OTHER, &objs[i % 64]);
+        all &= many[i] != NULL;
+    }
+    EXPECT(all);
+    for (int i = 0; all && i < MANY; i++) {
+        void *o = hwi_handle_acquire(many[i], HWI_H_OTHER);
+        if (o != &objs[i % 64]) { all = 0; break; }
+        hwi_handle_put(many[i]);
+        for (int j = i + 1; j < i + 3 && j < MANY; j++) all &= many[j] != many[i];
+    }
+    EXPECT(all);
+    dtor_runs = 0;
+    for (int i = 0; i < MANY; i++) hwi_handle_kill(many[i], HWI_H_OTHER, NULL);
+    EXPECT(dtor_runs == MANY);
 
     TEST_CASE("drain");
     dtor_runs = drained = 0;
