@@ -56,7 +56,8 @@ HWRT_API const char *hwrt_version(void);
  *   offload:     memory_offload (ON/OFF), auto_offload (bool), offload_cpu_size (size),
  *                offload_disk_size (size), offload_path (path), enable_pinned_mem (bool),
  *                prefetch_depth (int)
- *   execution:   launch_blocking (bool), check_sync (bool), log_level (0..4)
+ *   execution:   launch_blocking (bool), check_sync (bool), log_level (off, error, warn, info,
+ *                debug, trace or 0..5)
  *   distributed: dist_timeout (seconds a collective may wait for its peers before it
  *                returns HWRT_ERROR_DIST; default 300; env HWRT_DIST_TIMEOUT too),
  *                dist_force_staging (bool: copy through pinned host buffers even when

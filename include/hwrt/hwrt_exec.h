@@ -60,7 +60,8 @@ HWRT_API hwrt_status hwrt_stream_default(hwrt_stream *s);
 
 /* Run fn(arg) on a host thread once work queued on s before it has finished; work
  * queued after it waits for fn to return. fn must not call hwrt synchronization
- * functions (it would wait for itself). */
+ * functions (it would wait for itself): from inside fn they return
+ * HWRT_ERROR_NOT_PERMITTED. */
 typedef void (*hwrt_host_fn)(void *arg);
 HWRT_API hwrt_status hwrt_launch_host_func(hwrt_stream s, hwrt_host_fn fn, void *arg);
 

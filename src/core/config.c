@@ -4,6 +4,7 @@
 #include "status.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -42,7 +43,9 @@ static const cfg_desc schema[HWI_CFG_COUNT] = {
     [HWI_CFG_PREFETCH_DEPTH] = {"prefetch_depth", HWI_T_INT, "2", 0, 64, "an integer 0..64"},
     [HWI_CFG_LAUNCH_BLOCKING] = {"launch_blocking", HWI_T_BOOL, "0", 0, 0, "true or false"},
     [HWI_CFG_CHECK_SYNC] = {"check_sync", HWI_T_BOOL, "0", 0, 0, "true or false"},
-    [HWI_CFG_LOG_LEVEL] = {"log_level", HWI_T_INT, "0", 0, 4, "an integer 0 (off) .. 4 (debug)"},
+    [HWI_CFG_LOG_LEVEL] = {"log_level", HWI_T_INT, "0", 0, 5,
+                           "off, error, warn, info, debug or trace, or a number 0 (off) .. 5 "
+                           "(trace)"},
     [HWI_CFG_DIST_TIMEOUT] = {"dist_timeout", HWI_T_DOUBLE, "300", 0.001, 1e6,
                               "seconds between 0.001 and 1000000, e.g. \"30\""},
     [HWI_CFG_DIST_FORCE_STAGING] = {"dist_force_staging", HWI_T_BOOL, "0", 0, 0, "true or false"},
@@ -64,6 +67,12 @@ hwrt_status hwi_parse_size(const char *what, const char *text, uint64_t *out)
     while (isspace((unsigned char)*p)) p++;
     if (*p == '-')
         goto bad;
+    /* decimal only: strtod would read "0x1e" as 30 and "0x1p4" as 16, easy to misread
+     * next to units (docs/RELIABILITY.md) */
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: \"%s\" is hexadecimal; sizes are "
+                       "decimal bytes or a decimal number with a unit, e.g. \"4096\" or \"4KB\"",
+                       what, text);
     char *end;
     double v = strtod(p, &end);
     if (end == p || !isfinite(v) || v < 0)
@@ -85,6 +94,12 @@ hwrt_status hwi_parse_size(const char *what, const char *text, uint64_t *out)
     double bytes = v * mult;
     if (bytes >= 18446744073709551615.0)
         goto bad;
+    /* "0.4" would become 0 bytes, which means "no cap" / "off" for most sizes: the
+     * opposite of a tiny value. Only a written 0 is 0. */
+    if (v > 0 && bytes < 1)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: \"%s\" is less than one byte and "
+                       "would round to 0, which means none / no limit; write 0 for that, or a "
+                       "size of at least 1 byte such as \"1KB\"", what, text);
     *out = (uint64_t)bytes;
     return HWRT_SUCCESS;
 bad:
@@ -104,6 +119,35 @@ hwrt_status hwi_parse_bool(const char *what, const char *text, int *out)
     return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
                    "%s: \"%s\" is not a boolean; use true/false, on/off, yes/no or 1/0",
                    what, text ? text : "(null)");
+}
+
+uint64_t hwi_env_count(const char *name, uint64_t lo, uint64_t hi, uint64_t def)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return def;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (isdigit((unsigned char)v[0]) && !*end && !errno && n >= lo && n <= hi)
+        return n;
+    fprintf(stderr, "[hwrt warn] %s=\"%s\" is not a whole number in %llu..%llu; using the "
+            "default (%llu)\n", name, v, (unsigned long long)lo, (unsigned long long)hi,
+            (unsigned long long)def);
+    return def;
+}
+
+int hwi_env_flag(const char *name, int def)
+{
+    const char *v = getenv(name);
+    int on;
+    if (!v || !*v)
+        return def;
+    if (hwi_parse_bool(name, v, &on) == HWRT_SUCCESS)
+        return on;
+    fprintf(stderr, "[hwrt warn] %s=\"%s\" is not a boolean; use 1/0, true/false, on/off or "
+            "yes/no; using the default (%s)\n", name, v, def ? "on" : "off");
+    return def;
 }
 
 static int find_key(const char *key)
@@ -140,9 +184,18 @@ static hwrt_status set_value(int k, const char *value, const char *source)
     case HWI_T_INT: {
         char *end;
         long long v = strtoll(value, &end, 10);
+        if (k == HWI_CFG_LOG_LEVEL && (end == value || *end)) {
+            static const char *const names[] = {"off", "error", "warn", "info", "debug", "trace"};
+            for (int i = 0; i < 6; i++)
+                if (!strcasecmp(value, names[i]) || (i == 2 && !strcasecmp(value, "warning"))) {
+                    v = i;
+                    end = (char *)value + strlen(value);
+                }
+        }
         if (end == value || *end || v < d->min || v > d->max)
-            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: \"%s\" is out of range; expected %s",
-                           what, value, d->help);
+            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: \"%s\" is %s; expected %s", what,
+                           value, end == value || *end ? "not a number (out of range)"
+                                                       : "out of range", d->help);
         atomic_store(&ival[k], v);
         break;
     }
@@ -150,8 +203,9 @@ static hwrt_status set_value(int k, const char *value, const char *source)
         char *end;
         double v = strtod(value, &end);
         if (end == value || *end || !(v >= d->min && v <= d->max))
-            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: \"%s\" is out of range; expected %s",
-                           what, value, d->help);
+            return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: \"%s\" is %s; expected %s", what,
+                           value, end == value || *end ? "not a number (out of range)"
+                                                       : "out of range", d->help);
         atomic_store(&dval[k], v);
         break;
     }
@@ -180,10 +234,14 @@ static hwrt_status apply_one(const char *source, const char *item)
     memcpy(key, item, (size_t)(colon - item));
     key[colon - item] = 0;
     int k = find_key(key);
-    if (k < 0)
-        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
-                       "%s: unknown key '%s'; see hwrt_set_config in hwrt_core.h for the keys",
-                       source, key);
+    if (k < 0) {
+        char keys[1024] = "";
+        for (int i = 0; i < HWI_CFG_COUNT; i++)
+            snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "%s%s", i ? ", " : "",
+                     schema[i].key);
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: unknown key '%s' in entry \"%s\"; "
+                       "the keys are %s", source, key, item, keys);
+    }
     return set_value(k, colon + 1, source);
 }
 
@@ -217,8 +275,19 @@ static void load_defaults(void)
     }
 }
 
-/* Env errors cannot be returned from here: they are logged and the default stays. The
- * same text is re-validated (and reported) by hwrt_set_config users and tests. */
+/* Env errors cannot be returned from here: each bad value gets one warning on stderr
+ * (whatever the log level: the user asked for something that is not happening) naming
+ * the variable, the value and the accepted form, and the key keeps its default. A bad
+ * entry of a list spoils only itself. */
+static void env_warn(const char *why, int key)
+{
+    if (key >= 0)
+        fprintf(stderr, "[hwrt warn] %s; '%s' keeps its default (%s)\n", why, schema[key].key,
+                schema[key].def);
+    else
+        fprintf(stderr, "[hwrt warn] %s; it was ignored\n", why);
+}
+
 static void load_env(void)
 {
     static const struct { const char *env; int key; } single[] = {
@@ -230,20 +299,46 @@ static void load_env(void)
     for (size_t i = 0; i < sizeof single / sizeof single[0]; i++) {
         const char *v = getenv(single[i].env);
         if (v && *v && set_value(single[i].key, v, single[i].env) != HWRT_SUCCESS)
-            fprintf(stderr, "[hwrt warn] ignored %s: %s\n", single[i].env, hwrt_last_error());
+            env_warn(hwrt_last_error(), single[i].key);
     }
     static const char *const lists[] = {"HWRT_ALLOC_CONF", "HWRT_OFFLOAD_CONF"};
     for (int i = 0; i < 2; i++) {
         const char *v = getenv(lists[i]);
-        if (v && *v && hwi_cfg_apply_list(lists[i], v) != HWRT_SUCCESS)
-            fprintf(stderr, "[hwrt warn] ignored part of %s: %s\n", lists[i], hwrt_last_error());
+        char buf[2048];
+        if (!v || !*v)
+            continue;
+        if (strlen(v) >= sizeof buf) {
+            char why[160];
+            snprintf(why, sizeof why, "%s is longer than %zu characters (a list of key:value "
+                     "entries separated by commas)", lists[i], sizeof buf - 1);
+            env_warn(why, -1);
+            continue;
+        }
+        snprintf(buf, sizeof buf, "%s", v);
+        char *save = NULL;
+        for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+            while (isspace((unsigned char)*item)) item++;
+            if (!*item || apply_one(lists[i], item) == HWRT_SUCCESS)
+                continue;
+            const char *colon = strpbrk(item, ":=");
+            char key[128] = "";
+            if (colon && (size_t)(colon - item) < sizeof key) memcpy(key, item, (size_t)(colon - item));
+            env_warn(hwrt_last_error(), key[0] ? find_key(key) : -1);
+        }
     }
 }
 
+/* Set while the calling thread loads the configuration: anything that reads an option
+ * meanwhile (an error sentence asks for the log level) gets the defaults loaded so far
+ * instead of re-entering pthread_once, which would wait for itself forever. */
+static _Thread_local int loading;
+
 static void init_once(void)
 {
+    loading = 1;
     load_defaults();
     load_env();
+    loading = 0;
 }
 
 static atomic_int ready;
@@ -253,6 +348,8 @@ static atomic_int ready;
 static inline void ensure(void)
 {
     if (__builtin_expect(!atomic_load_explicit(&ready, memory_order_acquire), 0)) {
+        if (loading)
+            return;
         pthread_once(&once, init_once);
         atomic_store_explicit(&ready, 1, memory_order_release);
     }

@@ -57,6 +57,12 @@ static inline uint64_t hwi_cfg_generation_peek(void)
 hwrt_status hwi_parse_size(const char *what, const char *text, uint64_t *out);
 hwrt_status hwi_parse_bool(const char *what, const char *text, int *out);
 
+/* Environment variables outside the option table (the profiler's, the sim registry's):
+ * unset or empty gives def silently; a bad value gives one warning on stderr naming the
+ * variable, the value and the accepted form, and def. */
+uint64_t hwi_env_count(const char *name, uint64_t lo, uint64_t hi, uint64_t def);
+int hwi_env_flag(const char *name, int def);
+
 /* Apply "key:value,key:value" (the HWRT_ALLOC_CONF form); `source` names it in errors. */
 hwrt_status hwi_cfg_apply_list(const char *source, const char *list);
 

@@ -11,7 +11,7 @@ void hwi_log(int level, const char *fmt, ...)
 {
     if (level > hwi_log_level())
         return;
-    static const char *const tag[] = {"", "error", "warn", "info", "debug"};
+    static const char *const tag[] = {"", "error", "warn", "info", "debug", "trace"};
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "[hwrt %s] ", tag[level]);

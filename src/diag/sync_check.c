@@ -67,7 +67,7 @@ static int stream_index(hwi_stream *s)
         if (streams[i].handle == s->handle) return i;
     int slot = -1;
     for (int i = 0; i < nstreams && slot < 0; i++)      /* reuse a destroyed stream's slot */
-        if (!hwi_handle_get(streams[i].handle, HWI_H_STREAM)) slot = i;
+        if (!hwi_handle_live(streams[i].handle, HWI_H_STREAM)) slot = i;
     if (slot < 0 && nstreams < MAXS) slot = nstreams++;
     if (slot < 0) return -1;
     /* a reused slot keeps its seq numbers moving forward; accesses of the destroyed
@@ -108,7 +108,7 @@ static int ordered(const access *a, int s)
 {
     if (a->s == s || streams[s].vc[a->s] >= a->seq) return 1;
     /* the earlier stream is gone: hwrt_stream_destroy synchronized it */
-    return hwi_handle_get(streams[a->s].handle, HWI_H_STREAM) == NULL;
+    return !hwi_handle_live(streams[a->s].handle, HWI_H_STREAM);
 }
 
 enum { RAW, WAW, WAR };
@@ -217,7 +217,7 @@ static void event_store(void *h, int internal, const uint64_t *vc)
 {
     for (size_t i = 0; i < nevents; i++)
         if (events[i].handle == h ||
-            (!events[i].internal && !hwi_handle_get(events[i].handle, HWI_H_EVENT))) {
+            (!events[i].internal && !hwi_handle_live(events[i].handle, HWI_H_EVENT))) {
             events[i].handle = h;
             events[i].internal = internal;
             memcpy(events[i].vc, vc, sizeof events[i].vc);

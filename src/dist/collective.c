@@ -37,6 +37,15 @@ typedef struct {
     int direct;                 /* engine works on device memory in place */
 } coll;
 
+/* A collective holds its tensors and stream pinned until it returns (core/handle.h). */
+static void coll_end(coll *c)
+{
+    hwi_tensor_put(c->x);
+    hwi_tensor_put(c->y);
+    hwi_stream_put(c->s);
+}
+#define COLL(c) coll c __attribute__((cleanup(coll_end))) = {0}
+
 hwrt_status hwi_dist_free_staging(void)
 {
     for (int i = 0; i < 2; i++) {
@@ -58,13 +67,11 @@ static void describe(const hwi_tensor *t, char *buf, size_t len)
 /* Resolve handles and stream; tensors must live on the stream's device. */
 static hwrt_status enter(coll *c, const char *api, hwrt_tensor x, hwrt_tensor y, hwrt_stream sh)
 {
-    memset(c, 0, sizeof *c);
     c->api = api;
     HWI_TRY(hwrt_dist_init());
     HWI_TRY(hwi_tensor_resolve(x, &c->x));
     if (y) HWI_TRY(hwi_tensor_resolve(y, &c->y));
-    if (sh) HWI_TRY(hwi_stream_resolve(sh, &c->s));
-    else HWI_TRY(hwi_stream_default(c->x->device, &c->s));
+    HWI_TRY(hwi_stream_resolve_on(sh, c->x->device, &c->s));
     hwi_tensor *all[2] = {c->x, c->y};
     for (int i = 0; i < 2; i++)
         if (all[i] && all[i]->device != c->s->device)
@@ -164,7 +171,7 @@ static hwrt_status run_reduce(coll *c, hwrt_reduce_op op, void *out, const void 
 
 hwrt_status hwrt_allreduce(hwrt_tensor t, hwrt_reduce_op op, hwrt_stream s)
 {
-    coll c;
+    COLL(c);
     HWI_TRY(enter(&c, "hwrt_allreduce", t, NULL, s));
     HWI_TRY(check_reduce(c.api, c.x, op));
     pthread_mutex_lock(&coll_mu);
@@ -181,7 +188,7 @@ hwrt_status hwrt_allreduce(hwrt_tensor t, hwrt_reduce_op op, hwrt_stream s)
 
 hwrt_status hwrt_broadcast(hwrt_tensor t, int root, hwrt_stream s)
 {
-    coll c;
+    COLL(c);
     HWI_TRY(enter(&c, "hwrt_broadcast", t, NULL, s));
     if (root < 0 || root >= hwi_dist_g.size)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_broadcast: root %d is not a rank of "
@@ -220,7 +227,7 @@ static hwrt_status check_sizes(const coll *c, const hwi_tensor *big, const char 
 
 hwrt_status hwrt_allgather(hwrt_tensor out, hwrt_tensor in, hwrt_stream s)
 {
-    coll c;
+    COLL(c);
     HWI_TRY(enter(&c, "hwrt_allgather", out, in, s));
     HWI_TRY(check_sizes(&c, c.x, "output", c.y, "input"));
     pthread_mutex_lock(&coll_mu);
@@ -238,7 +245,7 @@ hwrt_status hwrt_allgather(hwrt_tensor out, hwrt_tensor in, hwrt_stream s)
 
 hwrt_status hwrt_reduce_scatter(hwrt_tensor out, hwrt_tensor in, hwrt_reduce_op op, hwrt_stream s)
 {
-    coll c;
+    COLL(c);
     HWI_TRY(enter(&c, "hwrt_reduce_scatter", out, in, s));
     HWI_TRY(check_reduce(c.api, c.y, op));
     HWI_TRY(check_sizes(&c, c.y, "input", c.x, "output"));

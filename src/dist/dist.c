@@ -18,7 +18,10 @@ void hwi_dist_unlock(void) { pthread_mutex_unlock(&mu); }
 void hwi_dist_hostname(char *buf, size_t len)
 {
     const char *v = getenv("HWRT_DIST_HOSTNAME");
-    if (v && *v) { snprintf(buf, len, "%s", v); return; }
+    if (v && *v && strlen(v) < len) { snprintf(buf, len, "%s", v); return; }
+    if (v && *v)     /* cut short it could equal another host's name: not used */
+        fprintf(stderr, "[hwrt warn] HWRT_DIST_HOSTNAME=\"%.40s...\" is longer than %zu "
+                "characters; using the host's own name\n", v, len - 1);
     if (gethostname(buf, len) != 0) snprintf(buf, len, "localhost");
     buf[len - 1] = 0;
 }

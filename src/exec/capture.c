@@ -190,7 +190,7 @@ void hwi_capture_keep(hwi_stream *s, void *obj, int write, const hwi_keep_ops *o
 
 hwrt_status hwrt_stream_begin_capture(hwrt_stream h)
 {
-    hwi_stream *s = NULL;
+    HWI_STREAM_REF(s);
     HWI_TRY(hwi_stream_resolve(h, &s));
     HWI_TRY(hwi_dispatch_add_hook(&capture_hook));
     hwi_graph *g = calloc(1, sizeof *g);
@@ -226,7 +226,7 @@ hwrt_status hwrt_stream_begin_capture(hwrt_stream h)
 
 hwrt_status hwrt_stream_end_capture(hwrt_stream h, hwrt_graph *out)
 {
-    hwi_stream *s = NULL;
+    HWI_STREAM_REF(s);
     HWI_TRY(hwi_stream_resolve(h, &s));
     if (!out)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_stream_end_capture: out is NULL (the "

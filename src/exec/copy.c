@@ -85,7 +85,7 @@ static hwrt_status prepare(const char *api, void *dst, const void *src, size_t b
 hwrt_status hwrt_memcpy_async(void *dst, const void *src, size_t bytes, hwrt_memcpy_kind kind,
                               hwrt_stream h)
 {
-    hwi_stream *s = NULL;
+    HWI_STREAM_REF(s);
     HWI_TRY(hwi_stream_resolve(h, &s));
     if (bytes == 0)
         return HWRT_SUCCESS;
@@ -107,7 +107,7 @@ hwrt_status hwrt_memcpy(void *dst, const void *src, size_t bytes, hwrt_memcpy_ki
     hwi_work w = {0};
     int device;
     HWI_TRY(prepare("hwrt_memcpy", dst, src, bytes, kind, &w, &device));
-    hwi_stream *s = NULL;
+    HWI_STREAM_REF(s);
     if (device >= 0) HWI_TRY(hwi_stream_default(device, &s));
     else HWI_TRY(hwi_stream_resolve(NULL, &s));
     HWI_TRY(hwi_host_sync_check("hwrt_memcpy", s));
@@ -118,7 +118,7 @@ hwrt_status hwrt_memcpy(void *dst, const void *src, size_t bytes, hwrt_memcpy_ki
 
 hwrt_status hwrt_memset_async(void *dptr, int value, size_t bytes, hwrt_stream h)
 {
-    hwi_stream *s = NULL;
+    HWI_STREAM_REF(s);
     HWI_TRY(hwi_stream_resolve(h, &s));
     if (bytes == 0)
         return HWRT_SUCCESS;

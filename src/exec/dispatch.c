@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 
 #define MAX_HOOKS 8
 
@@ -46,6 +47,45 @@ void hwi_dispatch_remove_hook(const hwi_hook *h)
     pthread_mutex_unlock(&mu);
 }
 
+/* A host function runs through this trampoline, which marks its thread as inside a host
+ * function of that stream: a host-blocking call from there would wait for the function
+ * itself (the backend runs a device's host functions on one thread, in stream order), so
+ * hwi_host_sync_check refuses it instead of hanging. */
+typedef struct {
+    hwrt_host_fn fn;
+    void *arg;
+    int device;
+} host_call;
+
+static _Thread_local const host_call *in_host_fn;
+
+static void host_trampoline(void *p)
+{
+    host_call c = *(host_call *)p;
+    free(p);
+    const host_call *outer = in_host_fn;
+    in_host_fn = &c;
+    c.fn(c.arg);
+    in_host_fn = outer;
+}
+
+static hwrt_status submit_host_func(const hwrt_backend_ops *ops, const hwi_work *w)
+{
+    host_call *c = malloc(sizeof *c);
+    if (!c)
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_launch_host_func: host out of memory");
+    *c = (host_call){w->u.host.fn, w->u.host.arg, w->stream->device};
+    if (!ops->host_func) {             /* fallback: run it in order, on this thread */
+        hwrt_status st = ops->stream_synchronize(w->stream->bs);
+        if (st != HWRT_SUCCESS) { free(c); return st; }
+        host_trampoline(c);
+        return HWRT_SUCCESS;
+    }
+    hwrt_status st = ops->host_func(w->stream->bs, host_trampoline, c);
+    if (st != HWRT_SUCCESS) free(c);
+    return st;
+}
+
 hwrt_status hwi_dispatch_submit(const hwi_work *w)
 {
     const hwrt_backend_ops *ops = hwi_ops_if_selected();
@@ -59,12 +99,7 @@ hwrt_status hwi_dispatch_submit(const hwi_work *w)
     case HWI_WORK_KERNEL:
         return ops->kernel_launch(bs, &w->u.kernel);
     case HWI_WORK_HOST_FUNC:
-        if (!ops->host_func) {         /* fallback: run it in order, on this thread */
-            HWI_TRY(ops->stream_synchronize(bs));
-            w->u.host.fn(w->u.host.arg);
-            return HWRT_SUCCESS;
-        }
-        return ops->host_func(bs, w->u.host.fn, w->u.host.arg);
+        return submit_host_func(ops, w);
     case HWI_WORK_EVENT_RECORD:
         return ops->event_record(w->u.event.ev->be, bs);
     case HWI_WORK_EVENT_WAIT:
@@ -99,8 +134,20 @@ hwrt_status hwi_dispatch(hwi_work *w)
     return st;
 }
 
+hwrt_status hwi_host_fn_check(const char *api)
+{
+    if (__builtin_expect(in_host_fn != NULL, 0))
+        return hwi_err(HWRT_ERROR_NOT_PERMITTED, "%s was called from a host function (queued "
+                       "with hwrt_launch_host_func on device %d): it would wait for work that "
+                       "runs after the host function returns, i.e. for itself, and hang. Do the "
+                       "synchronization after the host function, on the thread that queued it, "
+                       "or queue the dependent work with events", api, in_host_fn->device);
+    return HWRT_SUCCESS;
+}
+
 hwrt_status hwi_host_sync_check(const char *api, hwi_stream *s)
 {
+    HWI_TRY(hwi_host_fn_check(api));
     int n = atomic_load_explicit(&nhooks, memory_order_acquire);
     for (int i = 0; i < n; i++) {
         const hwi_hook *h = atomic_load(&hooks[i]);

@@ -52,6 +52,9 @@ hwrt_status hwi_dispatch(hwi_work *w);
 /* Submit to the backend, bypassing hooks (graph replay uses it). */
 hwrt_status hwi_dispatch_submit(const hwi_work *w);
 hwrt_status hwi_host_sync_check(const char *api, hwi_stream *s);
+/* NOT_PERMITTED when called from a host function (hwrt_launch_host_func): a host-blocking
+ * call there would wait for itself. hwi_host_sync_check includes it. */
+hwrt_status hwi_host_fn_check(const char *api);
 /* Tell the hooks that a host-blocking call checked with hwi_host_sync_check returned. */
 void hwi_host_sync_end(const char *api, hwi_stream *s, hwrt_status st);
 

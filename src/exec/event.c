@@ -8,7 +8,7 @@
 
 hwrt_status hwi_event_resolve(hwrt_event h, hwi_event **out)
 {
-    hwi_event *e = hwi_handle_get(h, HWI_H_EVENT);
+    hwi_event *e = hwi_handle_acquire(h, HWI_H_EVENT);
     if (!e)
         return hwi_err(HWRT_ERROR_INVALID_HANDLE, "event handle %p is not a live event "
                        "(destroyed, NULL, or not from hwrt_event_create)", (void *)h);
@@ -16,11 +16,23 @@ hwrt_status hwi_event_resolve(hwrt_event h, hwi_event **out)
     return HWRT_SUCCESS;
 }
 
+void hwi_event_put(hwi_event *e)
+{
+    if (e && !e->internal) hwi_handle_put(e->handle);
+}
+
 static void drop_event(void *obj)
 {
     hwi_event *e = obj;
-    hwi_ops_if_selected()->event_destroy(e->be);
+    hwi_ops_if_selected()->event_destroy(e->be);   /* pending waits keep their reference */
     free(e);
+}
+
+/* The last reference went: the handle was destroyed and no call uses the event. */
+static hwrt_status event_dtor(void *obj)
+{
+    drop_event(obj);
+    return HWRT_SUCCESS;
 }
 
 /* Shutdown (after the streams were synchronized): events still alive become stale. */
@@ -46,6 +58,7 @@ hwrt_status hwrt_event_create(hwrt_event *out, unsigned flags)
     e->flags = flags;
     hwrt_status st = hwi_ops_if_selected()->event_create(d->bdev, flags, &e->be);
     if (st != HWRT_SUCCESS) { free(e); return st; }
+    hwi_handle_set_dtor(HWI_H_EVENT, event_dtor);
     e->handle = hwi_handle_new(HWI_H_EVENT, e);
     if (!e->handle) {
         hwi_ops_if_selected()->event_destroy(e->be);
@@ -57,21 +70,19 @@ hwrt_status hwrt_event_create(hwrt_event *out, unsigned flags)
     return HWRT_SUCCESS;
 }
 
+/* Later calls with h fail at once; a call using the event meanwhile finishes with it. */
 hwrt_status hwrt_event_destroy(hwrt_event h)
 {
-    hwi_event *e = hwi_handle_free(h, HWI_H_EVENT);
-    if (!e)
+    if (!hwi_handle_kill(h, HWI_H_EVENT, NULL))
         return hwi_err(HWRT_ERROR_INVALID_HANDLE, "hwrt_event_destroy(%p): not a live event "
                        "(already destroyed?)", (void *)h);
-    hwi_ops_if_selected()->event_destroy(e->be);   /* pending waits keep their reference */
-    free(e);
     return HWRT_SUCCESS;
 }
 
 hwrt_status hwrt_event_record(hwrt_event h, hwrt_stream sh)
 {
-    hwi_event *e = NULL;
-    hwi_stream *s = NULL;
+    HWI_EVENT_REF(e);
+    HWI_STREAM_REF(s);
     HWI_TRY(hwi_event_resolve(h, &e));
     HWI_TRY(hwi_stream_resolve(sh, &s));
     if (e->device != s->device)
@@ -87,8 +98,8 @@ hwrt_status hwrt_event_record(hwrt_event h, hwrt_stream sh)
 
 hwrt_status hwrt_stream_wait_event(hwrt_stream sh, hwrt_event h)
 {
-    hwi_event *e = NULL;
-    hwi_stream *s = NULL;
+    HWI_EVENT_REF(e);
+    HWI_STREAM_REF(s);
     HWI_TRY(hwi_stream_resolve(sh, &s));
     HWI_TRY(hwi_event_resolve(h, &e));
     hwi_work w = {.kind = HWI_WORK_EVENT_WAIT, .stream = s, .name = "EventWait"};
@@ -98,14 +109,14 @@ hwrt_status hwrt_stream_wait_event(hwrt_stream sh, hwrt_event h)
 
 hwrt_status hwrt_event_query(hwrt_event h)
 {
-    hwi_event *e = NULL;
+    HWI_EVENT_REF(e);
     HWI_TRY(hwi_event_resolve(h, &e));
     return hwi_ops_if_selected()->event_query(e->be);
 }
 
 hwrt_status hwrt_event_synchronize(hwrt_event h)
 {
-    hwi_event *e = NULL;
+    HWI_EVENT_REF(e);
     HWI_TRY(hwi_event_resolve(h, &e));
     HWI_TRY(hwi_host_sync_check("hwrt_event_synchronize", NULL));
     hwrt_status st = hwi_ops_if_selected()->event_synchronize(e->be);
@@ -117,7 +128,8 @@ hwrt_status hwrt_event_elapsed_ms(float *ms, hwrt_event start, hwrt_event end)
 {
     if (!ms)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_event_elapsed_ms: ms is NULL");
-    hwi_event *a = NULL, *b = NULL;
+    HWI_EVENT_REF(a);
+    HWI_EVENT_REF(b);
     HWI_TRY(hwi_event_resolve(start, &a));
     HWI_TRY(hwi_event_resolve(end, &b));
     if (!a->recorded || !b->recorded)

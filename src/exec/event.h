@@ -13,6 +13,11 @@ struct hwi_event {
     int internal;      /* the runtime's own (offload), not in the handle table */
 };
 
+/* The live event behind e, pinned until hwi_event_put (core/handle.h). */
 hwrt_status hwi_event_resolve(hwrt_event e, hwi_event **out);
+void hwi_event_put(hwi_event *e);
+static inline void hwi_event_unpin(hwi_event **e) { hwi_event_put(*e); }
+/* A local that holds a resolved event and puts it when it goes out of scope. */
+#define HWI_EVENT_REF(v) hwi_event *v __attribute__((cleanup(hwi_event_unpin))) = NULL
 
 #endif

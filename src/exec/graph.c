@@ -32,6 +32,18 @@ void hwi_graph_free(hwi_graph *g)
     free(g);
 }
 
+/* The last reference went: the handle was destroyed and no launch uses the graph. */
+static hwrt_status graph_dtor(void *obj)
+{
+    hwi_graph *g = obj;
+    pthread_mutex_lock(&list_mu);
+    for (size_t i = 0; i < nlive; i++)
+        if (live[i] == g) { live[i] = live[--nlive]; break; }
+    pthread_mutex_unlock(&list_mu);
+    hwi_graph_free(g);
+    return HWRT_SUCCESS;
+}
+
 static hwrt_status shutdown_graphs(void)
 {
     hwi_capture_abort_all();
@@ -41,10 +53,8 @@ static hwrt_status shutdown_graphs(void)
     live = NULL;
     nlive = cap_live = 0;
     pthread_mutex_unlock(&list_mu);
-    for (size_t i = 0; i < n; i++) {
-        hwi_handle_free(list[i]->handle, HWI_H_GRAPH);
-        hwi_graph_free(list[i]);
-    }
+    for (size_t i = 0; i < n; i++)
+        hwi_handle_kill(list[i]->handle, HWI_H_GRAPH, NULL);     /* graph_dtor frees it */
     free(list);
     return HWRT_SUCCESS;
 }
@@ -58,6 +68,7 @@ hwrt_status hwi_graph_publish(hwi_graph *g)
         if (nl) { live = nl; cap_live = nc; }
     }
     int ok = nlive < cap_live;
+    hwi_handle_set_dtor(HWI_H_GRAPH, graph_dtor);
     if (ok) g->handle = hwi_handle_new(HWI_H_GRAPH, g);
     ok = ok && g->handle;
     if (ok) live[nlive++] = g;
@@ -71,9 +82,17 @@ hwrt_status hwi_graph_publish(hwi_graph *g)
     return HWRT_SUCCESS;
 }
 
+static void graph_unpin(hwi_graph **g)
+{
+    if (*g) hwi_handle_put((*g)->handle);
+}
+/* A local that holds a resolved (pinned) graph and puts it when it goes out of scope. */
+#define GRAPH_REF(v) hwi_graph *v __attribute__((cleanup(graph_unpin))) = NULL
+
+/* The live graph behind h, pinned (core/handle.h). */
 static hwrt_status resolve(hwrt_graph h, hwi_graph **out)
 {
-    hwi_graph *g = hwi_handle_get(h, HWI_H_GRAPH);
+    hwi_graph *g = hwi_handle_acquire(h, HWI_H_GRAPH);
     if (!g)
         return hwi_err(HWRT_ERROR_INVALID_HANDLE, "graph handle %p is not a live graph "
                        "(destroyed, NULL, or not from hwrt_stream_end_capture)", (void *)h);
@@ -81,8 +100,15 @@ static hwrt_status resolve(hwrt_graph h, hwi_graph **out)
     return HWRT_SUCCESS;
 }
 
+static void put_events(hwi_graph *g, size_t upto)
+{
+    for (size_t i = 0; i < upto; i++)
+        if (g->events[i]) hwi_event_put(g->nodes[i].u.event.ev);
+}
+
 /* Every pointer and event the nodes use must still exist: a replay into freed memory
- * would corrupt whoever owns it now. One lookup per distinct pointer, not per node. */
+ * would corrupt whoever owns it now. One lookup per distinct pointer, not per node. The
+ * events come pinned for the launch (put_events after it). */
 static hwrt_status check_inputs(hwi_graph *g)
 {
     for (size_t i = 0; i < g->nptr; i++) {
@@ -97,11 +123,13 @@ static hwrt_status check_inputs(hwi_graph *g)
     }
     for (size_t i = 0; i < g->n; i++) {
         if (!g->events[i]) continue;
-        hwi_event *e = hwi_handle_get(g->events[i], HWI_H_EVENT);
-        if (!e)
+        hwi_event *e = hwi_handle_acquire(g->events[i], HWI_H_EVENT);
+        if (!e) {
+            put_events(g, i);
             return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_graph_launch: event %p of graph "
                            "node %zu (%s) was destroyed after capture; keep it until "
                            "hwrt_graph_destroy", g->events[i], i, g->nodes[i].name);
+        }
         g->nodes[i].u.event.ev = e;
         if (g->nodes[i].kind == HWI_WORK_EVENT_RECORD)
             e->recorded = 1;             /* hwrt_event_elapsed_ms may use it after the launch */
@@ -124,8 +152,8 @@ static hwrt_status submit_all(hwi_graph *g, hwi_stream *s, int one_by_one)
 
 hwrt_status hwrt_graph_launch(hwrt_graph h, hwrt_stream sh)
 {
-    hwi_graph *g = NULL;
-    hwi_stream *s = NULL;
+    GRAPH_REF(g);
+    HWI_STREAM_REF(s);
     HWI_TRY(resolve(h, &g));
     HWI_TRY(hwi_stream_resolve(sh, &s));
     if (s->device != g->device)
@@ -136,7 +164,10 @@ hwrt_status hwrt_graph_launch(hwrt_graph h, hwrt_stream sh)
                      hwi_cfg_int(HWI_CFG_LAUNCH_BLOCKING) || hwi_prof_active();
     pthread_mutex_lock(&g->mu);
     hwrt_status st = check_inputs(g);
-    if (st == HWRT_SUCCESS) st = submit_all(g, s, one_by_one);
+    if (st == HWRT_SUCCESS) {
+        st = submit_all(g, s, one_by_one);
+        put_events(g, g->n);
+    }
     pthread_mutex_unlock(&g->mu);
     /* the tensors the graph wrote are now written by s: host reads wait for it */
     for (size_t i = 0; i < g->nkeep; i++)
@@ -148,24 +179,18 @@ hwrt_status hwrt_graph_node_count(hwrt_graph h, size_t *count)
 {
     if (!count)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_graph_node_count: count is NULL");
-    hwi_graph *g = NULL;
+    GRAPH_REF(g);
     HWI_TRY(resolve(h, &g));
     *count = g->n;
     return HWRT_SUCCESS;
 }
 
+/* Later calls with h fail at once; a launch in progress finishes, and the last call
+ * using the graph frees it. */
 hwrt_status hwrt_graph_destroy(hwrt_graph h)
 {
-    hwi_graph *g = hwi_handle_free(h, HWI_H_GRAPH);
-    if (!g)
+    if (!hwi_handle_kill(h, HWI_H_GRAPH, NULL))
         return hwi_err(HWRT_ERROR_INVALID_HANDLE, "hwrt_graph_destroy(%p): not a live graph "
                        "(already destroyed?)", (void *)h);
-    pthread_mutex_lock(&list_mu);
-    for (size_t i = 0; i < nlive; i++)
-        if (live[i] == g) { live[i] = live[--nlive]; break; }
-    pthread_mutex_unlock(&list_mu);
-    pthread_mutex_lock(&g->mu);      /* a launch in progress on another thread finishes */
-    pthread_mutex_unlock(&g->mu);
-    hwi_graph_free(g);
     return HWRT_SUCCESS;
 }

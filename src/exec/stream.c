@@ -11,10 +11,33 @@
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static hwi_stream *defaults[HWI_MAX_DEVICES];
+static _Atomic(void *) default_h[HWI_MAX_DEVICES];   /* their handles, read without mu */
 static hwi_stream **live;            /* every stream, defaults included */
 static size_t nlive, cap_live;
 
 static hwrt_status shutdown_streams(void);
+
+static void unlist(hwi_stream *s)
+{
+    pthread_mutex_lock(&mu);
+    for (size_t i = 0; i < nlive; i++)
+        if (live[i] == s) { live[i] = live[--nlive]; break; }
+    pthread_mutex_unlock(&mu);
+}
+
+/* The last reference to a stream went (its handle was destroyed and no call uses it):
+ * its work finishes, the pool forgets it, the backend stream goes. */
+static hwrt_status stream_dtor(void *obj)
+{
+    hwi_stream *s = obj;
+    unlist(s);
+    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    hwrt_status st = ops->stream_synchronize(s->bs);
+    hwi_pool_stream_destroyed(s->bs);              /* the pool forgets the stream */
+    ops->stream_destroy(s->bs);
+    free(s);
+    return st;
+}
 
 static hwrt_status create(hwi_device *d, int priority, int is_default, hwi_stream **out)
 {
@@ -26,6 +49,7 @@ static hwrt_status create(hwi_device *d, int priority, int is_default, hwi_strea
     s->is_default = is_default;
     hwrt_status st = hwi_ops_if_selected()->stream_create(d->bdev, priority, &s->bs);
     if (st != HWRT_SUCCESS) { free(s); return st; }
+    hwi_handle_set_dtor(HWI_H_STREAM, stream_dtor);
     s->handle = hwi_handle_new(HWI_H_STREAM, s);
     pthread_mutex_lock(&mu);
     if (s->handle && nlive == cap_live) {
@@ -37,9 +61,12 @@ static hwrt_status create(hwi_device *d, int priority, int is_default, hwi_strea
     if (ok) live[nlive++] = s;
     pthread_mutex_unlock(&mu);
     if (!ok) {
-        if (s->handle) hwi_handle_free(s->handle, HWI_H_STREAM);
-        hwi_ops_if_selected()->stream_destroy(s->bs);
-        free(s);
+        if (s->handle) {
+            hwi_handle_kill(s->handle, HWI_H_STREAM, NULL);      /* stream_dtor frees it */
+        } else {
+            hwi_ops_if_selected()->stream_destroy(s->bs);
+            free(s);
+        }
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "creating a stream: handle table full");
     }
     hwi_on_shutdown(30, shutdown_streams);
@@ -48,30 +75,47 @@ static hwrt_status create(hwi_device *d, int priority, int is_default, hwi_strea
     return HWRT_SUCCESS;
 }
 
+/* The default stream, pinned; NULL while it does not exist. Lock-free (every op on the
+ * default stream comes here): pinning goes through the handle, which a shutdown that
+ * dropped the stream has made dead, so the pin never lands on a freed stream. */
+static hwi_stream *pin_default(int device)
+{
+    void *h = atomic_load_explicit(&default_h[device], memory_order_acquire);
+    return h ? hwi_handle_acquire(h, HWI_H_STREAM) : NULL;
+}
+
 hwrt_status hwi_stream_default(int device, hwi_stream **out)
 {
-    pthread_mutex_lock(&mu);
-    hwi_stream *s = defaults[device];
-    pthread_mutex_unlock(&mu);
+    hwi_stream *s = pin_default(device);
     if (s) { *out = s; return HWRT_SUCCESS; }
     hwi_device *d = NULL;
     HWI_TRY(hwi_device_get(device, &d));
     HWI_TRY(create(d, 0, 1, &s));
     pthread_mutex_lock(&mu);
-    hwi_stream *winner = defaults[device];
-    if (!winner) defaults[device] = winner = s;
-    pthread_mutex_unlock(&mu);
-    if (winner != s) {               /* another thread made it first */
-        pthread_mutex_lock(&mu);
-        for (size_t i = 0; i < nlive; i++)
-            if (live[i] == s) { live[i] = live[--nlive]; break; }
-        pthread_mutex_unlock(&mu);
-        hwi_handle_free(s->handle, HWI_H_STREAM);
-        hwi_ops_if_selected()->stream_destroy(s->bs);
-        free(s);
+    int won = !defaults[device];
+    if (won) {
+        defaults[device] = s;
+        atomic_store_explicit(&default_h[device], s->handle, memory_order_release);
     }
-    *out = winner;
+    pthread_mutex_unlock(&mu);
+    if (!won)                        /* another thread made it first */
+        hwi_handle_kill(s->handle, HWI_H_STREAM, NULL);
+    s = pin_default(device);
+    if (!s)
+        return hwi_err(HWRT_ERROR_INVALID_DEVICE, "the default stream of device %d went away "
+                       "(hwrt_shutdown ran concurrently)", device);
+    *out = s;
     return HWRT_SUCCESS;
+}
+
+void hwi_stream_put(hwi_stream *s)
+{
+    if (s) hwi_handle_put(s->handle);
+}
+
+hwrt_status hwi_stream_resolve_on(hwrt_stream h, int device, hwi_stream **out)
+{
+    return h ? hwi_stream_resolve(h, out) : hwi_stream_default(device, out);
 }
 
 hwrt_status hwi_stream_resolve(hwrt_stream h, hwi_stream **out)
@@ -81,7 +125,7 @@ hwrt_status hwi_stream_resolve(hwrt_stream h, hwi_stream **out)
         HWI_TRY(hwi_device_current(&d));
         return hwi_stream_default(d->ordinal, out);
     }
-    hwi_stream *s = hwi_handle_get(h, HWI_H_STREAM);
+    hwi_stream *s = hwi_handle_acquire(h, HWI_H_STREAM);
     if (!s)
         return hwi_err(HWRT_ERROR_INVALID_HANDLE,
                        "stream handle %p is not a live stream (destroyed, or not from "
@@ -119,18 +163,22 @@ static hwrt_status sync_device(int device, const char *api)
     if (ops->device_synchronize)
         return ops->device_synchronize(d->bdev);
     /* copy the list so that syncing does not hold the lock */
+    /* copied and pinned: a stream destroyed meanwhile is freed after we are done with it
+     * (one already being destroyed is synchronized by its destroy) */
     pthread_mutex_lock(&mu);
     size_t n = 0;
-    hwrt_bstream **list = malloc((nlive ? nlive : 1) * sizeof *list);
+    hwi_stream **list = malloc((nlive ? nlive : 1) * sizeof *list);
     for (size_t i = 0; list && i < nlive; i++)
-        if (live[i]->device == device) list[n++] = live[i]->bs;
+        if (live[i]->device == device && hwi_handle_acquire(live[i]->handle, HWI_H_STREAM))
+            list[n++] = live[i];
     pthread_mutex_unlock(&mu);
     if (!list)
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "%s: host out of memory", api);
     hwrt_status first = HWRT_SUCCESS;
     for (size_t i = 0; i < n; i++) {
-        hwrt_status st = ops->stream_synchronize(list[i]);
+        hwrt_status st = ops->stream_synchronize(list[i]->bs);
         if (first == HWRT_SUCCESS) first = st;
+        hwi_stream_put(list[i]);
     }
     free(list);
     if (first != HWRT_SUCCESS)
@@ -147,16 +195,14 @@ static hwrt_status shutdown_streams(void)
     live = NULL;
     nlive = cap_live = 0;
     memset(defaults, 0, sizeof defaults);
+    for (int i = 0; i < HWI_MAX_DEVICES; i++) atomic_store(&default_h[i], NULL);
     pthread_mutex_unlock(&mu);
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    /* each handle dies; stream_dtor synchronizes and frees the stream (at once: calls
+     * still using a stream when hwrt_shutdown runs are the caller's error) */
     for (size_t i = 0; i < n; i++) {
-        hwrt_status st = ops->stream_synchronize(list[i]->bs);
+        hwrt_status st = HWRT_SUCCESS;
+        hwi_handle_kill(list[i]->handle, HWI_H_STREAM, &st);
         if (first == HWRT_SUCCESS) first = st;
-    }
-    for (size_t i = 0; i < n; i++) {
-        hwi_handle_free(list[i]->handle, HWI_H_STREAM);
-        ops->stream_destroy(list[i]->bs);
-        free(list[i]);
     }
     free(list);
     return first;
@@ -183,39 +229,47 @@ hwrt_status hwrt_stream_create(hwrt_stream *out, int priority)
     return HWRT_SUCCESS;
 }
 
+/* Later calls with h fail at once; calls already using the stream finish with it, and
+ * the last of them frees it. The work queued so far is done when this returns. */
 hwrt_status hwrt_stream_destroy(hwrt_stream h)
 {
-    hwi_stream *s = hwi_handle_get(h, HWI_H_STREAM);
-    if (!s || s->is_default)
+    hwi_stream *s = hwi_handle_acquire(h, HWI_H_STREAM);
+    if (!s || s->is_default) {
+        hwi_stream_put(s);
         return hwi_err(HWRT_ERROR_INVALID_HANDLE, "hwrt_stream_destroy(%p): %s", (void *)h,
                        s ? "the default stream cannot be destroyed"
                          : "not a live stream (already destroyed?)");
-    if (s->capture)
+    }
+    if (s->capture) {
+        hwi_stream_put(s);
         return hwi_err(HWRT_ERROR_NOT_PERMITTED, "hwrt_stream_destroy: the stream is capturing a "
                        "graph; call hwrt_stream_end_capture first");
-    pthread_mutex_lock(&mu);
-    for (size_t i = 0; i < nlive; i++)
-        if (live[i] == s) { live[i] = live[--nlive]; break; }
-    pthread_mutex_unlock(&mu);
-    hwi_handle_free(h, HWI_H_STREAM);
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    hwrt_status st = ops->stream_synchronize(s->bs);
-    hwi_pool_stream_destroyed(s->bs);              /* the pool forgets the stream */
-    ops->stream_destroy(s->bs);
-    free(s);
-    return st;
+    }
+    hwrt_status refused = hwi_host_fn_check("hwrt_stream_destroy");   /* it synchronizes */
+    if (refused != HWRT_SUCCESS) {
+        hwi_stream_put(s);
+        return refused;
+    }
+    if (!hwi_handle_kill(h, HWI_H_STREAM, NULL)) {
+        hwi_stream_put(s);
+        return hwi_err(HWRT_ERROR_INVALID_HANDLE, "hwrt_stream_destroy(%p): not a live stream "
+                       "(destroyed concurrently by another thread)", (void *)h);
+    }
+    hwrt_status st = hwi_ops_if_selected()->stream_synchronize(s->bs);
+    hwrt_status st2 = hwi_handle_put(h);           /* the last reference: stream_dtor */
+    return st != HWRT_SUCCESS ? st : st2;
 }
 
 hwrt_status hwrt_stream_synchronize(hwrt_stream h)
 {
-    hwi_stream *s = NULL;
+    HWI_STREAM_REF(s);
     HWI_TRY(hwi_stream_resolve(h, &s));
     return hwi_stream_sync(s, "hwrt_stream_synchronize");
 }
 
 hwrt_status hwrt_stream_query(hwrt_stream h)
 {
-    hwi_stream *s = NULL;
+    HWI_STREAM_REF(s);
     HWI_TRY(hwi_stream_resolve(h, &s));
     return hwi_ops_if_selected()->stream_query(s->bs);
 }
@@ -224,7 +278,7 @@ hwrt_status hwrt_stream_device(hwrt_stream h, int *device_id)
 {
     if (!device_id)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_stream_device: device_id is NULL");
-    hwi_stream *s = NULL;
+    HWI_STREAM_REF(s);
     HWI_TRY(hwi_stream_resolve(h, &s));
     *device_id = s->device;
     return HWRT_SUCCESS;
@@ -234,7 +288,7 @@ hwrt_status hwrt_stream_default(hwrt_stream *out)
 {
     if (!out)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_stream_default: out is NULL");
-    hwi_stream *s = NULL;
+    HWI_STREAM_REF(s);
     HWI_TRY(hwi_stream_resolve(NULL, &s));
     *out = s->handle;
     return HWRT_SUCCESS;
@@ -251,7 +305,7 @@ hwrt_status hwrt_launch_host_func(hwrt_stream h, hwrt_host_fn fn, void *arg)
 {
     if (!fn)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_launch_host_func: fn is NULL");
-    hwi_stream *s = NULL;
+    HWI_STREAM_REF(s);
     HWI_TRY(hwi_stream_resolve(h, &s));
     hwi_work w = {.kind = HWI_WORK_HOST_FUNC, .stream = s, .name = "HostFunc"};
     w.u.host.fn = fn;
@@ -266,7 +320,7 @@ hwrt_status hwrt_malloc_async(void **dptr, size_t bytes, hwrt_stream h)
     if (!dptr)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_malloc_async: dptr is NULL");
     *dptr = NULL;
-    hwi_stream *s = NULL;
+    HWI_STREAM_REF(s);
     HWI_TRY(hwi_stream_resolve(h, &s));
     if (bytes == 0)
         return HWRT_SUCCESS;
@@ -280,7 +334,7 @@ hwrt_status hwrt_malloc_async(void **dptr, size_t bytes, hwrt_stream h)
 
 hwrt_status hwrt_record_stream(void *dptr, hwrt_stream h)
 {
-    hwi_stream *s = NULL;
+    HWI_STREAM_REF(s);
     HWI_TRY(hwi_stream_resolve(h, &s));
     hwi_block_info b;
     if (!hwi_pool_find(dptr, 1, &b) && !hwi_pool_is_device_ptr(dptr, NULL))
@@ -296,7 +350,7 @@ hwrt_status hwrt_free_async(void *dptr, hwrt_stream h)
 {
     if (!dptr)
         return HWRT_SUCCESS;
-    hwi_stream *s = NULL;
+    HWI_STREAM_REF(s);
     HWI_TRY(hwi_stream_resolve(h, &s));
     return hwi_pool_free_on(dptr, s->bs, s->device, "hwrt_free_async");
 }

@@ -2,6 +2,7 @@
  * memory figures (info, stats, summary table, JSON snapshot). */
 #include "pool.h"
 #include "host_mem.h"
+#include "../core/out_file.h"
 #include "../core/status.h"
 
 #include <errno.h>
@@ -157,13 +158,19 @@ hwrt_status hwrt_memory_snapshot(int device_id, const char *path)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_memory_snapshot: path is NULL or empty");
     hwi_device *d = NULL;
     HWI_TRY(hwi_device_get(device_id, &d));
-    FILE *f = fopen(path, "w");
+    char tmp[4200];
+    FILE *f = hwi_out_open(path, tmp, sizeof tmp);    /* never through a planted symlink */
     if (!f)
         return hwi_err(HWRT_ERROR_IO, "hwrt_memory_snapshot: cannot open \"%s\" for writing: %s",
                        path, strerror(errno));
     hwrt_status st = hwi_pool_snapshot(device_id, f);
-    if (fclose(f) != 0 && st == HWRT_SUCCESS)
-        st = hwi_err(HWRT_ERROR_IO, "hwrt_memory_snapshot: writing \"%s\" failed: %s", path,
-                     strerror(errno));
-    return st;
+    if (st != HWRT_SUCCESS) {
+        fclose(f);
+        unlink(tmp);
+        return st;
+    }
+    if (hwi_out_commit(f, tmp, path) != 0)
+        return hwi_err(HWRT_ERROR_IO, "hwrt_memory_snapshot: writing \"%s\" failed: %s", path,
+                       strerror(errno));
+    return HWRT_SUCCESS;
 }

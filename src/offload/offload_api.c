@@ -284,7 +284,7 @@ static hwrt_status shutdown_offload(void)
 
 hwrt_status hwrt_tensor_set_offloadable(hwrt_tensor h, int on)
 {
-    hwi_tensor *t;
+    HWI_TENSOR_REF(t);
     HWI_TRY(hwi_tensor_resolve(h, &t));
     if (t->ext)
         return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "hwrt_tensor_set_offloadable: the tensor wraps "
@@ -336,7 +336,7 @@ hwrt_status hwrt_tensor_set_offloadable(hwrt_tensor h, int on)
     }
     pthread_mutex_unlock(&MGR.mu);
     if (st == HWRT_SUCCESS && r && !on && !t->data) {
-        hwi_stream *s = NULL;
+        HWI_STREAM_REF(s);
         HWI_TRY(hwi_stream_default(t->device, &s));
         hwi_tensor *ts[1] = {t};
         int w[1] = {0};
@@ -345,10 +345,12 @@ hwrt_status hwrt_tensor_set_offloadable(hwrt_tensor h, int on)
     return st;
 }
 
-static hwrt_status resident_of(hwrt_tensor h, const char *api, hwi_resident **out)
+/* The tensor comes pinned in *tp (the caller puts it), and its residency state. */
+static hwrt_status resident_of(hwrt_tensor h, const char *api, hwi_tensor **tp,
+                               hwi_resident **out)
 {
-    hwi_tensor *t;
-    HWI_TRY(hwi_tensor_resolve(h, &t));
+    HWI_TRY(hwi_tensor_resolve(h, tp));
+    hwi_tensor *t = *tp;
     if (!t->offload)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: the tensor is not offloadable; call "
                        "hwrt_tensor_set_offloadable(t, 1) first", api);
@@ -359,8 +361,9 @@ static hwrt_status resident_of(hwrt_tensor h, const char *api, hwi_resident **ou
 hwrt_status hwrt_offload_prefetch(hwrt_tensor h, hwrt_stream sh)
 {
     hwi_resident *r;
-    hwi_stream *s = NULL;
-    HWI_TRY(resident_of(h, "hwrt_offload_prefetch", &r));
+    HWI_TENSOR_REF(t);
+    HWI_STREAM_REF(s);
+    HWI_TRY(resident_of(h, "hwrt_offload_prefetch", &t, &r));
     HWI_TRY(hwi_stream_resolve(sh, &s));
     pthread_mutex_lock(&MGR.mu);
     hwi_res_settle();
@@ -376,7 +379,8 @@ hwrt_status hwrt_offload_prefetch(hwrt_tensor h, hwrt_stream sh)
 hwrt_status hwrt_offload_evict(hwrt_tensor h)
 {
     hwi_resident *r;
-    HWI_TRY(resident_of(h, "hwrt_offload_evict", &r));
+    HWI_TENSOR_REF(t);
+    HWI_TRY(resident_of(h, "hwrt_offload_evict", &t, &r));
     pthread_mutex_lock(&MGR.mu);
     hwi_res_settle();
     hwrt_status st = r->pinned_to_device
@@ -404,7 +408,7 @@ hwrt_status hwrt_offload_location(hwrt_tensor h, int *where)
 {
     if (!where)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_offload_location: where is NULL");
-    hwi_tensor *t;
+    HWI_TENSOR_REF(t);
     HWI_TRY(hwi_tensor_resolve(h, &t));
     pthread_mutex_lock(&MGR.mu);
     hwi_res_settle();

@@ -12,6 +12,7 @@
  * name the session, the thread and the launch, so a late report from an earlier session
  * matches nothing. */
 #include "prof.h"
+#include "../core/config.h"
 #include "../core/runtime.h"
 #include "../exec/dispatch.h"
 #include "../backends/backend.h"
@@ -69,8 +70,7 @@ static void on_activity(void *ctx, const hwrt_activity *recs, size_t n)
 void prof_activity_start(uint64_t cap)
 {
     pthread_mutex_lock(&mu);
-    const char *m = getenv("HWRT_PROFILE_MARKERS");
-    markers_only = m && !strcmp(m, "1");
+    markers_only = hwi_env_flag("HWRT_PROFILE_MARKERS", 0);
     missing = 0;
     atomic_store(&seen, NULL);         /* enabled again by the first launch */
     atomic_store(&usable, 0);

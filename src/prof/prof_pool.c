@@ -7,8 +7,11 @@
  * (HWRT_PROFILE_BUFFER_EVENTS records, default 262144), stopping returns the chunks to
  * it, and only a session that outgrows the pool maps more while recording. */
 #include "prof.h"
+#include "../core/config.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -46,13 +49,17 @@ void prof_chunk_put(prof_chunk *c)
     if (!kept) munmap(c, sizeof *c);
 }
 
+/* read once: every chunk put asks, and a bad value is reported once */
 size_t prof_pool_reserve(void)
 {
-    const char *v = getenv("HWRT_PROFILE_BUFFER_EVENTS");
-    char *end;
-    unsigned long long n = v && *v ? strtoull(v, &end, 10) : 0;
-    if (!v || !*v || *end) n = 262144ull;
-    return (size_t)((n + PROF_CHUNK - 1) / PROF_CHUNK);
+    static _Atomic size_t chunks = SIZE_MAX;
+    size_t c = atomic_load_explicit(&chunks, memory_order_relaxed);
+    if (c == SIZE_MAX) {
+        uint64_t n = hwi_env_count("HWRT_PROFILE_BUFFER_EVENTS", 0, 1ull << 40, 262144ull);
+        size_t mine = (size_t)((n + PROF_CHUNK - 1) / PROF_CHUNK);
+        if (atomic_compare_exchange_strong(&chunks, &c, mine)) c = mine;
+    }
+    return c;
 }
 
 void prof_pool_fill(void)

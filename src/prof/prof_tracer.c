@@ -8,6 +8,7 @@
  * ends, so work launched by short-lived threads is kept. */
 #define _GNU_SOURCE
 #include "prof.h"
+#include "../core/config.h"
 #include "../core/runtime.h"
 #include "../core/status.h"
 
@@ -205,10 +206,7 @@ static hwrt_status make_dirs(const char *dir)
 
 static uint64_t cap_from_env(void)
 {
-    const char *v = getenv("HWRT_PROFILE_MAX_EVENTS");
-    char *end;
-    unsigned long long n = v && *v ? strtoull(v, &end, 10) : 0;
-    if (!v || !*v || *end || n == 0) n = 4000000ull;
+    uint64_t n = hwi_env_count("HWRT_PROFILE_MAX_EVENTS", 1, 1ull << 40, 4000000ull);
     return (n + PROF_CHUNK - 1) / PROF_CHUNK;
 }
 

@@ -21,6 +21,7 @@
  */
 #include "prof.h"
 #include "../core/escape.h"
+#include "../core/out_file.h"
 #include "../core/status.h"
 
 #include <errno.h>
@@ -78,9 +79,8 @@ static void write_buf(FILE *f, const prof_buf *b)
 
 hwrt_status prof_write_raw(const char *path, prof_buf *const *bufs, int nbufs, const char *header)
 {
-    char tmp[800];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
+    char tmp[900];
+    FILE *f = hwi_out_open(path, tmp, sizeof tmp);    /* never through a planted symlink */
     if (!f)
         return hwi_err(HWRT_ERROR_IO, "profiler: cannot write \"%s\": %s; check the output "
                        "directory", tmp, strerror(errno));
@@ -95,13 +95,8 @@ hwrt_status prof_write_raw(const char *path, prof_buf *const *bufs, int nbufs, c
     prof_markers_describe(f);
     for (int i = 0; i < nbufs; i++)
         write_buf(f, bufs[i]);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        remove(tmp);
-        return hwi_err(HWRT_ERROR_IO, "profiler: writing \"%s\" failed (disk full?)", tmp);
-    }
-    if (rename(tmp, path) != 0)
-        return hwi_err(HWRT_ERROR_IO, "profiler: cannot rename \"%s\" to \"%s\": %s", tmp, path,
+    if (hwi_out_commit(f, tmp, path) != 0)
+        return hwi_err(HWRT_ERROR_IO, "profiler: writing \"%s\" failed: %s (disk full?)", path,
                        strerror(errno));
     return HWRT_SUCCESS;
 }

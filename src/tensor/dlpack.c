@@ -9,6 +9,7 @@
 typedef struct {
     DLManagedTensorVersioned m;
     hwrt_tensor tensor;            /* the reference the export holds */
+    unsigned session;              /* hwi_dev_epoch at export: hwrt_shutdown ends it */
     int64_t shape[HWRT_MAX_DIMS];
 } export_ctx;
 
@@ -47,7 +48,7 @@ hwrt_status hwrt_tensor_to_dlpack(hwrt_tensor h, DLManagedTensorVersioned **out)
 {
     if (!out)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_tensor_to_dlpack: out is NULL");
-    hwi_tensor *t;
+    HWI_TENSOR_REF(t);
     HWI_TRY(hwi_tensor_resolve(h, &t));
     /* the consumer reads without knowing our streams: finish the writers first; an
      * exported tensor stays on the device */
@@ -56,8 +57,13 @@ hwrt_status hwrt_tensor_to_dlpack(hwrt_tensor h, DLManagedTensorVersioned **out)
     export_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_tensor_to_dlpack: host out of memory");
-    HWI_TRY(hwrt_tensor_retain(h));
+    hwrt_status st = hwrt_tensor_retain(h);   /* fails if the last release went meanwhile */
+    if (st != HWRT_SUCCESS) {
+        free(c);
+        return st;
+    }
     c->tensor = h;
+    c->session = atomic_load(&hwi_dev_epoch);
     memcpy(c->shape, t->shape, sizeof c->shape);
     c->m.version.major = DLPACK_MAJOR_VERSION;
     c->m.version.minor = DLPACK_MINOR_VERSION;
@@ -95,6 +101,14 @@ hwrt_status hwrt_tensor_from_dlpack(hwrt_tensor *out, DLManagedTensorVersioned *
     if (in->version.major != DLPACK_MAJOR_VERSION)
         return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "%s: DLPack major version %u is not supported "
                        "(hwrt speaks %d.x)", api, in->version.major, DLPACK_MAJOR_VERSION);
+    /* one of our own exports from before an hwrt_shutdown: its memory went back with
+     * that session, and may be another tensor's by now */
+    if (in->deleter == export_deleter &&
+        ((export_ctx *)in->manager_ctx)->session != atomic_load(&hwi_dev_epoch))
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: this DLPack tensor was exported by hwrt "
+                       "before hwrt_shutdown(); its memory was released with that session. "
+                       "Export the tensor again in this session (or copy it to the host before "
+                       "shutting down)", api);
     const DLTensor *t = &in->dl_tensor;
     hwrt_dtype dt;
     if (!from_dl(t->dtype, &dt))

@@ -42,17 +42,25 @@ typedef struct {
     hwi_tensor *out, *a, *b;
 } op_ctx;
 
+/* An op holds its operands and stream pinned until it returns (core/handle.h). */
+static void op_end(op_ctx *c)
+{
+    hwi_tensor_put(c->out);
+    hwi_tensor_put(c->a);
+    hwi_tensor_put(c->b);
+    hwi_stream_put(c->s);
+}
+#define OP_CTX(c) op_ctx c __attribute__((cleanup(op_end))) = {0}
+
 /* Resolve handles and the stream; every tensor must live on the stream's device. */
 static hwrt_status begin(op_ctx *c, const char *api, hwrt_tensor out, hwrt_tensor a,
                          hwrt_tensor b, int nin, hwrt_stream sh)
 {
-    memset(c, 0, sizeof *c);
     c->api = api;
     HWI_TRY(hwi_tensor_resolve(out, &c->out));
     if (nin >= 1) HWI_TRY(hwi_tensor_resolve(a, &c->a));
     if (nin >= 2) HWI_TRY(hwi_tensor_resolve(b, &c->b));
-    if (sh) HWI_TRY(hwi_stream_resolve(sh, &c->s));
-    else HWI_TRY(hwi_stream_default(c->out->device, &c->s));
+    HWI_TRY(hwi_stream_resolve_on(sh, c->out->device, &c->s));
     hwi_tensor *all[3] = {c->out, c->a, c->b};
     for (int i = 0; i < 3; i++)
         if (all[i] && all[i]->device != c->s->device)
@@ -108,7 +116,7 @@ static hwrt_status unary_like(op_ctx *c, hwrt_kernel *k)
 
 hwrt_status hwrt_op_fill(hwrt_tensor out, double value, hwrt_stream s)
 {
-    op_ctx c;
+    OP_CTX(c);
     HWI_TRY(begin(&c, "hwrt_op_fill", out, NULL, NULL, 0, s));
     hwrt_kernel k = {.op = HWRT_K_FILL, .dtype = c.out->dtype, .out_dtype = c.out->dtype,
                      .out = c.out->data, .n = c.out->numel, .scalar = value};
@@ -118,7 +126,7 @@ hwrt_status hwrt_op_fill(hwrt_tensor out, double value, hwrt_stream s)
 static hwrt_status binary(const char *api, hwrt_kernel_op op, hwrt_tensor out, hwrt_tensor a,
                           hwrt_tensor b, hwrt_stream s)
 {
-    op_ctx c;
+    OP_CTX(c);
     HWI_TRY(begin(&c, api, out, a, b, 2, s));
     if (c.a->dtype != c.b->dtype) return mismatch(api, "input dtypes differ", c.a, c.b);
     if (!same_shape(c.a, c.b)) return mismatch(api, "input shapes differ", c.a, c.b);
@@ -140,7 +148,7 @@ hwrt_status hwrt_op_mul(hwrt_tensor out, hwrt_tensor a, hwrt_tensor b, hwrt_stre
 
 hwrt_status hwrt_op_scale(hwrt_tensor out, hwrt_tensor a, double alpha, hwrt_stream s)
 {
-    op_ctx c;
+    OP_CTX(c);
     HWI_TRY(begin(&c, "hwrt_op_scale", out, a, NULL, 1, s));
     hwrt_kernel k = {.op = HWRT_K_SCALE, .scalar = alpha};
     HWI_TRY(unary_like(&c, &k));
@@ -149,7 +157,7 @@ hwrt_status hwrt_op_scale(hwrt_tensor out, hwrt_tensor a, double alpha, hwrt_str
 
 hwrt_status hwrt_op_relu(hwrt_tensor out, hwrt_tensor a, hwrt_stream s)
 {
-    op_ctx c;
+    OP_CTX(c);
     HWI_TRY(begin(&c, "hwrt_op_relu", out, a, NULL, 1, s));
     hwrt_kernel k = {.op = HWRT_K_RELU};
     HWI_TRY(unary_like(&c, &k));
@@ -158,7 +166,7 @@ hwrt_status hwrt_op_relu(hwrt_tensor out, hwrt_tensor a, hwrt_stream s)
 
 hwrt_status hwrt_op_cast(hwrt_tensor out, hwrt_tensor a, hwrt_stream s)
 {
-    op_ctx c;
+    OP_CTX(c);
     HWI_TRY(begin(&c, "hwrt_op_cast", out, a, NULL, 1, s));
     if (!same_shape(c.a, c.out)) return mismatch(c.api, "shapes differ", c.a, c.out);
     if (c.a->data == c.out->data && c.a->dtype != c.out->dtype)
@@ -171,7 +179,7 @@ hwrt_status hwrt_op_cast(hwrt_tensor out, hwrt_tensor a, hwrt_stream s)
 
 hwrt_status hwrt_op_matmul(hwrt_tensor out, hwrt_tensor a, hwrt_tensor b, hwrt_stream s)
 {
-    op_ctx c;
+    OP_CTX(c);
     HWI_TRY(begin(&c, "hwrt_op_matmul", out, a, b, 2, s));
     HWI_TRY(check_dtype(&c, c.a, 0, 1));
     if (c.a->dtype != c.b->dtype || c.a->dtype != c.out->dtype)
@@ -201,7 +209,7 @@ hwrt_status hwrt_op_matmul(hwrt_tensor out, hwrt_tensor a, hwrt_tensor b, hwrt_s
 
 hwrt_status hwrt_op_sum(hwrt_tensor out, hwrt_tensor a, int axis, hwrt_stream s)
 {
-    op_ctx c;
+    OP_CTX(c);
     HWI_TRY(begin(&c, "hwrt_op_sum", out, a, NULL, 1, s));
     HWI_TRY(check_dtype(&c, c.a, 1, 0));
     hwrt_dtype odt = c.a->dtype == HWRT_BOOL ? HWRT_INT64 : c.a->dtype;

@@ -14,12 +14,17 @@
 
 hwrt_status hwi_tensor_resolve(hwrt_tensor h, hwi_tensor **out)
 {
-    hwi_tensor *t = hwi_handle_get(h, HWI_H_TENSOR);
+    hwi_tensor *t = hwi_handle_acquire(h, HWI_H_TENSOR);
     if (!t)
         return hwi_err(HWRT_ERROR_INVALID_HANDLE, "tensor handle %p is not a live tensor "
                        "(released, NULL, or not from hwrt)", (void *)h);
     *out = t;
     return HWRT_SUCCESS;
+}
+
+void hwi_tensor_put(hwi_tensor *t)
+{
+    if (t) hwi_handle_put(t->handle);
 }
 
 static hwrt_status check_desc(const char *api, hwrt_dtype dt, int ndim, const int64_t *shape,
@@ -52,6 +57,7 @@ static hwrt_status check_desc(const char *api, hwrt_dtype dt, int ndim, const in
 }
 
 static hwrt_status shutdown_tensors(void);
+static hwrt_status tensor_dtor(void *obj);
 
 static hwrt_status make(const char *api, hwrt_dtype dt, int ndim, const int64_t *shape,
                         int device, void *data, DLManagedTensorVersioned *ext, hwi_tensor **out)
@@ -84,6 +90,7 @@ static hwrt_status make(const char *api, hwrt_dtype dt, int ndim, const int64_t 
         t->data = data;
     }
     hwi_on_shutdown(25, shutdown_tensors);
+    hwi_handle_set_dtor(HWI_H_TENSOR, tensor_dtor);
     t->handle = hwi_handle_new(HWI_H_TENSOR, t);
     if (!t->handle) {
         if (!ext && t->data) hwi_pool_free(t->data, api);
@@ -112,8 +119,35 @@ static void add_stream(hwrt_stream *list, int *n, int *overflow, hwrt_stream s)
     else *overflow = 1;
 }
 
-static void keep_retain(void *obj) { atomic_fetch_add(&((hwi_tensor *)obj)->refs, 1); }
-static void keep_release(void *obj) { hwrt_tensor_release(((hwi_tensor *)obj)->handle); }
+/* One more user reference, unless the last one is already gone (then the handle is dead
+ * for good and stays so). */
+static int ref_up(hwi_tensor *t)
+{
+    int r = atomic_load(&t->refs);
+    while (r > 0 && !atomic_compare_exchange_weak(&t->refs, &r, r + 1)) {}
+    return r > 0;
+}
+
+/* One user reference less; the last one destroys the handle (the caller's pin keeps the
+ * tensor until its put). */
+static void ref_down(hwi_tensor *t)
+{
+    int r = atomic_load(&t->refs);
+    while (r > 0 && !atomic_compare_exchange_weak(&t->refs, &r, r - 1)) {}
+    if (r == 1) hwi_handle_kill(t->handle, HWI_H_TENSOR, NULL);
+}
+
+/* a graph pins the tensor (its memory stays valid for replays) and holds a reference */
+static void keep_retain(void *obj)
+{
+    hwi_handle_pin(((hwi_tensor *)obj)->handle);   /* the capturing call has it pinned */
+    ref_up(obj);
+}
+static void keep_release(void *obj)
+{
+    ref_down(obj);
+    hwi_handle_put(((hwi_tensor *)obj)->handle);
+}
 static void keep_launch(void *obj, hwi_stream *s, int write) { hwi_tensor_note_use(obj, s, write); }
 /* a graph keeps the tensors its nodes use alive, and re-notes them at each launch */
 static const hwi_keep_ops graph_keep = {keep_retain, keep_release, keep_launch};
@@ -138,7 +172,8 @@ hwrt_status hwi_tensor_wait(hwi_tensor *t, int write_only, const char *api)
     if (overflow)
         return hwi_streams_sync_device(t->device, api);
     for (int i = 0; i < n; i++) {
-        hwi_stream *s = hwi_handle_get(list[i], HWI_H_STREAM);
+        HWI_STREAM_REF(s);
+        s = hwi_handle_acquire(list[i], HWI_H_STREAM);
         if (s) HWI_TRY(hwi_stream_sync(s, api));   /* destroyed streams were synchronized */
     }
     return HWRT_SUCCESS;
@@ -149,7 +184,7 @@ static hwrt_status resident(hwi_tensor *t, int write)
 {
     if (!t->offload)
         return HWRT_SUCCESS;
-    hwi_stream *s = NULL;
+    HWI_STREAM_REF(s);
     HWI_TRY(hwi_stream_default(t->device, &s));
     hwi_tensor *ts[1] = {t};
     int w[1] = {write};
@@ -210,7 +245,7 @@ static hwrt_status upload(hwi_tensor *t, const void *host, const char *api)
         return HWRT_SUCCESS;
     HWI_TRY(resident(t, 1));
     HWI_TRY(hwi_tensor_wait(t, 0, api));
-    hwi_stream *s = NULL;
+    HWI_STREAM_REF(s);
     HWI_TRY(hwi_stream_default(t->device, &s));
     HWI_TRY(hwi_host_sync_check(api, s));
     reset_streams(t);
@@ -226,7 +261,12 @@ hwrt_status hwrt_tensor_from_host(hwrt_tensor *out, hwrt_dtype dt, int ndim, con
     if (!out)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_tensor_from_host: out is NULL");
     HWI_TRY(hwrt_tensor_empty(out, dt, ndim, shape));
-    hwi_tensor *t = hwi_handle_get(*out, HWI_H_TENSOR);
+    HWI_TENSOR_REF(t);
+    if (hwi_tensor_resolve(*out, &t) != HWRT_SUCCESS) {
+        *out = NULL;                   /* released by another thread already */
+        return hwi_err(HWRT_ERROR_INVALID_HANDLE, "hwrt_tensor_from_host: the new tensor was "
+                       "released while it was being filled");
+    }
     if (t->nbytes && !host) {
         hwrt_tensor_release(*out);
         *out = NULL;
@@ -260,7 +300,7 @@ static hwrt_status check_bytes(const char *api, hwi_tensor *t, const void *host,
 
 hwrt_status hwrt_tensor_copy_from_host(hwrt_tensor h, const void *host, size_t bytes)
 {
-    hwi_tensor *t;
+    HWI_TENSOR_REF(t);
     HWI_TRY(hwi_tensor_resolve(h, &t));
     HWI_TRY(check_bytes("hwrt_tensor_copy_from_host", t, host, bytes));
     return upload(t, host, "hwrt_tensor_copy_from_host");
@@ -268,13 +308,13 @@ hwrt_status hwrt_tensor_copy_from_host(hwrt_tensor h, const void *host, size_t b
 
 hwrt_status hwrt_tensor_copy_to_host(hwrt_tensor h, void *host, size_t bytes)
 {
-    hwi_tensor *t;
+    HWI_TENSOR_REF(t);
     HWI_TRY(hwi_tensor_resolve(h, &t));
     const char *api = "hwrt_tensor_copy_to_host";
     HWI_TRY(check_bytes(api, t, host, bytes));
     if (!t->nbytes)
         return HWRT_SUCCESS;
-    hwi_stream *s = NULL;
+    HWI_STREAM_REF(s);
     HWI_TRY(hwi_stream_default(t->device, &s));
     HWI_TRY(hwi_host_sync_check(api, s));
     /* ordered after every writer, whichever stream it used: never stale */
@@ -286,19 +326,18 @@ hwrt_status hwrt_tensor_copy_to_host(hwrt_tensor h, void *host, size_t bytes)
 
 hwrt_status hwrt_tensor_retain(hwrt_tensor h)
 {
-    hwi_tensor *t;
+    HWI_TENSOR_REF(t);
     HWI_TRY(hwi_tensor_resolve(h, &t));
-    atomic_fetch_add(&t->refs, 1);
+    if (!ref_up(t))
+        return hwi_err(HWRT_ERROR_INVALID_HANDLE, "hwrt_tensor_retain(%p): the tensor was "
+                       "released (its last reference went on another thread)", (void *)h);
     return HWRT_SUCCESS;
 }
 
-hwrt_status hwrt_tensor_release(hwrt_tensor h)
+/* The last reference went: the handle is dead and no call uses the tensor. */
+static hwrt_status tensor_dtor(void *obj)
 {
-    hwi_tensor *t;
-    HWI_TRY(hwi_tensor_resolve(h, &t));
-    if (atomic_fetch_sub(&t->refs, 1) != 1)
-        return HWRT_SUCCESS;
-    hwi_handle_free(h, HWI_H_TENSOR);
+    hwi_tensor *t = obj;
     hwrt_status st = HWRT_SUCCESS;
     hwi_offload_forget(t);
     if (t->ext) {
@@ -308,7 +347,8 @@ hwrt_status hwrt_tensor_release(hwrt_tensor h)
     } else if (t->data) {
         /* stream-ordered: the pool reuses the block once the users' work is done */
         for (int i = 0; i < t->nusers; i++) {
-            hwi_stream *s = hwi_handle_get(t->users[i], HWI_H_STREAM);
+            HWI_STREAM_REF(s);
+            s = hwi_handle_acquire(t->users[i], HWI_H_STREAM);
             if (s) hwi_pool_record_stream(t->data, s->bs);
         }
         if (t->overflow) st = hwi_streams_sync_device(t->device, "hwrt_tensor_release");
@@ -321,10 +361,20 @@ hwrt_status hwrt_tensor_release(hwrt_tensor h)
     return st;
 }
 
+/* The last reference destroys the handle at once; the tensor itself goes when the last
+ * call using it (on any thread) ends, here if none does. */
+hwrt_status hwrt_tensor_release(hwrt_tensor h)
+{
+    hwi_tensor *t = NULL;
+    HWI_TRY(hwi_tensor_resolve(h, &t));
+    ref_down(t);
+    return hwi_handle_put(h);          /* tensor_dtor's status if this was the last */
+}
+
 #define ACCESSOR(fn, type, expr)                                                              \
     hwrt_status fn(hwrt_tensor h, type *out)                                                 \
     {                                                                                         \
-        hwi_tensor *t;                                                                        \
+        HWI_TENSOR_REF(t);                                                                    \
         HWI_TRY(hwi_tensor_resolve(h, &t));                                                   \
         if (!out) return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, #fn ": out is NULL");           \
         *out = (expr);                                                                        \
@@ -338,7 +388,7 @@ ACCESSOR(hwrt_tensor_nbytes, size_t, t->nbytes)
 ACCESSOR(hwrt_tensor_device, int, t->device)
 hwrt_status hwrt_tensor_data(hwrt_tensor h, void **out)
 {
-    hwi_tensor *t;
+    HWI_TENSOR_REF(t);
     HWI_TRY(hwi_tensor_resolve(h, &t));
     if (!out) return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_tensor_data: out is NULL");
     HWI_TRY(resident(t, 1));          /* the caller may write through the pointer */
@@ -348,7 +398,7 @@ hwrt_status hwrt_tensor_data(hwrt_tensor h, void **out)
 
 hwrt_status hwrt_tensor_shape(hwrt_tensor h, int64_t *shape, int cap)
 {
-    hwi_tensor *t;
+    HWI_TENSOR_REF(t);
     HWI_TRY(hwi_tensor_resolve(h, &t));
     if (!shape && cap > 0)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_tensor_shape: shape is NULL");

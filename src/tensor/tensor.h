@@ -11,7 +11,7 @@
 
 typedef struct hwi_tensor {
     hwrt_tensor handle;
-    _Atomic int refs;
+    _Atomic int refs;                 /* hwrt_tensor_retain/release; 0: the handle is dead */
     hwrt_dtype dtype;
     int ndim;
     int64_t shape[HWRT_MAX_DIMS];
@@ -31,7 +31,13 @@ typedef struct hwi_tensor {
     void *offload;                    /* residency state (src/offload), NULL if resident only */
 } hwi_tensor;
 
+/* The live tensor behind h, pinned until hwi_tensor_put (core/handle.h): a concurrent
+ * last hwrt_tensor_release frees it only after the caller is done. */
 hwrt_status hwi_tensor_resolve(hwrt_tensor h, hwi_tensor **out);
+void hwi_tensor_put(hwi_tensor *t);
+static inline void hwi_tensor_unpin(hwi_tensor **t) { hwi_tensor_put(*t); }
+/* A local that holds a resolved tensor and puts it when it goes out of scope. */
+#define HWI_TENSOR_REF(v) hwi_tensor *v __attribute__((cleanup(hwi_tensor_unpin))) = NULL
 /* Make a tensor around device memory it does not own (DLPack import). */
 hwrt_status hwi_tensor_wrap(hwrt_dtype dt, int ndim, const int64_t *shape, int device,
                             void *data, DLManagedTensorVersioned *owner, hwrt_tensor *out);

@@ -10,25 +10,27 @@
  * profiled program: they are written with hwi_csv_field (RFC 4180 quoting, controls
  * replaced), so one row stays one line with the columns of the header. */
 #include "prof_data.h"
+#include "core/out_file.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* one CSV at a time: its path and temporary (core/out_file.h) */
+static char csv_path[1200], csv_tmp[1300];
+
 static FILE *open_csv(const char *dir, const char *name, char *err, size_t errlen)
 {
-    char path[1200];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f) snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    snprintf(csv_path, sizeof csv_path, "%s/%s", dir, name);
+    FILE *f = hwi_out_open(csv_path, csv_tmp, sizeof csv_tmp);
+    if (!f) snprintf(err, errlen, "cannot write %s: %s", csv_path, strerror(errno));
     return f;
 }
 
 static int close_csv(FILE *f, const char *name, char *err, size_t errlen)
 {
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        snprintf(err, errlen, "writing %s failed (disk full?)", name);
+    if (hwi_out_commit(f, csv_tmp, csv_path) != 0) {
+        snprintf(err, errlen, "writing %s failed: %s (disk full?)", name, strerror(errno));
         return -1;
     }
     return 0;

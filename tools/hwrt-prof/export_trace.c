@@ -5,6 +5,7 @@
  *   process "NPU d (backend)"   one track per engine and stream ("compute · stream 1"),
  *                               and a "device memory" counter (allocated, reserved).
  * Times are microseconds from the earliest session start. */
+#include "core/out_file.h"
 #include "prof_data.h"
 
 #include <errno.h>
@@ -213,7 +214,8 @@ static void memory_counters(FILE *f, const prof_data *d)
 
 int export_trace_json(const prof_data *d, const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "w");
+    char tmp[1300];
+    FILE *f = hwi_out_open(path, tmp, sizeof tmp);    /* never through a planted symlink */
     if (!f) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
         return -1;
@@ -233,9 +235,8 @@ int export_trace_json(const prof_data *d, const char *path, char *err, size_t er
     flows(f, d);
     memory_counters(f, d);
     fprintf(f, "\n]}\n");
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        snprintf(err, errlen, "writing %s failed (disk full?)", path);
+    if (hwi_out_commit(f, tmp, path) != 0) {
+        snprintf(err, errlen, "writing %s failed: %s (disk full?)", path, strerror(errno));
         return -1;
     }
     return 0;

@@ -7,6 +7,7 @@
  * Options may be combined (collect, then export, then analyze) and written as
  * --opt=value or --opt value. */
 #define _GNU_SOURCE
+#include "core/out_file.h"
 #include "prof_data.h"
 
 #include <dirent.h>
@@ -120,10 +121,18 @@ static int export_all(const char *out)
     snprintf(path, sizeof path, "%s/report.html", out);
     if (!rc && export_report_html(&d, &f, &v, path, err, sizeof err) != 0) rc = 1;
     snprintf(path, sizeof path, "%s/verdict.txt", out);
-    FILE *vf = rc ? NULL : fopen(path, "w");
+    char tmp[1300];
+    FILE *vf = rc ? NULL : hwi_out_open(path, tmp, sizeof tmp);
+    if (!rc && !vf) {
+        snprintf(err, sizeof err, "cannot write %s: %s", path, strerror(errno));
+        rc = 1;
+    }
     if (vf) {
         prof_verdict_print(vf, &f, &v);
-        fclose(vf);
+        if (hwi_out_commit(vf, tmp, path) != 0) {
+            snprintf(err, sizeof err, "writing %s failed: %s", path, strerror(errno));
+            rc = 1;
+        }
     }
     if (rc) fprintf(stderr, "hwrt-prof: %s\n", err);
     else

@@ -8,6 +8,7 @@
  * trace are merged (the merged span keeps the name of its longest part), so the page
  * stays light at 1e5+ ops. When rendering is done the script sets
  * <body data-rendered="1"> and fills #render-stats, which the tests read back. */
+#include "core/out_file.h"
 #include "prof_data.h"
 
 #include <errno.h>
@@ -255,7 +256,8 @@ static void emit_summary(FILE *f, const prof_data *d, const prof_figures *pf,
 int export_report_html(const prof_data *d, const prof_figures *pf, const prof_verdict *v,
                        const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "w");
+    char tmp[1300];
+    FILE *f = hwi_out_open(path, tmp, sizeof tmp);    /* never through a planted symlink */
     if (!f) {
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
         return -1;
@@ -278,9 +280,8 @@ int export_report_html(const prof_data *d, const prof_figures *pf, const prof_ve
     emit_ops(f, pf);
     emit_summary(f, d, pf, v);
     fprintf(f, "};\n%s</script>\n</body></html>\n", REPORT_JS);
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        snprintf(err, errlen, "writing %s failed (disk full?)", path);
+    if (hwi_out_commit(f, tmp, path) != 0) {
+        snprintf(err, errlen, "writing %s failed: %s (disk full?)", path, strerror(errno));
         return -1;
     }
     return 0;

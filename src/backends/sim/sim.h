@@ -103,6 +103,7 @@ struct hwrt_bstream {
     int inflight;                     /* head op is on an engine */
     int waiters;
     int blocked;                      /* head is a WAIT not yet satisfied */
+    int kick_pins;                    /* kicks holding s from the blocked list (blocked_mu) */
     _Atomic uint64_t submitted, completed;
     int priority;
     /* op freelist, so that queuing an op costs no malloc: completed ops are pushed on
@@ -202,5 +203,7 @@ void sim_kernel_run(const hwrt_kernel *k);
 /* sim_stream.c: blocked-stream wakeups after an event was reached */
 void sim_kick_blocked(void);
 void sim_mark_blocked(sim_stream *s);
+/* Take s off the blocked list for good and wait for kicks still holding it (destroy). */
+void sim_unlist_blocked(sim_stream *s);
 
 #endif

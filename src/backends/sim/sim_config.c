@@ -3,8 +3,10 @@
  *   HWRT_SIM_MEMORY       capacity per device, one size or a comma list ("32GB,16GB");
  *                         default 32GB
  *   HWRT_SIM_OVERHEAD     context overhead per opened device (default 300MB)
- *   HWRT_SIM_LINK_GBPS    host link bandwidth in GB/s for pinned copies (default 0 = off)
- *   HWRT_SIM_PAGEABLE_GBPS  bandwidth for pageable copies (default: half the link)
+ *   HWRT_SIM_LINK_GBPS    host link bandwidth in GB/s for pinned copies, 0.01..10000
+ *                         (default 0 = off)
+ *   HWRT_SIM_PAGEABLE_GBPS  bandwidth for pageable copies, 0.01..10000 (default: half the
+ *                         link)
  *   HWRT_SIM_COMPUTE_UNITS  reported compute units (default 32)
  *   HWRT_SIM_SPIN_US      adaptive spin window of engines and waiters (default 50)
  *   HWRT_SIM_FAULTS       fault injection plan (sim_fault.c, docs/RELIABILITY.md)
@@ -55,6 +57,21 @@ static int parse_double(const char *name, double lo, double hi, double def, doub
         return 0;
     }
     *out = d;
+    return 1;
+}
+
+/* A link bandwidth: 0 (not modelled) or SIM_MIN_GBPS..10000 GB/s. Below that a 4 KiB copy
+ * would take an hour (1e-9), or the copy time overflows its conversion (1e-300). */
+#define SIM_MIN_GBPS 0.01
+static int parse_gbps(const char *name, double def, double *out, char *reason, size_t rlen)
+{
+    if (!parse_double(name, 0, 10000, def, out, reason, rlen)) return 0;
+    const char *v = getenv(name);           /* the default (half the link) is not checked */
+    if (v && *v && *out > 0 && *out < SIM_MIN_GBPS) {
+        snprintf(reason, rlen, "%s=\"%s\" is invalid; expected 0 (no bandwidth model) or "
+                 "%g..10000 GB/s", name, v, SIM_MIN_GBPS);
+        return 0;
+    }
     return 1;
 }
 
@@ -110,9 +127,9 @@ static int load(sim_config *c, char *reason, size_t rlen)
                      "capacity (%zu bytes)", c->overhead, c->memory[i]);
             return 0;
         }
-    if (!parse_double("HWRT_SIM_LINK_GBPS", 0, 10000, 0, &c->link_gbps, reason, rlen)) return 0;
-    if (!parse_double("HWRT_SIM_PAGEABLE_GBPS", 0, 10000, c->link_gbps / 2, &c->pageable_gbps,
-                      reason, rlen)) return 0;
+    if (!parse_gbps("HWRT_SIM_LINK_GBPS", 0, &c->link_gbps, reason, rlen)) return 0;
+    if (!parse_gbps("HWRT_SIM_PAGEABLE_GBPS", c->link_gbps / 2, &c->pageable_gbps, reason, rlen))
+        return 0;
     if (!parse_double("HWRT_SIM_COMPUTE_UNITS", 1, 100000, 32, &d, reason, rlen)) return 0;
     c->compute_units = (int)d;
     if (!parse_double("HWRT_SIM_SPIN_US", 0, 1000000, 50, &d, reason, rlen)) return 0;

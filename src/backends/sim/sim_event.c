@@ -34,11 +34,18 @@ void sim_event_destroy(hwrt_bevent *e) { sim_event_unref(e); }
 
 void sim_event_reached(sim_event *e, uint64_t gen)
 {
-    /* a later record may already have been reached on another stream: keep the newest */
-    if (gen < atomic_load(&e->done_gen))
+    /* a later record may already have been reached on another stream: keep the newest
+     * (compare-and-swap: two records reached at once must not move done_gen back, which
+     * would leave a waiter for the newer one waiting for good) */
+    uint64_t cur = atomic_load(&e->done_gen);
+    if (gen < cur)
         return;
     atomic_store(&e->ts_ns, sim_now_ns());   /* CLOCK_MONOTONIC: comparable with host time */
-    atomic_store(&e->done_gen, gen);     /* seq_cst: pairs with the blocked-list re-check */
+    do {
+        if (gen < cur)
+            return;
+    } while (!atomic_compare_exchange_weak(&e->done_gen, &cur, gen)); /* seq_cst: pairs with
+                                                                     * the blocked-list re-check */
     pthread_mutex_lock(&e->mu);
     if (e->waiters)
         pthread_cond_broadcast(&e->cv);

@@ -25,6 +25,7 @@
  * with HWRT_SIM_EXCLUSIVE set the open fails, since exclusivity cannot be enforced. */
 #define _GNU_SOURCE                    /* F_OFD_GETLK / F_OFD_SETLK */
 #include "sim_registry.h"
+#include "../../core/config.h"
 #include "../../core/log.h"
 #include "../../core/status.h"
 
@@ -70,7 +71,7 @@ static reg_file *reg;             /* NULL: registry off or unusable */
 static reg_file *mapped;          /* the mapping, kept for the SIGBUS guard's range */
 static int reg_fd = -1;           /* kept open: it holds this process's slot locks */
 static int reg_tried, reg_off, reg_warned;
-static char reg_name_buf[128];
+static char reg_name_buf[256];
 static char reg_why[384];         /* why the registry is off or unusable */
 static _Atomic int reg_lost;      /* truncated while in use: off for good */
 static uint64_t my_pidns;
@@ -213,8 +214,15 @@ static const char *reg_name(char *buf, size_t len)
     const char *env = getenv("HWRT_SIM_REGISTRY");
     if (env && !strcmp(env, "off")) return NULL;
     if (env && *env) {
-        snprintf(buf, len, "%s%s-v%u", env[0] == '/' ? "" : "/", env, REG_VERSION);
-        return buf;
+        const char *rest = env + (env[0] == '/');
+        if (!*rest || strchr(rest, '/') || strlen(rest) > 200) {
+            fprintf(stderr, "[hwrt warn] HWRT_SIM_REGISTRY=\"%.64s\" is not a shared-memory "
+                    "name (one path component without '/', at most 200 characters, or "
+                    "\"off\"); using the default registry\n", env);
+        } else {
+            snprintf(buf, len, "/%s-v%u", rest, REG_VERSION);
+            return buf;
+        }
     }
     snprintf(buf, len, "/hwrt-sim-%u-v%u", (unsigned)getuid(), REG_VERSION);
     return buf;
@@ -240,7 +248,7 @@ static reg_file *open_reg(void)
     }
     int fd = shm_open(reg_name_buf, O_RDWR | O_CREAT, 0600);
     struct stat st;
-    char shm_path[160];
+    char shm_path[300];
     snprintf(shm_path, sizeof shm_path, "/dev/shm%s", reg_name_buf);
     if (fd < 0 && errno == EACCES && stat(shm_path, &st) == 0 && st.st_uid != getuid()) {
         /* another user's object (0600, or refused by fs.protected_regular): say whose */
@@ -330,8 +338,7 @@ static int read_slot(const reg_slot *s, reg_slot *out, int *corrupt)
 
 static int exclusive_asked(void)
 {
-    const char *ex = getenv("HWRT_SIM_EXCLUSIVE");
-    return ex && (!strcmp(ex, "1") || !strcasecmp(ex, "true") || !strcasecmp(ex, "on"));
+    return hwi_env_flag("HWRT_SIM_EXCLUSIVE", 0);   /* a malformed value warns */
 }
 
 /* No registry: exclusivity cannot be enforced (an error when asked for), and the

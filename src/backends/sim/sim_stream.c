@@ -9,7 +9,9 @@
 #include <stdlib.h>
 
 static pthread_mutex_t blocked_mu = PTHREAD_MUTEX_INITIALIZER;
-static sim_stream **blocked;          /* streams whose head is an unsatisfied WAIT */
+static pthread_cond_t unpinned_cv = PTHREAD_COND_INITIALIZER;   /* a kick let a stream go */
+/* streams whose head is (or was: see advance_locked's second look) an unsatisfied WAIT */
+static sim_stream **blocked;
 static int nblocked, cap_blocked;
 static _Atomic int any_blocked;
 
@@ -25,6 +27,21 @@ void sim_mark_blocked(sim_stream *s)
     }
     blocked[nblocked++] = s;
     atomic_store(&any_blocked, 1);
+    pthread_mutex_unlock(&blocked_mu);
+}
+
+/* A stream can stay listed after its WAIT was satisfied (advance_locked's second look):
+ * harmless while it lives, a write into freed memory at the next kick once destroyed. So
+ * destroy takes every entry of s off, and waits for kicks that took s before it did. */
+void sim_unlist_blocked(sim_stream *s)
+{
+    pthread_mutex_lock(&blocked_mu);
+    for (int i = 0; i < nblocked;)
+        if (blocked[i] == s) blocked[i] = blocked[--nblocked];
+        else i++;
+    if (!nblocked) atomic_store(&any_blocked, 0);
+    while (s->kick_pins)
+        pthread_cond_wait(&unpinned_cv, &blocked_mu);
     pthread_mutex_unlock(&blocked_mu);
 }
 
@@ -149,7 +166,10 @@ void sim_kick_blocked(void)
     int n = nblocked;
     sim_stream **list = n ? malloc((size_t)n * sizeof *list) : NULL;
     if (list) {
-        for (int i = 0; i < n; i++) list[i] = blocked[i];
+        for (int i = 0; i < n; i++) {
+            list[i] = blocked[i];
+            list[i]->kick_pins++;       /* not freed under us (sim_unlist_blocked) */
+        }
         nblocked = 0;
         atomic_store(&any_blocked, 0);
     }
@@ -164,6 +184,10 @@ void sim_kick_blocked(void)
         reached |= advance_locked(s, NULL, NULL);
         pthread_mutex_unlock(&s->mu);
     }
+    pthread_mutex_lock(&blocked_mu);
+    for (int i = 0; i < n; i++) list[i]->kick_pins--;
+    pthread_cond_broadcast(&unpinned_cv);
+    pthread_mutex_unlock(&blocked_mu);
     free(list);
     if (reached)
         sim_kick_blocked();
@@ -261,6 +285,7 @@ hwrt_status sim_stream_create(hwrt_bdev *dev, int priority, hwrt_bstream **out)
 void sim_stream_destroy(hwrt_bstream *s)
 {
     sim_stream_wait_seq(s, atomic_load(&s->submitted));
+    sim_unlist_blocked(s);
     /* the engine that retired the last op may still hold s->mu (it publishes `completed`
      * before unlocking): wait for it to let go before freeing */
     pthread_mutex_lock(&s->mu);

@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -36,9 +37,16 @@ static int progress_cb(void)
     return 0;
 }
 
+static int warned;
+
 int hwrt_mpi_deadline_init(void)
 {
     const char *off = getenv("HWRT_MPI_PROGRESS_HOOK");
+    if (off && *off && strcmp(off, "0") && strcmp(off, "1") && !warned) {
+        warned = 1;
+        fprintf(stderr, "[hwrt warn] HWRT_MPI_PROGRESS_HOOK=\"%s\" is neither 0 (off) nor 1 "
+                "(on); using the default (1)\n", off);
+    }
     if (off && !strcmp(off, "0"))
         return 0;
     if (registered)

@@ -9,6 +9,7 @@
 #include "hwrt.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 enum { TAG_RS = 7301, TAG_AG = 7302 };
@@ -19,7 +20,16 @@ size_t hwrt_mpi_ring_min_bytes(void)
     static int read;
     if (!read) {
         const char *e = getenv("HWRT_MPI_RING_BYTES");
-        v = e && *e ? (size_t)strtoull(e, NULL, 10) : (size_t)16 << 20;
+        char *end = NULL;
+        v = (size_t)16 << 20;
+        if (e && *e) {
+            unsigned long long n = strtoull(e, &end, 10);
+            if (e[0] >= '0' && e[0] <= '9' && !*end)
+                v = (size_t)n;
+            else
+                fprintf(stderr, "[hwrt warn] HWRT_MPI_RING_BYTES=\"%s\" is not a whole number "
+                        "of bytes; using the default (%zu)\n", e, v);
+        }
         read = 1;
     }
     return v;
