@@ -322,7 +322,8 @@ hwrt_status hwrt_tensor_set_offloadable(hwrt_tensor h, int on)
             if (MGR.steps == 0) MGR.recording = 1;
             hwi_on_shutdown(10, shutdown_offload);
             for (int i = 0; i < nusers && !overflow && st == HWRT_SUCCESS; i++) {
-                hwi_stream *s = hwi_handle_get(users[i], HWI_H_STREAM);
+                HWI_STREAM_REF(s);
+                s = hwi_handle_acquire(users[i], HWI_H_STREAM);
                 if (s) st = hwi_res_note_use(r, s);   /* destroyed ones were synchronized */
             }
             if (st != HWRT_SUCCESS) {                 /* cannot track them: wait instead */
