@@ -47,18 +47,27 @@ static void large_blocks(void)
 {
     TEST_CASE("split large segment");
     char *big, *x, *y;
-    OK(hwrt_malloc((void **)&big, 30 << 20));
+    OK(hwrt_malloc((void **)&big, 30 << 20));      /* a segment of its own (dedicated) */
     int64_t reserved = stats().reserved_bytes.current;
     OK(hwrt_free(big));
-    OK(hwrt_malloc((void **)&x, 10 << 20));
-    OK(hwrt_malloc((void **)&y, 20 << 20));
-    EXPECT(x == big && y == big + (10 << 20));      /* both from the cached 30 MiB */
+    OK(hwrt_malloc((void **)&x, 27 << 20));         /* leaves 3 MiB <= 4 MiB: split */
+    OK(hwrt_malloc((void **)&y, 3 << 20));
+    EXPECT(x == big && y == big + (27 << 20));      /* both from the cached 30 MiB */
     EXPECT(stats().reserved_bytes.current == reserved);
     OK(hwrt_free(x));
     OK(hwrt_free(y));
     OK(hwrt_malloc((void **)&x, 30 << 20));
     EXPECT(x == big);                                /* coalesced back to 30 MiB */
     OK(hwrt_free(x));
+
+    TEST_CASE("dedicated segment not carved up by a much smaller request");
+    OK(hwrt_malloc((void **)&x, 12 << 20));         /* would leave 18 MiB of it unused */
+    EXPECT(x != big);
+    EXPECT(stats().reserved_bytes.current == reserved + (12 << 20));
+    OK(hwrt_empty_cache(0));                         /* the cached 30 MiB goes back whole */
+    EXPECT(stats().reserved_bytes.current == 12 << 20);
+    OK(hwrt_free(x));
+    OK(hwrt_empty_cache(0));
 }
 
 static void best_fit(void)
