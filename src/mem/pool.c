@@ -15,6 +15,7 @@
  * - Before growing past max_device_memory or failing on the device, the pool syncs the
  *   device, returns every cached segment and retries; then it fails with a breakdown. */
 #include "pool_tcache.h"
+#include "alloc_trace.h"
 #include "mem_events.h"
 #include "../core/config.h"
 #include "../core/log.h"
@@ -60,6 +61,7 @@ static dpool *dpool_get(hwi_device *d)
     dp->st.max_split_size = -1;
     hwi_pool_devs[d->ordinal] = dp;
     hwi_on_shutdown(40, hwi_pool_teardown);
+    hwi_alloc_trace_open();                    /* HWRT_ALLOC_TRACE, once per session */
     return dp;
 }
 
@@ -408,6 +410,7 @@ alloc_slow(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned, void **out)
     int report = 0;
     if (st == HWRT_SUCCESS) {
         tc_note_alloc(dp, bs, b);
+        if (hwi_alloc_trace_active()) hwi_alloc_trace_alloc(dp->device, b->base, bytes, bs);
         b->owned = owned;
         b->nsite = nsite > 1 ? nsite - 1 : 0;   /* frame 0 is this function */
         if (b->nsite) memcpy(b->site, site + 1, (size_t)b->nsite * sizeof(void *));
@@ -500,6 +503,9 @@ static hwrt_status __attribute__((noinline)) free_slow(void *p, const char *api,
                               : "hwrt did not allocate this pointer (a host pointer, or already freed)");
     }
     dpool *dp = b->seg->dp;
+    if (hwi_alloc_trace_active())              /* the free's stream: the last user, else its own */
+        hwi_alloc_trace_free(dp->device, p, b->nuses ? b->uses[b->nuses - 1] : b->seg->sp->owner,
+                             b->tag);
     pool_stat_sub(&dp->st.allocation, 1);
     pool_stat_sub(&dp->st.allocated_bytes, (int64_t)b->size);
     pool_stat_sub(&dp->st.requested_bytes, (int64_t)b->requested);
@@ -627,6 +633,7 @@ void hwi_pool_stream_destroyed(hwrt_bstream *bs)
 {
     pthread_mutex_lock(&hwi_pool_mu);
     tc_request_flush();                        /* caches keyed by bs give their blocks back */
+    hwi_alloc_trace_stream_gone(bs);
     for (int i = 0; i < HWI_MAX_DEVICES; i++) {
         dpool *dp = hwi_pool_devs[i];
         if (!dp) continue;
