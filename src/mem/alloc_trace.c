@@ -5,6 +5,7 @@
  * 1.. for the others in order of first use; tag as hwrt_set_alloc_tag gave it (',' and
  * line breaks become '_'); time_ns since the trace was opened. Guarded by hwi_pool_mu. */
 #include "alloc_trace.h"
+#include "pool_internal.h"                  /* hwi_pool_mu */
 #include "../core/log.h"
 
 #include <errno.h>
@@ -43,7 +44,8 @@ static FILE *open_safely(const char *p, int append, char *why, size_t wlen)
                   (append ? O_APPEND : 0), 0644);
     if (fd < 0) {
         snprintf(why, wlen, "%s", errno == ELOOP ? "it is a symbolic link, which is not followed"
-                                                 : strerror(errno));
+                                  : errno == ENXIO ? "it is a FIFO or socket, not a regular file"
+                                  : strerror(errno));
         return NULL;
     }
     struct stat st;
@@ -61,6 +63,14 @@ static FILE *open_safely(const char *p, int append, char *why, size_t wlen)
     }
     setvbuf(f, NULL, _IOFBF, 1 << 20);
     return f;
+}
+
+/* A program that exits without hwrt_shutdown (Python does) still gets its rows. */
+static void flush_at_exit(void)
+{
+    pthread_mutex_lock(&hwi_pool_mu);
+    if (out) fflush(out);
+    pthread_mutex_unlock(&hwi_pool_mu);
 }
 
 void hwi_alloc_trace_open(void)
@@ -89,6 +99,7 @@ void hwi_alloc_trace_open(void)
         rows = 0;
         write_failed = 0;
     }
+    if (!sessions) atexit(flush_at_exit);
     sessions++;
     memset(streams, 0, sizeof streams);
     hi = 0;

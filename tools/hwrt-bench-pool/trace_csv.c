@@ -292,7 +292,6 @@ int trace_replay(const trace *t, const replay_opts *ro, replay_result *r)
         if (o->action == OP_ALLOC) {
             if (hwrt_malloc_async(p, o->size, streams[o->stream]) != HWRT_SUCCESS) {
                 snprintf(r->error, sizeof r->error, "%s", hwrt_last_error());
-                if (getenv("DBG_SNAP")) hwrt_memory_snapshot(0, getenv("DBG_SNAP"));
                 r->failed_op = i;
                 ok = 0;
             } else if (o->tag >= 0) {
