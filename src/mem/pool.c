@@ -47,7 +47,24 @@ hwrt_status hwi_pool_sync_device(int device, const char *api)
     return fn ? fn(device, api) : HWRT_SUCCESS;
 }
 
-static size_t round_size(size_t n) { return n < POOL_ROUND ? POOL_ROUND : (n + POOL_ROUND - 1) & ~(POOL_ROUND - 1); }
+/* Every request rounds up to 512 B; with roundup_power2_divisions N (PyTorch's), one
+ * above 512 B x N rounds up to the next of N equal steps between two powers of two (N is
+ * taken down to a power of two; 1: the next power of two), so that sizes differing a
+ * little share cached blocks, at the cost of the rounding. */
+static size_t round_size(size_t n)
+{
+    if (n < POOL_ROUND) return POOL_ROUND;
+    size_t div = (size_t)hwi_cfg_int(HWI_CFG_ROUNDUP_POWER2_DIVISIONS);
+    if (div && n > POOL_ROUND * div && n <= ((size_t)1 << 62)) {
+        int l = 63 - __builtin_clzll((unsigned long long)n);
+        size_t floor2 = (size_t)1 << l;
+        if (n == floor2) return n;
+        size_t step = floor2 >> (63 - __builtin_clzll((unsigned long long)div));
+        if (step < POOL_ROUND) step = POOL_ROUND;
+        return (n + step - 1) & ~(step - 1);
+    }
+    return (n + POOL_ROUND - 1) & ~(POOL_ROUND - 1);
+}
 static size_t round_to(size_t n, size_t g) { return (n + g - 1) / g * g; }
 
 static dpool *dpool_get(hwi_device *d)

@@ -70,6 +70,26 @@ static void large_blocks(void)
     OK(hwrt_empty_cache(0));
 }
 
+static void roundup_divisions(void)
+{
+    TEST_CASE("roundup_power2_divisions");
+    void *a, *b;
+    OK(hwrt_set_config("roundup_power2_divisions", "4"));
+    OK(hwrt_malloc(&a, 1200000));                    /* 1 MiB .. 2 MiB in steps of 256 KiB */
+    EXPECT(stats().allocated_bytes.current == 1310720);
+    OK(hwrt_malloc(&b, 1500));                       /* below 512 B x 4: 512 B steps */
+    EXPECT(stats().allocated_bytes.current == 1310720 + 1536);
+    OK(hwrt_free(a));
+    OK(hwrt_free(b));
+    OK(hwrt_set_config("roundup_power2_divisions", "1"));
+    OK(hwrt_malloc(&a, 3 << 20));                    /* the next power of two */
+    EXPECT(stats().allocated_bytes.current == 4 << 20);
+    OK(hwrt_free(a));
+    FAILS(hwrt_set_config("roundup_power2_divisions", "65"), HWRT_ERROR_INVALID_ARGUMENT,
+          "roundup_power2_divisions");
+    OK(hwrt_set_config("roundup_power2_divisions", "0"));
+}
+
 static void best_fit(void)
 {
     TEST_CASE("best fit");
@@ -135,6 +155,7 @@ int main(void)
     OK(hwrt_set_config("thread_cache", "false"));   /* exact best fit and coalescing */
     small_blocks();
     large_blocks();
+    roundup_divisions();
     best_fit();
     bad_frees();
     thread_cache();
