@@ -181,11 +181,15 @@ static int gc_wanted(dpool *dp, size_t need, size_t cap)
     return 0;
 }
 
-/* Would trimming free mapped granules of expandable ranges give anything back? */
+/* Would trimming give anything back: free mapped granules of expandable ranges, or a
+ * whole free plain segment? */
 static int trimmable(dpool *dp)
 {
     for (pseg *s = dp->segs; s; s = s->next) {
-        if (!s->expandable) continue;
+        if (!s->expandable) {
+            if (s->first->state == B_FREE && !s->first->next) return 1;
+            continue;
+        }
         for (pblock *b = s->first; b; b = b->next) {
             if (b->state != B_FREE) continue;
             size_t off = (size_t)(b->base - s->base);
@@ -264,7 +268,8 @@ static int use_expandable(void)
 }
 
 /* A fresh segment (or expandable range) for sp; its whole-range block, out of the bins. */
-static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc, pblock **out)
+static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc, int no_trim,
+                        pblock **out)
 {
     pseg *seg = NULL;
     if (use_expandable()) {
@@ -285,6 +290,13 @@ static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_g
     if (sp->kind == PK_SMALL || exact > need) exact = need;
     size_t resv = (size_t)dp->st.reserved_bytes.current;
     if (cap && resv + need > cap && resv + exact <= cap) need = exact;
+    /* growing past the high-water mark while whole segments sit cached (ones the
+     * dedicated rule kept for their own size, say): give those back first, so the peak
+     * does not grow by what the cache holds */
+    if (!no_trim && resv + need > dp->hw_reserved && trimmable(dp)) {
+        dp->trim_need = need;
+        return WANT_TRIM;
+    }
     if (!no_gc && gc_wanted(dp, need, cap)) return WANT_GC;
     if (cap && resv + need > cap)
         return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "the max_device_memory cap is reached");
@@ -307,7 +319,10 @@ static hwrt_status map_block(dpool *dp, pblock *b, size_t cap, int no_gc, int no
     size_t need = pseg_unmapped_in(b->seg, b->base, b->size);
     if (!need) return HWRT_SUCCESS;
     size_t resv = (size_t)dp->st.reserved_bytes.current;
-    if (!no_trim && resv + need > dp->hw_reserved && trimmable(dp)) return WANT_TRIM;
+    if (!no_trim && resv + need > dp->hw_reserved && trimmable(dp)) {
+        dp->trim_need = need;
+        return WANT_TRIM;
+    }
     if (!no_gc && gc_wanted(dp, need, cap)) return WANT_GC;
     HWI_TRY(pseg_map_range(b->seg, b->base, b->size, cap));
     resv = (size_t)dp->st.reserved_bytes.current;
@@ -333,7 +348,7 @@ static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsi
     size_t cap = (size_t)hwi_cfg_int(HWI_CFG_MAX_DEVICE_MEMORY);
     pblock *b = pbin_search(sp, rsize, msz);
     if (b) pbin_remove(sp, b);
-    else HWI_TRY(grow(dp, sp, rsize, cap, no_gc, &b));
+    else HWI_TRY(grow(dp, sp, rsize, cap, no_gc, no_trim, &b));
     b->state = B_ALLOC;                        /* taken: the split rest must not merge back */
     if (should_split(b, rsize, msz)) pblock_split(b, rsize);
     if (b->seg->expandable) {
@@ -401,7 +416,10 @@ static hwrt_status alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pbloc
             }
         } else if (st == WANT_TRIM) {
             no_trim = 1;
-            if (sst == HWRT_SUCCESS) release_cached(dp, snap, 0, 1);
+            /* unmap free granules; release whole free segments, oldest first, until
+             * the growth fits under the high-water mark */
+            if (sst == HWRT_SUCCESS)
+                release_cached(dp, snap, dp->hw_reserved > dp->trim_need ? dp->hw_reserved - dp->trim_need : 0, 0);
         } else {
             retried = 1;
             dp->st.num_alloc_retries++;

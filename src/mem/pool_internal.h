@@ -92,6 +92,7 @@ struct dpool {
     uint64_t alloc_seq;
     size_t hw_reserved;          /* highest reserved ever (not reset by reset_peaks) */
     size_t gc_need;              /* bytes the allocation asking for a collection needs */
+    size_t trim_need;            /* bytes the allocation asking for a trim needs */
     size_t reported_resv, reported_alloc;   /* last figures given to the monitor */
     unsigned report_skips;
 };

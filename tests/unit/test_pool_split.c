@@ -61,12 +61,33 @@ static void large_blocks(void)
     OK(hwrt_free(x));
 
     TEST_CASE("dedicated segment not carved up by a much smaller request");
+    char *keep;
+    OK(hwrt_malloc((void **)&big, 30 << 20));
+    OK(hwrt_malloc((void **)&keep, 30 << 20));      /* two 30 MiB live: the peak is 60 */
+    OK(hwrt_free(keep));
+    OK(hwrt_free(big));
+    OK(hwrt_empty_cache(0));
+    OK(hwrt_malloc((void **)&big, 30 << 20));
+    OK(hwrt_free(big));
+    reserved = stats().reserved_bytes.current;
     OK(hwrt_malloc((void **)&x, 12 << 20));         /* would leave 18 MiB of it unused */
-    EXPECT(x != big);
+    EXPECT(x != big);                                /* below the peak: a segment of its own */
     EXPECT(stats().reserved_bytes.current == reserved + (12 << 20));
     OK(hwrt_empty_cache(0));                         /* the cached 30 MiB goes back whole */
     EXPECT(stats().reserved_bytes.current == 12 << 20);
     OK(hwrt_free(x));
+    OK(hwrt_empty_cache(0));
+
+    TEST_CASE("growing past the peak gives whole cached segments back first");
+    OK(hwrt_malloc((void **)&big, 30 << 20));       /* reserved 30 MiB, the peak 60 */
+    OK(hwrt_malloc((void **)&keep, 20 << 20));
+    OK(hwrt_free(big));
+    int64_t frees = stats().num_device_free;
+    OK(hwrt_malloc((void **)&x, 12 << 20));         /* 50 + 12 > 60: the cached 30 MiB goes */
+    EXPECT(stats().num_device_free == frees + 1);
+    EXPECT(stats().reserved_bytes.current == (20 << 20) + (12 << 20));
+    OK(hwrt_free(x));
+    OK(hwrt_free(keep));
     OK(hwrt_empty_cache(0));
 }
 
