@@ -3,8 +3,9 @@
  * slots).
  *
  * - Requests round up to 512 B. Requests <= 1 MiB come from 2 MiB "small" segments,
- *   larger ones from "large" segments (20 MiB below 10 MiB, else the request rounded to
- *   the device granule), or from one expandable address range per stream whose granules
+ *   larger ones from "large" segments (shared ones of 20 MiB below 10 MiB, on devices of
+ *   4 GiB or more 64 MiB below 20 MiB; else the request rounded to the device granule, a
+ *   dedicated segment), or from one expandable address range per stream whose granules
  *   are mapped on demand (expandable_segments).
  * - Free blocks are kept per (device, stream it was allocated for, small/large), best fit,
  *   split on allocation and coalesced with free neighbours on free.
@@ -76,6 +77,15 @@ static dpool *dpool_get(hwi_device *d)
     dp->device = d->ordinal;
     dp->bdev = d->bdev;
     dp->st.max_split_size = -1;
+    /* the large pool's shared segments: PyTorch's 20 MiB for requests below 10 MiB; on a
+     * device of 4 GiB or more 64 MiB below 20 MiB, where blocks of 1-20 MiB with mixed
+     * lifetimes (K/V caches, activations) pin fewer segments (hwrt-bench pool
+     * --min-capacity, docs/memory.md) */
+    size_t f, t = 0, o;
+    if (hwi_ops_if_selected()->mem_info(dp->bdev, &f, &t, &o) != HWRT_SUCCESS) t = 0;
+    int big = t >= ((size_t)4 << 30);
+    dp->shared_seg = (size_t)(big ? 64 : 20) << 20;
+    dp->shared_below = (size_t)(big ? 20 : 10) << 20;
     hwi_pool_devs[d->ordinal] = dp;
     hwi_on_shutdown(40, hwi_pool_teardown);
     hwi_alloc_trace_open();                    /* HWRT_ALLOC_TRACE, once per session */
@@ -155,7 +165,7 @@ static void process_events(dpool *dp)
 
 static size_t large_seg_size(dpool *dp, size_t rsize)
 {
-    if (rsize < ((size_t)10 << 20)) return (size_t)20 << 20;
+    if (rsize < dp->shared_below) return dp->shared_seg;
     size_t g = pseg_granule(dp);
     return round_to(rsize, g > POOL_SMALL_SEG ? g : POOL_SMALL_SEG);
 }
@@ -303,7 +313,7 @@ static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_g
     hwrt_status st = pseg_new(dp, sp, need, 0, &seg);
     if (st == HWRT_ERROR_OUT_OF_MEMORY && exact < need) st = pseg_new(dp, sp, exact, 0, &seg);
     HWI_TRY(st);
-    seg->dedicated = sp->kind == PK_LARGE && seg->size != large_seg_size(dp, 0);
+    seg->dedicated = sp->kind == PK_LARGE && seg->size != dp->shared_seg;
     if ((size_t)dp->st.reserved_bytes.current > dp->hw_reserved)
         dp->hw_reserved = (size_t)dp->st.reserved_bytes.current;
     *out = seg->first;

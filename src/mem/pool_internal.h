@@ -61,7 +61,7 @@ struct pseg {
     size_t size;                 /* bytes (address range for expandable segments) */
     size_t mapped;               /* bytes counted in reserved */
     int expandable;
-    int dedicated;               /* plain large segment sized for one request (not 20 MiB shared) */
+    int dedicated;               /* plain large segment sized for one request (not a shared one) */
     unsigned char *gmap;         /* expandable: 1 per mapped granule */
     size_t gran, ngran;
     pblock *first;
@@ -93,6 +93,7 @@ struct dpool {
     size_t hw_reserved;          /* highest reserved ever (not reset by reset_peaks) */
     size_t gc_need;              /* bytes the allocation asking for a collection needs */
     size_t trim_need;            /* bytes the allocation asking for a trim needs */
+    size_t shared_seg, shared_below;   /* large requests below shared_below share segments */
     size_t reported_resv, reported_alloc;   /* last figures given to the monitor */
     unsigned report_skips;
 };
