@@ -150,7 +150,10 @@ static int acceptable(const pblock *b, size_t size, size_t msz)
      * back to the device, whose pages then serve any size (split, its rest would stay
      * pinned to the segment by the smaller block) */
     if (b->seg->dedicated && b->size > size + POOL_DEDICATED_SLACK) return 0;
-    if (!msz || b->seg->expandable) return 1;
+    /* max_split_size concerns blocks of dedicated segments: the rest of a shared one
+     * stays usable by requests below it whatever the setting (PyTorch's limit of
+     * max_split_size > 20 MiB, the shared segment size, says the same) */
+    if (!msz || b->seg->expandable || !b->seg->dedicated) return 1;
     if (size < msz && b->size >= msz) return 0;
     if (size >= msz && b->size >= size + POOL_OVERSIZE_SLACK) return 0;
     return 1;

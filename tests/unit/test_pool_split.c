@@ -111,6 +111,23 @@ static void roundup_divisions(void)
     OK(hwrt_set_config("roundup_power2_divisions", "0"));
 }
 
+static void split_size_below_shared(void)
+{
+    TEST_CASE("max_split_size below the shared segment size");
+    OK(hwrt_empty_cache(0));
+    OK(hwrt_set_config("max_split_size", "10MB"));
+    char *a, *b;
+    OK(hwrt_malloc((void **)&a, 2 << 20));            /* large pool, a shared segment */
+    int64_t segs = stats().segment.current;
+    OK(hwrt_malloc((void **)&b, 2 << 20));            /* its rest serves the next one */
+    EXPECT(b == a + (2 << 20));
+    EXPECT(stats().segment.current == segs);
+    OK(hwrt_free(a));
+    OK(hwrt_free(b));
+    OK(hwrt_set_config("max_split_size", "0"));
+    OK(hwrt_empty_cache(0));
+}
+
 static void best_fit(void)
 {
     TEST_CASE("best fit");
@@ -177,6 +194,7 @@ int main(void)
     small_blocks();
     large_blocks();
     roundup_divisions();
+    split_size_below_shared();
     best_fit();
     bad_frees();
     thread_cache();

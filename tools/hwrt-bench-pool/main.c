@@ -135,6 +135,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "hwrt-bench-pool: --device must be 0 .. 1023\n");
         return 2;
     }
+    /* replays measure this process's device alone: no figures of other processes (and
+     * no exclusive-mode holder elsewhere) enter a trial */
+    if (o.mincap || o.trace) setenv("HWRT_SIM_REGISTRY", "off", 1);
     if (o.mincap) return bench_min_capacity(&o);
     if (o.trace) return bench_trace(&o);
     ensure_jemalloc_loadable(argv);
