@@ -23,6 +23,7 @@
 #include "../core/status.h"
 
 #include <execinfo.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,18 +348,12 @@ static int should_split(const pblock *b, size_t size, size_t msz)
     return (!msz || size < msz) && rem > POOL_LARGE_MIN_SPLIT;
 }
 
-static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsize,
-                             int no_gc, int no_trim, pblock **out)
+/* Hand out b (out of the bins): split off the rest, map what it needs, count it. */
+static hwrt_status hand_out(dpool *dp, pblock *b, size_t req, size_t rsize, int no_gc,
+                            int no_trim, pblock **out)
 {
-    if (dp->pending) process_events(dp);
-    spool *sp = spool_get(dp, bs, rsize <= POOL_SMALL_MAX ? PK_SMALL : PK_LARGE);
-    if (!sp)
-        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
     size_t msz = (size_t)hwi_cfg_int(HWI_CFG_MAX_SPLIT_SIZE);
     size_t cap = (size_t)hwi_cfg_int(HWI_CFG_MAX_DEVICE_MEMORY);
-    pblock *b = pbin_search(sp, rsize, msz);
-    if (b) pbin_remove(sp, b);
-    else HWI_TRY(grow(dp, sp, rsize, cap, no_gc, no_trim, &b));
     b->state = B_ALLOC;                        /* taken: the split rest must not merge back */
     if (should_split(b, rsize, msz)) pblock_split(b, rsize);
     if (b->seg->expandable) {
@@ -386,6 +381,59 @@ static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsi
     return HWRT_SUCCESS;
 }
 
+static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsize,
+                             int no_gc, int no_trim, pblock **out)
+{
+    if (dp->pending) process_events(dp);
+    spool *sp = spool_get(dp, bs, rsize <= POOL_SMALL_MAX ? PK_SMALL : PK_LARGE);
+    if (!sp)
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
+    size_t msz = (size_t)hwi_cfg_int(HWI_CFG_MAX_SPLIT_SIZE);
+    size_t cap = (size_t)hwi_cfg_int(HWI_CFG_MAX_DEVICE_MEMORY);
+    pblock *b = pbin_search(sp, rsize, msz);
+    if (b) pbin_remove(sp, b);
+    else HWI_TRY(grow(dp, sp, rsize, cap, no_gc, no_trim, &b));
+    return hand_out(dp, b, req, rsize, no_gc, no_trim, out);
+}
+
+/* The last resort before OOM, after the device sync of the retry (snap): the smallest
+ * free block of another stream's pool that was freed before that sync serves a request
+ * on stream bs, with bs recorded on it as a user, so that when it is freed its owner's
+ * stream reuses it only after bs's work on it is done. Not for bs NULL, which cannot be
+ * recorded. */
+static hwrt_status try_other_streams(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsize,
+                                     uint64_t snap, pblock **out)
+{
+    int kind = rsize <= POOL_SMALL_MAX ? PK_SMALL : PK_LARGE;
+    pblock *best = NULL;
+    for (pseg *s = dp->segs; bs && s; s = s->next) {
+        if (s->sp->owner == bs || s->sp->kind != kind) continue;
+        for (pblock *b = s->first; b; b = b->next)
+            if (b->state == B_FREE && b->freed_at <= snap && b->size >= rsize &&
+                (!best || b->size < best->size))
+                best = b;
+    }
+    if (!best) return HWRT_ERROR_OUT_OF_MEMORY;
+    if (!best->cap_uses) {
+        hwrt_bstream **u = malloc(4 * sizeof *u);
+        hwrt_bevent **e = u ? malloc(4 * sizeof *e) : NULL;
+        if (!e) {
+            free(u);
+            return HWRT_ERROR_OUT_OF_MEMORY;
+        }
+        free(best->uses);
+        free(best->evs);
+        best->uses = u;
+        best->evs = e;
+        best->cap_uses = 4;
+    }
+    pbin_remove(best->seg->sp, best);
+    HWI_TRY(hand_out(dp, best, req, rsize, 1, 1, out));
+    best->uses[0] = bs;
+    best->nuses = 1;
+    return HWRT_SUCCESS;
+}
+
 /* Synchronize the device with the pool lock released; sets *snap to the free sequence
  * before the sync: blocks freed up to it are no longer touched by queued work. */
 static hwrt_status sync_unlocked(dpool *dp, const char *api, uint64_t *snap)
@@ -404,14 +452,19 @@ static hwrt_status sync_unlocked(dpool *dp, const char *api, uint64_t *snap)
 static hwrt_status alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pblock **b)
 {
     size_t rsize = round_size(bytes);
-    int no_gc = 0, no_trim = 0, retried = 0;
+    int no_gc = 0, no_trim = 0, retried = 0, synced = 0;
+    uint64_t retry_snap = 0;
     for (;;) {
         hwrt_status st = try_alloc(dp, bs, bytes, rsize, no_gc, no_trim, b);
         if (st == HWRT_SUCCESS) return st;
         if (st != WANT_GC && st != WANT_TRIM && (st != HWRT_ERROR_OUT_OF_MEMORY || retried)) {
             if (st != HWRT_ERROR_OUT_OF_MEMORY) return st;
+            char cause[512];
+            snprintf(cause, sizeof cause, "%s", hwrt_last_error());
+            if (synced && try_other_streams(dp, bs, bytes, rsize, retry_snap, b) == HWRT_SUCCESS)
+                return HWRT_SUCCESS;
             dp->st.num_ooms++;
-            return hwi_pool_oom(dp, bytes, rsize, hwrt_last_error());
+            return hwi_pool_oom(dp, bytes, rsize, cause);
         }
         uint64_t snap;
         hwrt_status sst = sync_unlocked(dp, "device memory allocation", &snap);
@@ -434,6 +487,8 @@ static hwrt_status alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pbloc
             retried = 1;
             dp->st.num_alloc_retries++;
             if (sst == HWRT_SUCCESS) release_cached(dp, snap, SIZE_MAX, 0);
+            synced = sst == HWRT_SUCCESS;
+            retry_snap = snap;
         }
     }
 }
