@@ -13,8 +13,11 @@
  *   other streams recorded on it (hwi_pool_record_stream) get a backend event at free
  *   time and the block stays PENDING until every event has completed. hwi_pool_free
  *   never blocks.
- * - Before growing past max_device_memory or failing on the device, the pool syncs the
- *   device, returns every cached segment and retries; then it fails with a breakdown. */
+ * - Before growing past its peak of reserved bytes it syncs the device and gives back
+ *   whole cached segments (and unmaps free pages of expandable ranges). Before failing
+ *   (cap or device), it syncs, returns every cached segment and free page and retries;
+ *   then another stream's free block may serve a request on a stream (recorded on it);
+ *   only then does it fail with a breakdown. */
 #include "pool_tcache.h"
 #include "alloc_trace.h"
 #include "mem_events.h"
