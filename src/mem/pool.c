@@ -16,7 +16,8 @@
  * - Before growing past its peak of reserved bytes it syncs the device and gives back
  *   whole cached segments (and unmaps free pages of expandable ranges). Before failing
  *   (cap or device), it syncs, returns every cached segment and free page and retries;
- *   then another stream's free block may serve a request on a stream (recorded on it);
+ *   then a free block of another of the device's pools may serve it (another stream's
+ *   for a request on a stream, which is recorded on the block);
  *   only then does it fail with a breakdown. */
 #include "pool_tcache.h"
 #include "alloc_trace.h"
@@ -400,17 +401,17 @@ static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsi
 }
 
 /* The last resort before OOM, after the device sync of the retry (snap): the smallest
- * free block of another stream's pool that was freed before that sync serves a request
- * on stream bs, with bs recorded on it as a user, so that when it is freed its owner's
- * stream reuses it only after bs's work on it is done. Not for bs NULL, which cannot be
- * recorded. */
-static hwrt_status try_other_streams(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsize,
-                                     uint64_t snap, pblock **out)
+ * free block freed before that sync in another pool of the device: the other kind
+ * (small/large) of bs's own, or, for a request on a stream, any pool of another stream;
+ * then bs is recorded on the block as a user, so that when it is freed its owner's
+ * stream reuses it only after bs's work on it is done (bs NULL cannot be recorded). */
+static hwrt_status try_other_pools(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsize,
+                                   uint64_t snap, pblock **out)
 {
     int kind = rsize <= POOL_SMALL_MAX ? PK_SMALL : PK_LARGE;
     pblock *best = NULL;
-    for (pseg *s = dp->segs; bs && s; s = s->next) {
-        if (s->sp->owner == bs || s->sp->kind != kind) continue;
+    for (pseg *s = dp->segs; s; s = s->next) {
+        if (s->sp->owner == bs ? s->sp->kind == kind : !bs) continue;
         for (pblock *b = s->first; b; b = b->next)
             if (b->state == B_FREE && b->freed_at <= snap && b->size >= rsize &&
                 (!best || b->size < best->size))
@@ -432,8 +433,10 @@ static hwrt_status try_other_streams(dpool *dp, hwrt_bstream *bs, size_t req, si
     }
     pbin_remove(best->seg->sp, best);
     HWI_TRY(hand_out(dp, best, req, rsize, 1, 1, out));
-    best->uses[0] = bs;
-    best->nuses = 1;
+    if (best->seg->sp->owner != bs) {
+        best->uses[0] = bs;
+        best->nuses = 1;
+    }
     return HWRT_SUCCESS;
 }
 
@@ -464,7 +467,7 @@ static hwrt_status alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pbloc
             if (st != HWRT_ERROR_OUT_OF_MEMORY) return st;
             char cause[512];
             snprintf(cause, sizeof cause, "%s", hwrt_last_error());
-            if (synced && try_other_streams(dp, bs, bytes, rsize, retry_snap, b) == HWRT_SUCCESS)
+            if (synced && try_other_pools(dp, bs, bytes, rsize, retry_snap, b) == HWRT_SUCCESS)
                 return HWRT_SUCCESS;
             dp->st.num_ooms++;
             return hwi_pool_oom(dp, bytes, rsize, cause);

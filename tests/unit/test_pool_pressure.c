@@ -3,7 +3,9 @@
  *   cannot be given back, a live block holds it) serves a request on stream B, with B
  *   recorded on it, so the owner stream reuses it only after B's work on it is done;
  * - a request on the default stream (which cannot be recorded) does not take it: OOM
- *   with the breakdown, state intact. */
+ *   with the breakdown, state intact;
+ * - a small request takes a free block of its own stream's large pool when no small
+ *   segment can be had. */
 #include "harness.h"
 
 #include <stdlib.h>
@@ -56,6 +58,26 @@ static void other_streams_blocks(void)
     EXPECT(stats().reserved_bytes.current == 0);
 }
 
+static void other_kind(void)
+{
+    TEST_CASE("the large pool's free block for a small request");
+    char *a1, *a2, *a3, *big, *x = NULL;
+    OK(hwrt_malloc((void **)&a1, 5 * MiB));             /* one shared 20 MiB segment */
+    OK(hwrt_malloc((void **)&a2, 5 * MiB));
+    OK(hwrt_malloc((void **)&a3, 5 * MiB));
+    OK(hwrt_free(a2));
+    OK(hwrt_free(a3));
+    OK(hwrt_malloc((void **)&big, 44 * MiB));           /* the device is full */
+    int64_t ooms = stats().num_ooms;
+    OK(hwrt_malloc((void **)&x, 512 << 10));            /* no 2 MiB small segment left */
+    EXPECT(x == a2 && stats().num_ooms == ooms);
+    OK(hwrt_free(x));
+    OK(hwrt_free(a1));
+    OK(hwrt_free(big));
+    OK(hwrt_empty_cache(0));
+    EXPECT(stats().reserved_bytes.current == 0);
+}
+
 int main(void)
 {
     setenv("HWRT_SIM_REGISTRY", "off", 1);
@@ -66,6 +88,7 @@ int main(void)
     OK(hwrt_set_config("expandable_segments", "false"));
     OK(hwrt_set_config("thread_cache", "false"));
     other_streams_blocks();
+    other_kind();
     OK(hwrt_shutdown());
     return test_report();
 }
