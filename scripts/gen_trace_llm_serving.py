@@ -14,7 +14,10 @@ hwrt-bench pool's CSV format (header action,id,size,stream).
            by the current batch size, then logits and sampling
 Host-to-device input copies use a staging buffer on stream 1.
 
-usage: gen_trace_llm_serving.py [--requests N] [--max-batch B] [--seed N] > trace.csv
+Prompt lengths (--prompts): "buckets" (default) 64..2048 plus up to 63, "uniform" any
+length in 16..4096, "lognormal" median 512 with a long tail up to 8192.
+
+usage: gen_trace_llm_serving.py [--requests N] [--max-batch B] [--prompts D] [--seed N] > trace.csv
 """
 import argparse
 import random
@@ -53,6 +56,7 @@ def main():
     ap.add_argument("--requests", type=int, default=96)
     ap.add_argument("--max-batch", type=int, default=24)
     ap.add_argument("--kv-chunk", type=int, default=256)
+    ap.add_argument("--prompts", choices=("buckets", "uniform", "lognormal"), default="buckets")
     ap.add_argument("--seed", type=int, default=7)
     a = ap.parse_args()
     rnd = random.Random(a.seed)
@@ -71,7 +75,13 @@ def main():
 
     pending = []
     for r in range(a.requests):
-        pending.append({"id": r, "prompt": rnd.choice([64, 128, 256, 512, 1024, 2048]) + rnd.randrange(64),
+        if a.prompts == "uniform":
+            prompt = rnd.randrange(16, 4097)
+        elif a.prompts == "lognormal":
+            prompt = int(min(8192, max(8, rnd.lognormvariate(6.24, 0.9))))
+        else:
+            prompt = rnd.choice([64, 128, 256, 512, 1024, 2048]) + rnd.randrange(64)
+        pending.append({"id": r, "prompt": prompt,
                         "out": rnd.randrange(16, 600), "arrive": rnd.randrange(0, a.requests * 12)})
     pending.sort(key=lambda q: q["arrive"])
     active = []

@@ -52,7 +52,8 @@ HWRT_API const char *hwrt_version(void);
  *                expandable_segments (bool), garbage_collection_threshold (0..1),
  *                record_alloc_sites (bool), thread_cache (bool: per-thread cache of
  *                small blocks, default on), pinned_pool (bool: cache pinned host
- *                buffers, default on)
+ *                buffers, default on), roundup_power2_divisions (0..64: round
+ *                requests to that many steps between powers of two; 0 = off)
  *   offload:     memory_offload (ON/OFF), auto_offload (bool), offload_cpu_size (size),
  *                offload_disk_size (size), offload_path (path), enable_pinned_mem (bool),
  *                prefetch_depth (int)

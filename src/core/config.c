@@ -32,6 +32,8 @@ static const cfg_desc schema[HWI_CFG_COUNT] = {
     [HWI_CFG_RECORD_ALLOC_SITES] = {"record_alloc_sites", HWI_T_BOOL, "0", 0, 0, "true or false"},
     [HWI_CFG_PINNED_POOL] = {"pinned_pool", HWI_T_BOOL, "1", 0, 0, "true or false"},
     [HWI_CFG_THREAD_CACHE] = {"thread_cache", HWI_T_BOOL, "1", 0, 0, "true or false"},
+    [HWI_CFG_ROUNDUP_POWER2_DIVISIONS] = {"roundup_power2_divisions", HWI_T_INT, "0", 0, 64,
+                                          "an integer 0 (off) .. 64, a power of two"},
     [HWI_CFG_MEMORY_OFFLOAD] = {"memory_offload", HWI_T_BOOL, "0", 0, 0, "ON or OFF"},
     [HWI_CFG_AUTO_OFFLOAD] = {"auto_offload", HWI_T_BOOL, "1", 0, 0, "true or false"},
     [HWI_CFG_OFFLOAD_CPU_SIZE] = {"offload_cpu_size", HWI_T_SIZE, "0", 0, 0,

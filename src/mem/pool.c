@@ -3,8 +3,9 @@
  * slots).
  *
  * - Requests round up to 512 B. Requests <= 1 MiB come from 2 MiB "small" segments,
- *   larger ones from "large" segments (20 MiB below 10 MiB, else the request rounded to
- *   the device granule), or from one expandable address range per stream whose granules
+ *   larger ones from "large" segments (shared ones of 20 MiB below 10 MiB, on devices of
+ *   4 GiB or more 64 MiB below 20 MiB; else the request rounded to the device granule, a
+ *   dedicated segment), or from one expandable address range per stream whose granules
  *   are mapped on demand (expandable_segments).
  * - Free blocks are kept per (device, stream it was allocated for, small/large), best fit,
  *   split on allocation and coalesced with free neighbours on free.
@@ -12,15 +13,21 @@
  *   other streams recorded on it (hwi_pool_record_stream) get a backend event at free
  *   time and the block stays PENDING until every event has completed. hwi_pool_free
  *   never blocks.
- * - Before growing past max_device_memory or failing on the device, the pool syncs the
- *   device, returns every cached segment and retries; then it fails with a breakdown. */
+ * - Before growing past its peak of reserved bytes it syncs the device and gives back
+ *   whole cached segments (and unmaps free pages of expandable ranges). Before failing
+ *   (cap or device), it syncs, returns every cached segment and free page and retries;
+ *   then a free block of another of the device's pools may serve it (another stream's
+ *   for a request on a stream, which is recorded on the block);
+ *   only then does it fail with a breakdown. */
 #include "pool_tcache.h"
+#include "alloc_trace.h"
 #include "mem_events.h"
 #include "../core/config.h"
 #include "../core/log.h"
 #include "../core/status.h"
 
 #include <execinfo.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +53,24 @@ hwrt_status hwi_pool_sync_device(int device, const char *api)
     return fn ? fn(device, api) : HWRT_SUCCESS;
 }
 
-static size_t round_size(size_t n) { return n < POOL_ROUND ? POOL_ROUND : (n + POOL_ROUND - 1) & ~(POOL_ROUND - 1); }
+/* Every request rounds up to 512 B; with roundup_power2_divisions N (PyTorch's), one
+ * above 512 B x N rounds up to the next of N equal steps between two powers of two (N is
+ * taken down to a power of two; 1: the next power of two), so that sizes differing a
+ * little share cached blocks, at the cost of the rounding. */
+static size_t round_size(size_t n)
+{
+    if (n < POOL_ROUND) return POOL_ROUND;
+    size_t div = (size_t)hwi_cfg_int(HWI_CFG_ROUNDUP_POWER2_DIVISIONS);
+    if (div && n > POOL_ROUND * div && n <= ((size_t)1 << 62)) {
+        int l = 63 - __builtin_clzll((unsigned long long)n);
+        size_t floor2 = (size_t)1 << l;
+        if (n == floor2) return n;
+        size_t step = floor2 >> (63 - __builtin_clzll((unsigned long long)div));
+        if (step < POOL_ROUND) step = POOL_ROUND;
+        return (n + step - 1) & ~(step - 1);
+    }
+    return (n + POOL_ROUND - 1) & ~(POOL_ROUND - 1);
+}
 static size_t round_to(size_t n, size_t g) { return (n + g - 1) / g * g; }
 
 static dpool *dpool_get(hwi_device *d)
@@ -58,8 +82,18 @@ static dpool *dpool_get(hwi_device *d)
     dp->device = d->ordinal;
     dp->bdev = d->bdev;
     dp->st.max_split_size = -1;
+    /* the large pool's shared segments: PyTorch's 20 MiB for requests below 10 MiB; on a
+     * device of 4 GiB or more 64 MiB below 20 MiB, where blocks of 1-20 MiB with mixed
+     * lifetimes (K/V caches, activations) pin fewer segments (hwrt-bench pool
+     * --min-capacity, docs/memory.md) */
+    size_t f, t = 0, o;
+    if (hwi_ops_if_selected()->mem_info(dp->bdev, &f, &t, &o) != HWRT_SUCCESS) t = 0;
+    int big = t >= ((size_t)4 << 30);
+    dp->shared_seg = (size_t)(big ? 64 : 20) << 20;
+    dp->shared_below = (size_t)(big ? 20 : 10) << 20;
     hwi_pool_devs[d->ordinal] = dp;
     hwi_on_shutdown(40, hwi_pool_teardown);
+    hwi_alloc_trace_open();                    /* HWRT_ALLOC_TRACE, once per session */
     return dp;
 }
 
@@ -136,7 +170,7 @@ static void process_events(dpool *dp)
 
 static size_t large_seg_size(dpool *dp, size_t rsize)
 {
-    if (rsize < ((size_t)10 << 20)) return (size_t)20 << 20;
+    if (rsize < dp->shared_below) return dp->shared_seg;
     size_t g = pseg_granule(dp);
     return round_to(rsize, g > POOL_SMALL_SEG ? g : POOL_SMALL_SEG);
 }
@@ -162,11 +196,15 @@ static int gc_wanted(dpool *dp, size_t need, size_t cap)
     return 0;
 }
 
-/* Would trimming free mapped granules of expandable ranges give anything back? */
+/* Would trimming give anything back: free mapped granules of expandable ranges, or a
+ * whole free plain segment? */
 static int trimmable(dpool *dp)
 {
     for (pseg *s = dp->segs; s; s = s->next) {
-        if (!s->expandable) continue;
+        if (!s->expandable) {
+            if (s->first->state == B_FREE && !s->first->next) return 1;
+            continue;
+        }
         for (pblock *b = s->first; b; b = b->next) {
             if (b->state != B_FREE) continue;
             size_t off = (size_t)(b->base - s->base);
@@ -245,7 +283,8 @@ static int use_expandable(void)
 }
 
 /* A fresh segment (or expandable range) for sp; its whole-range block, out of the bins. */
-static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc, pblock **out)
+static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc, int no_trim,
+                        pblock **out)
 {
     pseg *seg = NULL;
     if (use_expandable()) {
@@ -266,12 +305,20 @@ static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_g
     if (sp->kind == PK_SMALL || exact > need) exact = need;
     size_t resv = (size_t)dp->st.reserved_bytes.current;
     if (cap && resv + need > cap && resv + exact <= cap) need = exact;
+    /* growing past the high-water mark while whole segments sit cached (ones the
+     * dedicated rule kept for their own size, say): give those back first, so the peak
+     * does not grow by what the cache holds */
+    if (!no_trim && resv + need > dp->hw_reserved && trimmable(dp)) {
+        dp->trim_need = need;
+        return WANT_TRIM;
+    }
     if (!no_gc && gc_wanted(dp, need, cap)) return WANT_GC;
     if (cap && resv + need > cap)
         return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "the max_device_memory cap is reached");
     hwrt_status st = pseg_new(dp, sp, need, 0, &seg);
     if (st == HWRT_ERROR_OUT_OF_MEMORY && exact < need) st = pseg_new(dp, sp, exact, 0, &seg);
     HWI_TRY(st);
+    seg->dedicated = sp->kind == PK_LARGE && seg->size != dp->shared_seg;
     if ((size_t)dp->st.reserved_bytes.current > dp->hw_reserved)
         dp->hw_reserved = (size_t)dp->st.reserved_bytes.current;
     *out = seg->first;
@@ -287,7 +334,10 @@ static hwrt_status map_block(dpool *dp, pblock *b, size_t cap, int no_gc, int no
     size_t need = pseg_unmapped_in(b->seg, b->base, b->size);
     if (!need) return HWRT_SUCCESS;
     size_t resv = (size_t)dp->st.reserved_bytes.current;
-    if (!no_trim && resv + need > dp->hw_reserved && trimmable(dp)) return WANT_TRIM;
+    if (!no_trim && resv + need > dp->hw_reserved && trimmable(dp)) {
+        dp->trim_need = need;
+        return WANT_TRIM;
+    }
     if (!no_gc && gc_wanted(dp, need, cap)) return WANT_GC;
     HWI_TRY(pseg_map_range(b->seg, b->base, b->size, cap));
     resv = (size_t)dp->st.reserved_bytes.current;
@@ -302,18 +352,12 @@ static int should_split(const pblock *b, size_t size, size_t msz)
     return (!msz || size < msz) && rem > POOL_LARGE_MIN_SPLIT;
 }
 
-static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsize,
-                             int no_gc, int no_trim, pblock **out)
+/* Hand out b (out of the bins): split off the rest, map what it needs, count it. */
+static hwrt_status hand_out(dpool *dp, pblock *b, size_t req, size_t rsize, int no_gc,
+                            int no_trim, pblock **out)
 {
-    if (dp->pending) process_events(dp);
-    spool *sp = spool_get(dp, bs, rsize <= POOL_SMALL_MAX ? PK_SMALL : PK_LARGE);
-    if (!sp)
-        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
     size_t msz = (size_t)hwi_cfg_int(HWI_CFG_MAX_SPLIT_SIZE);
     size_t cap = (size_t)hwi_cfg_int(HWI_CFG_MAX_DEVICE_MEMORY);
-    pblock *b = pbin_search(sp, rsize, msz);
-    if (b) pbin_remove(sp, b);
-    else HWI_TRY(grow(dp, sp, rsize, cap, no_gc, &b));
     b->state = B_ALLOC;                        /* taken: the split rest must not merge back */
     if (should_split(b, rsize, msz)) pblock_split(b, rsize);
     if (b->seg->expandable) {
@@ -341,6 +385,61 @@ static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsi
     return HWRT_SUCCESS;
 }
 
+static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsize,
+                             int no_gc, int no_trim, pblock **out)
+{
+    if (dp->pending) process_events(dp);
+    spool *sp = spool_get(dp, bs, rsize <= POOL_SMALL_MAX ? PK_SMALL : PK_LARGE);
+    if (!sp)
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
+    size_t msz = (size_t)hwi_cfg_int(HWI_CFG_MAX_SPLIT_SIZE);
+    size_t cap = (size_t)hwi_cfg_int(HWI_CFG_MAX_DEVICE_MEMORY);
+    pblock *b = pbin_search(sp, rsize, msz);
+    if (b) pbin_remove(sp, b);
+    else HWI_TRY(grow(dp, sp, rsize, cap, no_gc, no_trim, &b));
+    return hand_out(dp, b, req, rsize, no_gc, no_trim, out);
+}
+
+/* The last resort before OOM, after the device sync of the retry (snap): the smallest
+ * free block freed before that sync in another pool of the device: the other kind
+ * (small/large) of bs's own, or, for a request on a stream, any pool of another stream;
+ * then bs is recorded on the block as a user, so that when it is freed its owner's
+ * stream reuses it only after bs's work on it is done (bs NULL cannot be recorded). */
+static hwrt_status try_other_pools(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsize,
+                                   uint64_t snap, pblock **out)
+{
+    int kind = rsize <= POOL_SMALL_MAX ? PK_SMALL : PK_LARGE;
+    pblock *best = NULL;
+    for (pseg *s = dp->segs; s; s = s->next) {
+        if (s->sp->owner == bs ? s->sp->kind == kind : !bs) continue;
+        for (pblock *b = s->first; b; b = b->next)
+            if (b->state == B_FREE && b->freed_at <= snap && b->size >= rsize &&
+                (!best || b->size < best->size))
+                best = b;
+    }
+    if (!best) return HWRT_ERROR_OUT_OF_MEMORY;
+    if (!best->cap_uses) {
+        hwrt_bstream **u = malloc(4 * sizeof *u);
+        hwrt_bevent **e = u ? malloc(4 * sizeof *e) : NULL;
+        if (!e) {
+            free(u);
+            return HWRT_ERROR_OUT_OF_MEMORY;
+        }
+        free(best->uses);
+        free(best->evs);
+        best->uses = u;
+        best->evs = e;
+        best->cap_uses = 4;
+    }
+    pbin_remove(best->seg->sp, best);
+    HWI_TRY(hand_out(dp, best, req, rsize, 1, 1, out));
+    if (best->seg->sp->owner != bs) {
+        best->uses[0] = bs;
+        best->nuses = 1;
+    }
+    return HWRT_SUCCESS;
+}
+
 /* Synchronize the device with the pool lock released; sets *snap to the free sequence
  * before the sync: blocks freed up to it are no longer touched by queued work. */
 static hwrt_status sync_unlocked(dpool *dp, const char *api, uint64_t *snap)
@@ -359,14 +458,19 @@ static hwrt_status sync_unlocked(dpool *dp, const char *api, uint64_t *snap)
 static hwrt_status alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pblock **b)
 {
     size_t rsize = round_size(bytes);
-    int no_gc = 0, no_trim = 0, retried = 0;
+    int no_gc = 0, no_trim = 0, retried = 0, synced = 0;
+    uint64_t retry_snap = 0;
     for (;;) {
         hwrt_status st = try_alloc(dp, bs, bytes, rsize, no_gc, no_trim, b);
         if (st == HWRT_SUCCESS) return st;
         if (st != WANT_GC && st != WANT_TRIM && (st != HWRT_ERROR_OUT_OF_MEMORY || retried)) {
             if (st != HWRT_ERROR_OUT_OF_MEMORY) return st;
+            char cause[512];
+            snprintf(cause, sizeof cause, "%s", hwrt_last_error());
+            if (synced && try_other_pools(dp, bs, bytes, rsize, retry_snap, b) == HWRT_SUCCESS)
+                return HWRT_SUCCESS;
             dp->st.num_ooms++;
-            return hwi_pool_oom(dp, bytes, rsize, hwrt_last_error());
+            return hwi_pool_oom(dp, bytes, rsize, cause);
         }
         uint64_t snap;
         hwrt_status sst = sync_unlocked(dp, "device memory allocation", &snap);
@@ -381,11 +485,16 @@ static hwrt_status alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pbloc
             }
         } else if (st == WANT_TRIM) {
             no_trim = 1;
-            if (sst == HWRT_SUCCESS) release_cached(dp, snap, 0, 1);
+            /* unmap free granules; release whole free segments, oldest first, until
+             * the growth fits under the high-water mark */
+            if (sst == HWRT_SUCCESS)
+                release_cached(dp, snap, dp->hw_reserved > dp->trim_need ? dp->hw_reserved - dp->trim_need : 0, 0);
         } else {
             retried = 1;
             dp->st.num_alloc_retries++;
             if (sst == HWRT_SUCCESS) release_cached(dp, snap, SIZE_MAX, 0);
+            synced = sst == HWRT_SUCCESS;
+            retry_snap = snap;
         }
     }
 }
@@ -407,6 +516,7 @@ alloc_slow(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned, void **out)
     int report = 0;
     if (st == HWRT_SUCCESS) {
         tc_note_alloc(dp, bs, b);
+        if (hwi_alloc_trace_active()) hwi_alloc_trace_alloc(dp->device, b->base, bytes, bs);
         b->owned = owned;
         b->nsite = nsite > 1 ? nsite - 1 : 0;   /* frame 0 is this function */
         if (b->nsite) memcpy(b->site, site + 1, (size_t)b->nsite * sizeof(void *));
@@ -499,6 +609,9 @@ static hwrt_status __attribute__((noinline)) free_slow(void *p, const char *api,
                               : "hwrt did not allocate this pointer (a host pointer, or already freed)");
     }
     dpool *dp = b->seg->dp;
+    if (hwi_alloc_trace_active())              /* the free's stream: the last user, else its own */
+        hwi_alloc_trace_free(dp->device, p, b->nuses ? b->uses[b->nuses - 1] : b->seg->sp->owner,
+                             b->tag);
     pool_stat_sub(&dp->st.allocation, 1);
     pool_stat_sub(&dp->st.allocated_bytes, (int64_t)b->size);
     pool_stat_sub(&dp->st.requested_bytes, (int64_t)b->requested);
@@ -626,6 +739,7 @@ void hwi_pool_stream_destroyed(hwrt_bstream *bs)
 {
     pthread_mutex_lock(&hwi_pool_mu);
     tc_request_flush();                        /* caches keyed by bs give their blocks back */
+    hwi_alloc_trace_stream_gone(bs);
     for (int i = 0; i < HWI_MAX_DEVICES; i++) {
         dpool *dp = hwi_pool_devs[i];
         if (!dp) continue;

@@ -137,13 +137,23 @@ void pbin_remove(spool *sp, pblock *b)
     }
 }
 
-/* Would the pool hand out b for a request of size bytes? max_split_size (msz) keeps
+/* Would the pool hand out b for a request of size bytes? Dedicated segments stay for
+ * requests of about their size; max_split_size (msz) keeps
  * big blocks whole: small requests may not take them, and big requests take them only
  * when little would be wasted. */
 static int acceptable(const pblock *b, size_t size, size_t msz)
 {
     if (b->size < size) return 0;
-    if (!msz || b->seg->expandable) return 1;
+    /* a plain segment made for one large request is not carved up by a request that
+     * would leave more than POOL_DEDICATED_SLACK of the block unused: that request
+     * gets a segment of its own, and under pressure the retry gives the unused one
+     * back to the device, whose pages then serve any size (split, its rest would stay
+     * pinned to the segment by the smaller block) */
+    if (b->seg->dedicated && b->size > size + POOL_DEDICATED_SLACK) return 0;
+    /* max_split_size concerns blocks of dedicated segments: the rest of a shared one
+     * stays usable by requests below it whatever the setting (PyTorch's limit of
+     * max_split_size > 20 MiB, the shared segment size, says the same) */
+    if (!msz || b->seg->expandable || !b->seg->dedicated) return 1;
     if (size < msz && b->size >= msz) return 0;
     if (size >= msz && b->size >= size + POOL_OVERSIZE_SLACK) return 0;
     return 1;

@@ -16,6 +16,7 @@
 #define POOL_SMALL_SEG ((size_t)2 << 20)         /* small pool segment size */
 #define POOL_LARGE_MIN_SPLIT ((size_t)1 << 20)   /* large remainders must exceed this */
 #define POOL_OVERSIZE_SLACK ((size_t)20 << 20)   /* oversize reuse tolerance (PyTorch's) */
+#define POOL_DEDICATED_SLACK ((size_t)4 << 20)   /* what a request may leave of a dedicated block */
 #define POOL_EXACT_BINS 4096                     /* one bin per 512 B step up to 2 MiB */
 #define POOL_NBINS (POOL_EXACT_BINS + 44 * 8)    /* + 8 sub-bins per power of two above */
 #define POOL_SITE_DEPTH 6
@@ -60,6 +61,7 @@ struct pseg {
     size_t size;                 /* bytes (address range for expandable segments) */
     size_t mapped;               /* bytes counted in reserved */
     int expandable;
+    int dedicated;               /* plain large segment sized for one request (not a shared one) */
     unsigned char *gmap;         /* expandable: 1 per mapped granule */
     size_t gran, ngran;
     pblock *first;
@@ -90,6 +92,8 @@ struct dpool {
     uint64_t alloc_seq;
     size_t hw_reserved;          /* highest reserved ever (not reset by reset_peaks) */
     size_t gc_need;              /* bytes the allocation asking for a collection needs */
+    size_t trim_need;            /* bytes the allocation asking for a trim needs */
+    size_t shared_seg, shared_below;   /* large requests below shared_below share segments */
     size_t reported_resv, reported_alloc;   /* last figures given to the monitor */
     unsigned report_skips;
 };

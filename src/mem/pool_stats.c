@@ -2,6 +2,7 @@
  * out-of-memory sentence, and the leak report + teardown that hwrt_shutdown runs. */
 #define _GNU_SOURCE
 #include "pool_internal.h"
+#include "alloc_trace.h"
 #include "../core/config.h"
 #include "../core/log.h"
 #include "../core/status.h"
@@ -74,6 +75,8 @@ hwrt_status hwi_pool_set_tag(void *p, const char *tag)
     if (b) {
         free(b->tag);
         b->tag = copy;
+        if (hwi_alloc_trace_active())
+            hwi_alloc_trace_tag(b->seg->dp->device, p, b->seg->sp->owner, copy);
     }
     pthread_mutex_unlock(&hwi_pool_mu);
     if (!b) {
@@ -238,6 +241,8 @@ static void teardown_device(dpool *dp)
             if (b->state == B_ALLOC && !atomic_load_explicit(&b->in_tc, memory_order_relaxed)) {
                 last_leaks++;
                 report_leak(dp, b);
+                if (hwi_alloc_trace_active())  /* freed here: the trace stays balanced */
+                    hwi_alloc_trace_free(dp->device, b->base, b->seg->sp->owner, b->tag);
             }
     while (dp->segs) {
         pseg *s = dp->segs;
@@ -267,6 +272,7 @@ hwrt_status hwi_pool_teardown(void)
         hwi_pool_devs[i] = NULL;
     }
     pmap_clear();
+    hwi_alloc_trace_close();
     pthread_mutex_unlock(&hwi_pool_mu);
     if (last_leaks)
         hwi_log(HWI_LOG_ERROR, "hwrt_shutdown: %zu device block%s leaked (listed above)",

@@ -18,6 +18,7 @@
  * stream's destruction does the same; hwrt_shutdown drops every cache; thread exit
  * flushes. thread_cache:false turns the cache off (exact best fit, e.g. for tests). */
 #include "pool_tcache.h"
+#include "alloc_trace.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -130,7 +131,8 @@ void tc_slow_enter(dpool *dp, hwrt_bstream *bs)
         fold(t);                               /* the pool's counters become exact */
     }
     t->cfg_gen = hwi_cfg_generation();
-    t->enabled = hwi_cfg_int(HWI_CFG_THREAD_CACHE) && !hwi_cfg_int(HWI_CFG_RECORD_ALLOC_SITES);
+    t->enabled = hwi_cfg_int(HWI_CFG_THREAD_CACHE) && !hwi_cfg_int(HWI_CFG_RECORD_ALLOC_SITES) &&
+                 !hwi_alloc_trace_active();   /* a trace records every event in pool order */
 }
 
 void tc_note_alloc(dpool *dp, hwrt_bstream *bs, pblock *b)

@@ -27,7 +27,7 @@ typedef struct tcache {
     dpool *dp;                      /* key: device pool and stream */
     hwrt_bstream *owner;
     int device;
-    int enabled;                    /* thread_cache on and record_alloc_sites off */
+    int enabled;                    /* thread_cache on, record_alloc_sites and HWRT_ALLOC_TRACE off */
     uint64_t cfg_gen, flush_gen;
     size_t bytes;                   /* parked */
     _Atomic int64_t alloc[C_N], freed[C_N];             /* this thread's share */

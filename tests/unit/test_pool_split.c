@@ -47,18 +47,85 @@ static void large_blocks(void)
 {
     TEST_CASE("split large segment");
     char *big, *x, *y;
-    OK(hwrt_malloc((void **)&big, 30 << 20));
+    OK(hwrt_malloc((void **)&big, 30 << 20));      /* a segment of its own (dedicated) */
     int64_t reserved = stats().reserved_bytes.current;
     OK(hwrt_free(big));
-    OK(hwrt_malloc((void **)&x, 10 << 20));
-    OK(hwrt_malloc((void **)&y, 20 << 20));
-    EXPECT(x == big && y == big + (10 << 20));      /* both from the cached 30 MiB */
+    OK(hwrt_malloc((void **)&x, 27 << 20));         /* leaves 3 MiB <= 4 MiB: split */
+    OK(hwrt_malloc((void **)&y, 3 << 20));
+    EXPECT(x == big && y == big + (27 << 20));      /* both from the cached 30 MiB */
     EXPECT(stats().reserved_bytes.current == reserved);
     OK(hwrt_free(x));
     OK(hwrt_free(y));
     OK(hwrt_malloc((void **)&x, 30 << 20));
     EXPECT(x == big);                                /* coalesced back to 30 MiB */
     OK(hwrt_free(x));
+
+    TEST_CASE("dedicated segment not carved up by a much smaller request");
+    char *keep;
+    OK(hwrt_malloc((void **)&big, 30 << 20));
+    OK(hwrt_malloc((void **)&keep, 30 << 20));      /* two 30 MiB live: the peak is 60 */
+    OK(hwrt_free(keep));
+    OK(hwrt_free(big));
+    OK(hwrt_empty_cache(0));
+    OK(hwrt_malloc((void **)&big, 30 << 20));
+    OK(hwrt_free(big));
+    reserved = stats().reserved_bytes.current;
+    OK(hwrt_malloc((void **)&x, 24 << 20));         /* would leave 6 MiB of it unused */
+    EXPECT(x != big);                                /* below the peak: a segment of its own */
+    EXPECT(stats().reserved_bytes.current == reserved + (24 << 20));
+    OK(hwrt_empty_cache(0));                         /* the cached 30 MiB goes back whole */
+    EXPECT(stats().reserved_bytes.current == 24 << 20);
+    OK(hwrt_free(x));
+    OK(hwrt_empty_cache(0));
+
+    TEST_CASE("growing past the peak gives whole cached segments back first");
+    OK(hwrt_malloc((void **)&big, 30 << 20));       /* reserved 30 MiB, the peak 60 */
+    OK(hwrt_malloc((void **)&keep, 20 << 20));
+    OK(hwrt_free(big));
+    int64_t frees = stats().num_device_free;
+    OK(hwrt_malloc((void **)&x, 24 << 20));         /* 50 + 24 > 60: the cached 30 MiB goes */
+    EXPECT(stats().num_device_free == frees + 1);
+    EXPECT(stats().reserved_bytes.current == (20 << 20) + (24 << 20));
+    OK(hwrt_free(x));
+    OK(hwrt_free(keep));
+    OK(hwrt_empty_cache(0));
+}
+
+static void roundup_divisions(void)
+{
+    TEST_CASE("roundup_power2_divisions");
+    void *a, *b;
+    OK(hwrt_set_config("roundup_power2_divisions", "4"));
+    OK(hwrt_malloc(&a, 1200000));                    /* 1 MiB .. 2 MiB in steps of 256 KiB */
+    EXPECT(stats().allocated_bytes.current == 1310720);
+    OK(hwrt_malloc(&b, 1500));                       /* below 512 B x 4: 512 B steps */
+    EXPECT(stats().allocated_bytes.current == 1310720 + 1536);
+    OK(hwrt_free(a));
+    OK(hwrt_free(b));
+    OK(hwrt_set_config("roundup_power2_divisions", "1"));
+    OK(hwrt_malloc(&a, 3 << 20));                    /* the next power of two */
+    EXPECT(stats().allocated_bytes.current == 4 << 20);
+    OK(hwrt_free(a));
+    FAILS(hwrt_set_config("roundup_power2_divisions", "65"), HWRT_ERROR_INVALID_ARGUMENT,
+          "roundup_power2_divisions");
+    OK(hwrt_set_config("roundup_power2_divisions", "0"));
+}
+
+static void split_size_below_shared(void)
+{
+    TEST_CASE("max_split_size below the shared segment size");
+    OK(hwrt_empty_cache(0));
+    OK(hwrt_set_config("max_split_size", "10MB"));
+    char *a, *b;
+    OK(hwrt_malloc((void **)&a, 2 << 20));            /* large pool, a shared segment */
+    int64_t segs = stats().segment.current;
+    OK(hwrt_malloc((void **)&b, 2 << 20));            /* its rest serves the next one */
+    EXPECT(b == a + (2 << 20));
+    EXPECT(stats().segment.current == segs);
+    OK(hwrt_free(a));
+    OK(hwrt_free(b));
+    OK(hwrt_set_config("max_split_size", "0"));
+    OK(hwrt_empty_cache(0));
 }
 
 static void best_fit(void)
@@ -126,6 +193,8 @@ int main(void)
     OK(hwrt_set_config("thread_cache", "false"));   /* exact best fit and coalescing */
     small_blocks();
     large_blocks();
+    roundup_divisions();
+    split_size_below_shared();
     best_fit();
     bad_frees();
     thread_cache();

@@ -5,9 +5,14 @@
  *       mimalloc measured in the same run (medians of N repetitions, and ratios); then
  *       the shipped traces in bench/traces are replayed as with --trace.
  *   hwrt-bench-pool --trace FILE [--json]
- *       replay an allocation trace (CSV: action,id,size,stream) and report
- *       peak_allocated, peak_reserved and their ratio, with and without expandable
- *       segments. The device is simulated (HWRT_SIM_MEMORY, default here 256GB). */
+ *       replay an allocation trace (CSV: action,id,size,stream[,tag,time_ns,device]) and
+ *       report peak_allocated, peak_reserved and their ratio, with and without expandable
+ *       segments. The device is simulated (HWRT_SIM_MEMORY, default here 256GB).
+ *   hwrt-bench-pool --min-capacity FILE [--json] [--devices LIST] [--overhead SIZE]
+ *       the smallest simulated device the trace replays on without running out of
+ *       memory, per mode, as a multiple of its peak requested bytes (mincap.c).
+ *   Both take --conf "key:value,..." (allocator settings, as HWRT_ALLOC_CONF) and
+ *   --device N (the rows of device N of a trace HWRT_ALLOC_TRACE wrote). */
 #include "bench.h"
 
 #include <hwrt.h>
@@ -38,9 +43,15 @@ double bench_cpu_ns(void)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: hwrt-bench-pool [--reps N] [--pairs N] [--json]\n"
-               "       hwrt-bench-pool --trace FILE [--json]\n"
-               "trace CSV: header action,id,size,stream; action alloc|free; id names the\n"
-               "allocation; size in bytes (alloc); stream an integer index (0 = default)\n");
+               "       hwrt-bench-pool --trace FILE [--json] [--conf K:V,..] [--device N]\n"
+               "       hwrt-bench-pool --min-capacity FILE [--json] [--conf K:V,..] [--device N]\n"
+               "                       [--devices NAME=SIZE,..] [--overhead SIZE]\n"
+               "trace CSV (HWRT_ALLOC_TRACE writes it): header action,id,size,stream and\n"
+               "optionally tag,time_ns,device; action alloc|free|tag; id names the allocation;\n"
+               "size in bytes (alloc); stream an integer index (0 = default)\n"
+               "--min-capacity: smallest device per mode (2 MiB steps, context overhead\n"
+               "--overhead, default 0), then a replay on each of --devices (default\n"
+               "\"Atlas 800I A2=64GiB,H200=143771MiB\")\n");
 }
 
 /* libjemalloc.so.2 uses initial-exec TLS, which a dlopen after startup can only get
@@ -104,11 +115,21 @@ static int run_all(bench_opts *o)
 
 int main(int argc, char **argv)
 {
-    bench_opts o = {.reps = 21, .pairs = 100000};
+    bench_opts o = {.reps = 21, .pairs = 100000, .device = -1};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--json")) o.json = 1;
         else if (!strcmp(a, "--trace") && i + 1 < argc) o.trace = argv[++i];
+        else if (!strcmp(a, "--min-capacity") && i + 1 < argc) o.mincap = argv[++i];
+        else if (!strcmp(a, "--conf") && i + 1 < argc) o.conf = argv[++i];
+        else if (!strcmp(a, "--devices") && i + 1 < argc) o.devices = argv[++i];
+        else if (!strcmp(a, "--device") && i + 1 < argc) o.device = atoi(argv[++i]);
+        else if (!strcmp(a, "--overhead") && i + 1 < argc) {
+            if (!bench_parse_size(argv[++i], &o.overhead)) {
+                fprintf(stderr, "hwrt-bench-pool: --overhead '%s' is not a size (e.g. 300MiB)\n", argv[i]);
+                return 2;
+            }
+        }
         else if (!strcmp(a, "--reps") && i + 1 < argc) o.reps = atoi(argv[++i]);
         else if (!strcmp(a, "--pairs") && i + 1 < argc) o.pairs = atol(argv[++i]);
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
@@ -123,6 +144,14 @@ int main(int argc, char **argv)
         return 2;
     }
     setenv("HWRT_SIM_MEMORY", "256GB", 0);   /* room for a trace's peak; committed on use */
+    if (o.device < -1 || o.device > 1023) {
+        fprintf(stderr, "hwrt-bench-pool: --device must be 0 .. 1023\n");
+        return 2;
+    }
+    /* replays measure this process's device alone: no figures of other processes (and
+     * no exclusive-mode holder elsewhere) enter a trial */
+    if (o.mincap || o.trace) setenv("HWRT_SIM_REGISTRY", "off", 1);
+    if (o.mincap) return bench_min_capacity(&o);
     if (o.trace) return bench_trace(&o);
     ensure_jemalloc_loadable(argv);
     return run_all(&o);

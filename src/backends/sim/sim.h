@@ -1,7 +1,7 @@
 /* The simulated NPU: internal structures shared by the sim_*.c files.
  *
- * Each device has a memory arena (address space reserved up front, committed on use),
- * a compute engine, an H2D and a D2H copy engine, and a host-callback engine, each a
+ * Each device has its memory (sim_mem.c: a virtual address space far larger than the
+ * capacity, physical memory as 2 MiB pages), a compute engine, an H2D and a D2H copy engine, and a host-callback engine, each a
  * thread. A stream is an in-order queue: only its head op is handed to an engine, so
  * ops of one stream run one after another while different streams overlap on different
  * engines, as on hardware. */
@@ -83,10 +83,14 @@ struct hwrt_bdev {
     int ordinal;
     size_t capacity;
     size_t overhead;
-    char *arena;                      /* reserved address space of `capacity` bytes */
+    /* memory (sim_mem.c), guarded by mem_mu */
+    char *va;                         /* virtual address space of va_size bytes */
+    size_t va_size;
+    unsigned char *pages;             /* state of each SIM_PAGE of it (sim_mem.c) */
+    size_t npages;
     pthread_mutex_t mem_mu;
-    size_t committed;                 /* bytes of segments and mapped VA */
-    hwi_range_alloc ranges;           /* free address ranges of the arena */
+    size_t committed;                 /* bytes of physical pages in use (<= capacity) */
+    hwi_range_alloc ranges;           /* free ranges of the address space */
     sim_engine engines[SIM_ENG_COUNT];
     int reg_slot;                     /* slot in the cross-process registry, -1 none */
     size_t pool_reserved, pool_allocated;   /* as reported by the pool (report_usage) */
@@ -127,6 +131,11 @@ struct hwrt_bevent {
     pthread_cond_t cv;
     int waiters;
 };
+
+/* sim_mem.c: the device's memory. SIM_PAGE: physical page and mapping granule. */
+#define SIM_PAGE ((size_t)2 << 20)
+hwrt_status sim_mem_open(sim_dev *d, size_t capacity);   /* sets capacity, va, pages */
+void sim_mem_close(sim_dev *d);
 
 /* sim_config.c */
 hwrt_status sim_config_get(const sim_config **cfg, char *reason, size_t rlen);
