@@ -2,6 +2,7 @@
  * launch_blocking off, dispatch is a branch and a backend call. */
 #include "dispatch.h"
 #include "event.h"
+#include "stream.h"
 #include "../core/config.h"
 #include "../core/status.h"
 
@@ -51,38 +52,80 @@ void hwi_dispatch_remove_hook(const hwi_hook *h)
  * function of that stream: a host-blocking call from there would wait for the function
  * itself (the backend runs a device's host functions on one thread, in stream order), so
  * hwi_host_sync_check refuses it instead of hanging. */
-typedef struct {
+typedef struct host_call {
     hwrt_host_fn fn;
     void *arg;
     int device;
+    hwi_stream *owner;             /* queued on it, not yet run (NULL: running or inline) */
+    struct host_call *prev, *next;
 } host_call;
 
 static _Thread_local const host_call *in_host_fn;
+/* Queued calls are listed on their stream: a backend skips the host functions queued on
+ * a faulted device (backend.h), and their closures are freed with the stream instead. */
+static pthread_mutex_t calls_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void unlink_call(host_call *c)
+{
+    if (c->prev) c->prev->next = c->next;
+    else c->owner->host_calls = c->next;
+    if (c->next) c->next->prev = c->prev;
+    c->owner = NULL;
+}
 
 static void host_trampoline(void *p)
 {
-    host_call c = *(host_call *)p;
-    free(p);
+    host_call *pc = p;
+    pthread_mutex_lock(&calls_mu);
+    if (pc->owner) unlink_call(pc);
+    pthread_mutex_unlock(&calls_mu);
+    host_call c = *pc;
+    free(pc);
     const host_call *outer = in_host_fn;
     in_host_fn = &c;
     c.fn(c.arg);
     in_host_fn = outer;
 }
 
+void hwi_dispatch_drop_host_calls(hwi_stream *s)
+{
+    pthread_mutex_lock(&calls_mu);
+    while (s->host_calls) {
+        host_call *c = s->host_calls;
+        unlink_call(c);
+        free(c);
+    }
+    pthread_mutex_unlock(&calls_mu);
+}
+
 static hwrt_status submit_host_func(const hwrt_backend_ops *ops, const hwi_work *w)
 {
-    host_call *c = malloc(sizeof *c);
+    host_call *c = calloc(1, sizeof *c);
     if (!c)
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_launch_host_func: host out of memory");
-    *c = (host_call){w->u.host.fn, w->u.host.arg, w->stream->device};
+    c->fn = w->u.host.fn;
+    c->arg = w->u.host.arg;
+    c->device = w->stream->device;
     if (!ops->host_func) {             /* fallback: run it in order, on this thread */
         hwrt_status st = ops->stream_synchronize(w->stream->bs);
         if (st != HWRT_SUCCESS) { free(c); return st; }
         host_trampoline(c);
         return HWRT_SUCCESS;
     }
-    hwrt_status st = ops->host_func(w->stream->bs, host_trampoline, c);
-    if (st != HWRT_SUCCESS) free(c);
+    hwi_stream *s = w->stream;
+    pthread_mutex_lock(&calls_mu);     /* listed before the backend may run it */
+    c->owner = s;
+    c->next = s->host_calls;
+    if (c->next) c->next->prev = c;
+    s->host_calls = c;
+    pthread_mutex_unlock(&calls_mu);
+    hwrt_status st = ops->host_func(s->bs, host_trampoline, c);
+    if (st != HWRT_SUCCESS) {
+        pthread_mutex_lock(&calls_mu);
+        if (c->owner) unlink_call(c);
+        pthread_mutex_unlock(&calls_mu);
+        free(c);
+    }
     return st;
 }
 

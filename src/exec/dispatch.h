@@ -51,6 +51,9 @@ void hwi_dispatch_remove_hook(const hwi_hook *h);
 hwrt_status hwi_dispatch(hwi_work *w);
 /* Submit to the backend, bypassing hooks (graph replay uses it). */
 hwrt_status hwi_dispatch_submit(const hwi_work *w);
+/* Free the closures of host functions queued on s that never ran (skipped by a device
+ * fault); called once the backend stream is destroyed, so none can run any more. */
+void hwi_dispatch_drop_host_calls(hwi_stream *s);
 hwrt_status hwi_host_sync_check(const char *api, hwi_stream *s);
 /* NOT_PERMITTED when called from a host function (hwrt_launch_host_func): a host-blocking
  * call there would wait for itself. hwi_host_sync_check includes it. */

@@ -35,6 +35,7 @@ static hwrt_status stream_dtor(void *obj)
     hwrt_status st = ops->stream_synchronize(s->bs);
     hwi_pool_stream_destroyed(s->bs);              /* the pool forgets the stream */
     ops->stream_destroy(s->bs);
+    hwi_dispatch_drop_host_calls(s);               /* those a fault skipped */
     free(s);
     return st;
 }

@@ -13,6 +13,7 @@ typedef struct hwi_stream {
     int priority;
     int is_default;
     void *capture;               /* graph being captured on this stream (NULL: eager) */
+    struct host_call *host_calls; /* host functions queued, not yet run (dispatch.c) */
 } hwi_stream;
 
 /* NULL -> the current device's default stream; else the live stream behind s. The
