@@ -5,6 +5,7 @@
 #define _GNU_SOURCE 1   /* PTHREAD_MUTEX_ADAPTIVE_NP */
 #include "sim.h"
 #include "sim_registry.h"
+#include "sim_sched.h"
 #include "../../core/spin.h"
 
 #include <sched.h>
@@ -77,6 +78,7 @@ static void *engine_main(void *arg)
         uint64_t act_t = t0;                   /* activity start of the op in hand */
         unsigned nops = 0;
         while (op) {
+            sim_sched_jitter();                /* HWRT_SIM_JITTER: held before it runs */
             int part = op->type == SOP_PART;   /* a split-copy share: not a stream op, and */
             if (op->corr) {                    /* freed by sim_op_execute */
                 act_t = sim_activity_run(e, op, act_t);   /* profiled: timed, reported */
@@ -114,6 +116,7 @@ void sim_engine_start(sim_engine *e, sim_dev *dev, int kind)
     e->dev = dev;
     e->kind = kind;
     e->spin_ns = spin_window();     /* on the opening thread, before the engine runs */
+    if (sim_sched_det()) e->spin_ns = 0;   /* never given work: sleep at once */
     e->head = e->tail = NULL;
     e->stop = 0;
     e->nact = e->act_retired = 0;
@@ -137,6 +140,8 @@ void sim_engine_stop(sim_engine *e)
 
 void sim_engine_push(sim_engine *e, sim_op *op)
 {
+    if (sim_sched_push(e, op))      /* HWRT_SIM_DETERMINISTIC: the seeded pool runs it */
+        return;
     op->enext = NULL;
     pthread_mutex_lock(&e->mu);
     if (e->tail) e->tail->enext = op;
