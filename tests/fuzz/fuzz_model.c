@@ -63,6 +63,7 @@ static unsigned u8(input *in)
 }
 
 static int trace;
+static int sched;       /* 0 deterministic (default), 1 threaded, 2 threaded + jitter */
 static char offload_dir[64], reg_name[64];
 
 static const uint8_t *cur_data;   /* the input being run (--random writes it on a finding) */
@@ -506,7 +507,7 @@ static void offload_config(unsigned b, unsigned c)
     cfg.enabled = 1;
     cfg.auto_offload = b & 1;
     cfg.enable_pinned_mem = (b >> 1) & 1;
-    cfg.max_device_memory = (size_t)(1 + c % 4) << 20;
+    cfg.max_device_memory = (size_t)(2 + c % 4 * 2) << 20;
     cfg.offload_cpu_size = (b & 4) ? (size_t)(c / 4 % 4) << 20 : (size_t)64 << 20;
     cfg.offload_disk_size = (b & 8) ? (size_t)64 << 20 : 0;
     cfg.offload_path = offload_dir;
@@ -639,6 +640,11 @@ static void shutdown_step(input *in)
     hwrt_set_device("sim", 0);
     sessions_objects();
     if (b & 16) offload_config(b >> 5, b);
+    else {
+        hwrt_offload_config off;
+        memset(&off, 0, sizeof off);
+        CHK(hwrt_set_offload_config(&off), 0);
+    }
     /* a new session: nothing of the old one may resolve */
     size_t nb;
     if (M.stale && hwrt_tensor_nbytes(M.stale, &nb) == HWRT_SUCCESS)
@@ -720,6 +726,39 @@ static void step(input *in)
     }
 }
 
+/* A short offload session after the input's last shutdown: anything the input left behind
+ * (residency records, planner state) is used here, so the input that leaves it fails,
+ * not a later one (a finding must replay from its own input). */
+static void probe_session(void)
+{
+    memset(&M, 0, sizeof M);
+    unsetenv("HWRT_SIM_FAULTS");
+    hwrt_set_device("sim", 0);
+    sessions_objects();
+    offload_config(0, 0);
+    static const int64_t sh[2] = {16, 16};
+    for (int i = 0; i < 3; i++)
+        if (mt_new(i, HWRT_FLOAT32, 2, sh, 1, (unsigned)i))
+            CHK(hwrt_tensor_set_offloadable(M.t[i].h, 1), A_OOM);
+    for (int i = 0; i < 3; i++)
+        if (M.t[i].h) CHK(hwrt_offload_evict(M.t[i].h), A_OOM | A_BUSY);
+    if (M.t[0].h && M.t[1].h && M.t[2].h &&
+        CHK(hwrt_op_add(M.t[2].h, M.t[0].h, M.t[1].h, NULL), A_OOM) == HWRT_SUCCESS)
+        model_op(K_ADD, &M.t[2], &M.t[0], &M.t[1], 0, 0);
+    for (int i = 0; i < 3; i++) read_check(i, "in a session after the input's last shutdown");
+    for (int i = 0; i < NT; i++) {
+        if (M.t[i].h) CHK(hwrt_tensor_release(M.t[i].h), 0);
+        mt_free(&M.t[i]);
+    }
+    for (int j = 1; j < NS; j++) if (M.s[j]) hwrt_stream_destroy(M.s[j]);
+    for (int j = 0; j < NS; j++) if (M.ev[j]) hwrt_event_destroy(M.ev[j]);
+    memset(M.s, 0, sizeof M.s);
+    memset(M.ev, 0, sizeof M.ev);
+    if (hwrt_shutdown() != HWRT_SUCCESS)
+        finding("hwrt_shutdown after a clean session: %s%s", hwrt_last_error(), "");
+    check_no_tier_files("after the probe session");
+}
+
 /* ---- end of an input: every tier empty once all is released, nothing left behind ---- */
 static void teardown(void)
 {
@@ -749,6 +788,18 @@ static void teardown(void)
     if (s != HWRT_SUCCESS && s != HWRT_ERROR_DEVICE_FAULT)
         finding("hwrt_shutdown: %s%s", hwrt_status_name(s), "");
     check_no_tier_files("after hwrt_shutdown");
+    /* nothing of this session survives into the next (residency records, tier bytes):
+     * checked here, so the input that leaves them is the one that fails */
+    hwrt_offload_stats os;
+    if (hwrt_offload_stats_get(&os) == HWRT_SUCCESS &&
+        (os.host_bytes || os.disk_bytes || os.device_bytes)) {
+        char a[96];
+        snprintf(a, sizeof a, "device %zu, host %zu, disk %zu bytes", os.device_bytes,
+                 os.host_bytes, os.disk_bytes);
+        finding("after hwrt_shutdown the offload tiers still hold %s%s", a, "");
+    }
+    hwrt_shutdown();
+    probe_session();
     /* no shared-memory object of this process but its registry */
     DIR *d = opendir("/dev/shm");
     struct dirent *e;
@@ -815,7 +866,10 @@ static void *thr_main(void *p)
             break; }
         case 8: TCHK(hwrt_stream_synchronize(s)); break;
         case 9: TCHK(hwrt_event_synchronize(e)); TCHK(hwrt_event_query(e)); break;
-        case 10: if (hwrt_tensor_retain(t) == HWRT_SUCCESS) TCHK(hwrt_tensor_release(t)); break;
+        case 10:
+            if (x & 64) TCHK(hwrt_tensor_set_offloadable(t, 1));
+            else if (hwrt_tensor_retain(t) == HWRT_SUCCESS) TCHK(hwrt_tensor_release(t));
+            break;
         default: TCHK(hwrt_launch_host_func(s, hostfn_bump, NULL)); TCHK(hwrt_stream_query(s)); break;
         }
     }
@@ -890,7 +944,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         setenv("HWRT_SIM_OVERHEAD", "4MB", 1);
         snprintf(reg_name, sizeof reg_name, "/hwrt-fuzz-model-%d", (int)getpid());
         setenv("HWRT_SIM_REGISTRY", reg_name + 1, 1);
-        if (!getenv("HWRT_SIM_DETERMINISTIC")) setenv("HWRT_SIM_DETERMINISTIC", "1", 0);
+        const char *sm = getenv("HWRT_FUZZ_SCHED");
+        sched = !sm || !strcmp(sm, "det") ? 0 : !strcmp(sm, "jitter") ? 2 : 1;
+        unsetenv("HWRT_SIM_DETERMINISTIC");
+        unsetenv("HWRT_SIM_JITTER");
         snprintf(offload_dir, sizeof offload_dir, "/tmp/hwrt-fuzz-model-XXXXXX");
         if (!mkdtemp(offload_dir)) { perror("mkdtemp"); abort(); }
         atexit(at_exit);
@@ -901,7 +958,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     input in = {data, size};
     cur_data = data;
     cur_size = size;
-    unsigned b0 = u8(&in), b1 = u8(&in);
+    unsigned b0 = u8(&in), b1 = u8(&in), b2 = u8(&in);
+    /* the schedule is part of the input: the third byte seeds the deterministic
+     * simulation (HWRT_FUZZ_SCHED=threaded or jitter runs the threaded engines instead) */
+    if (sched == 0) {
+        char seed[16];
+        snprintf(seed, sizeof seed, "%u", 1 + b2);
+        setenv("HWRT_SIM_DETERMINISTIC", seed, 1);
+    } else if (sched == 2) {
+        char seed[16];
+        snprintf(seed, sizeof seed, "%u", 1 + b2);
+        setenv("HWRT_SIM_JITTER", seed, 1);
+    }
     memset(&M, 0, sizeof M);
     char plan[96] = "";
     if (b0 % 4 == 3) {
@@ -914,13 +982,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         unsetenv("HWRT_SIM_FAULTS");
     }
     hwrt_set_device("sim", 0);
+    hwrt_set_config("log_level", "0");
+    if (b0 & 0x80) offload_config(b0 >> 4, b1);
+    else {                    /* the configuration outlives sessions: start from "off" */
+        hwrt_offload_config off;
+        memset(&off, 0, sizeof off);
+        CHK(hwrt_set_offload_config(&off), 0);
+    }
     if (b0 % 4 == 2) {
         threads_mode(&in);
+        probe_session();
         return 0;
     }
-    hwrt_set_config("log_level", "0");
     sessions_objects();
-    if (b0 & 0x80) offload_config(b0 >> 4, b1);
     int steps = 0;
     while (in.n && steps++ < 120) step(&in);
     teardown();
