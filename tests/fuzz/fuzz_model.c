@@ -259,7 +259,7 @@ static int mt_new(int i, hwrt_dtype dt, int ndim, const int64_t *shape, int with
     }
     if (s != HWRT_SUCCESS) { t->h = NULL; mt_free(t); return 0; }
     t->def = t->known = with_data;
-    t->pend = with_data;
+    t->pend = 0;       /* from_host returned success: the copy landed */
     t->smask = 1;      /* from_host: ordered on the default stream */
     return 1;
 }
@@ -586,7 +586,7 @@ static void reset_step(void)
             !M.faulted) {
             t->known = 1;
             t->tampered = 0;
-            t->pend = 1;
+            t->pend = 0;
             t->smask |= 1;
         }
     }
@@ -689,7 +689,7 @@ static void step(input *in)
         /* copy_from_host: ordered after every queued use of t */
         if (CHK(hwrt_tensor_copy_from_host(t->h, t->val, t->nb), A_OOM) == HWRT_SUCCESS) {
             t->known = !M.faulted && !t->approx;
-            t->pend = 1;
+            t->pend = 0;       /* blocking and successful: it landed */
             t->tampered = 0;
             t->smask |= 1;
         }
