@@ -34,8 +34,10 @@ FUZZ_RUN  = cd build-fuzz && $(FUZZ_ENV) ./tests/fuzz/hwrt_fuzz \
             -rss_limit_mb=4096 -timeout=60 -print_final_stats=1
 # The model fuzzer (tests/fuzz/fuzz_model.c) runs in the simulator's deterministic mode
 # (its schedule seed is part of each input), with long programs from the start.
+# FUZZ_MODEL_NO=threads,shutdown,dlpack leaves those parts out (HWRT_FUZZ_NO).
 FUZZ_MODEL_TEST_SECONDS ?= 60
-FUZZ_MODEL_RUN = cd build-fuzz && $(FUZZ_ENV) ./tests/fuzz/hwrt_fuzz_model \
+FUZZ_MODEL_NO ?=
+FUZZ_MODEL_RUN = cd build-fuzz && $(FUZZ_ENV) HWRT_FUZZ_NO=$(FUZZ_MODEL_NO) ./tests/fuzz/hwrt_fuzz_model \
             -rss_limit_mb=4096 -timeout=60 -max_len=600 -len_control=0 -print_final_stats=1
 
 all: build

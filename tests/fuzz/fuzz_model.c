@@ -64,6 +64,9 @@ static unsigned u8(input *in)
 
 static int trace;
 static int sched;       /* 0 deterministic (default), 1 threaded, 2 threaded + jitter */
+/* HWRT_FUZZ_NO=threads,shutdown,dlpack: leave those parts out (to measure how fast the
+ * rest finds its bugs while a part with a frequent finding is masked) */
+static int no_threads, no_shutdown, no_dlpack;
 static char offload_dir[64], reg_name[64];
 
 static const uint8_t *cur_data;   /* the input being run (--random writes it on a finding) */
@@ -711,8 +714,8 @@ static void step(input *in)
         mt_free(&M.t[i]);
         break;
     }
-    case 13: shutdown_step(in); break;
-    case 14: stale_import_step(); break;
+    case 13: if (!no_shutdown) shutdown_step(in); else u8(in); break;
+    case 14: if (!no_dlpack) stale_import_step(); break;
     default: {
         /* streams: a new one in a slot (the old one destroyed with work queued) */
         int j = 1 + (int)(u8(in) % (NS - 1));
@@ -944,6 +947,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         setenv("HWRT_SIM_OVERHEAD", "4MB", 1);
         snprintf(reg_name, sizeof reg_name, "/hwrt-fuzz-model-%d", (int)getpid());
         setenv("HWRT_SIM_REGISTRY", reg_name + 1, 1);
+        const char *no = getenv("HWRT_FUZZ_NO");
+        no_threads = no && strstr(no, "threads");
+        no_shutdown = no && strstr(no, "shutdown");
+        no_dlpack = no && strstr(no, "dlpack");
         const char *sm = getenv("HWRT_FUZZ_SCHED");
         sched = !sm || !strcmp(sm, "det") ? 0 : !strcmp(sm, "jitter") ? 2 : 1;
         unsetenv("HWRT_SIM_DETERMINISTIC");
@@ -989,7 +996,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memset(&off, 0, sizeof off);
         CHK(hwrt_set_offload_config(&off), 0);
     }
-    if (b0 % 4 == 2) {
+    if (b0 % 4 == 2 && !no_threads) {
         threads_mode(&in);
         probe_session();
         return 0;

@@ -16,8 +16,12 @@ S1, S7, S3x5, S5x3, S16, S64, S300x129, S256, S512x256, S0D, SEMPTY, S5x7 = rang
 FILL, ADD, MUL, SCALE, RELU, CAST, MATMUL, SUM = range(8)
 
 
+def slot_byte(slot, flag):        # slot = byte % 6, flag = bit 7
+    return next(b for b in range(256) if b % 6 == slot and (b >= 0x80) == flag)
+
+
 def new(slot, dtype, shape, data=True, seed=0):
-    return [0, slot | (0 if data else 0x80), dtype, shape + 12 * seed]
+    return [0, slot_byte(slot, not data), dtype, shape + 12 * seed]
 
 
 def stream_axis(stream, axis):    # op_step: stream = sb % 3, axis = sb // 4 % 3 - 1
@@ -26,7 +30,7 @@ def stream_axis(stream, axis):    # op_step: stream = sb % 3, axis = sb // 4 % 3
 
 def op(k, out, a=0, b=0, stream=0, value=1, half=False, fresh=True, axis=0):
     kb = k + 8 * ((value + 8) % 16) + (0x80 if half else 0)
-    return [2, kb, out | (0x80 if fresh else 0), a, b, stream_axis(stream, axis)]
+    return [2, kb, slot_byte(out, fresh), a, b, stream_axis(stream, axis)]
 
 
 def read(slot):
@@ -72,7 +76,11 @@ seeds["offload_host"] = ([0x80, 0, 6] + big + op(ADD, 4, 0, 1) + offl(0, 4) + op
                          + offl(2, 0) + offl(3, 0, stream=1) + op(MUL, 3, 0, 1, fresh=False, stream=1)
                          + SYNC + reads())
 seeds["offload_disk"] = ([0xC0, 4, 7] + big + op(ADD, 4, 0, 1) + SYNC + offl(0, 4) + offl(2, 4)
-                         + offl(2, 1) + offl(5, 0) + reads() + offl(4, 2) + reads())
+                         + offl(2, 1) + reads() + offl(4, 2) + reads())
+# a tier file changed behind the runtime's back: the read-back must be the data or
+# HWRT_ERROR_IO (issue 15 case 6; fails before the fix: kept with the findings)
+findings = {"15.6-tampered-disk-tier": [0xC0, 4, 7] + big + op(ADD, 4, 0, 1) + SYNC + offl(0, 4)
+            + offl(2, 4) + offl(2, 1) + offl(5, 0) + reads() + offl(4, 2) + reads()}
 seeds["offload_pinned_auto"] = ([0xB0, 1, 8] + big + [8, 3, 0] * 0 + op(FILL, 0, fresh=False, value=5)
                                 + SYNC + reads() + reads())
 # faults: a kernel fault, a copy fault, an allocation fault; reset and re-issue
@@ -96,4 +104,9 @@ os.makedirs(OUT, exist_ok=True)
 for name, prog in seeds.items():
     with open(os.path.join(OUT, name), "wb") as f:
         f.write(bytes(b & 0xff for b in prog))
-print("wrote %d seeds to %s" % (len(seeds), OUT))
+FINDINGS = os.path.join(os.path.dirname(OUT), "findings")
+os.makedirs(FINDINGS, exist_ok=True)
+for name, prog in findings.items():
+    with open(os.path.join(FINDINGS, name), "wb") as f:
+        f.write(bytes(b & 0xff for b in prog))
+print("wrote %d seeds to %s, %d to %s" % (len(seeds), OUT, len(findings), FINDINGS))

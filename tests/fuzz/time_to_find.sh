@@ -47,7 +47,7 @@ for r in $(seq 1 "$RUNS"); do
   d="$OUT/run$r"; rm -rf "$d"; mkdir -p "$d/corpus" "$d/a"
   t0=$(date +%s.%N)
   (cd "$d" && timeout $((SECS + 60)) "$BIN" -fork=1 -ignore_crashes=1 -max_total_time="$SECS" \
-      -max_len=600 -len_control=0 -timeout=20 -rss_limit_mb=4096 -seed="$r" \
+      -max_len=600 -len_control=0 -timeout=20 -rss_limit_mb=4096 -seed=$((r + ${SEED_BASE:-0})) \
       -artifact_prefix=a/ corpus > log.txt 2>&1)
   for f in "$d"/a/crash-*; do
     [ -e "$f" ] || continue
