@@ -18,14 +18,17 @@ label() {   # crash file -> issue case
   out=$(timeout 60 "$BIN" "$f" 2>&1)
   b0=$(od -An -tu1 -N1 "$f" | tr -d ' ')
   local msg; msg=$(printf '%s\n' "$out" | grep -m1 'hwrt model:')
-  if [ $((b0 % 4)) -eq 2 ]; then echo "16.2-destroy-while-in-use"; return; fi
+  case ",${HWRT_FUZZ_NO:-}," in *threads*) ;; *)
+    if [ $((b0 % 4)) -eq 2 ]; then echo "16.2-destroy-while-in-use"; return; fi;; esac
   if [ -z "$msg" ] && ! printf '%s\n' "$out" | grep -q 'ERROR: AddressSanitizer'; then
     echo "no-replay"; return; fi
   if printf '%s\n' "$out" | grep -q 'in sim_kick_blocked'; then echo "16.3-blocked-list"; return; fi
   case "$msg" in
     *"stale DLPack"*) echo "16.5-stale-dlpack"; return;;
+    *"reading 0 bytes back from the disk tier"*) echo "15.6-empty-tier-file-read"; return;;
   esac
   shut=$(HWRT_FUZZ_TRACE=1 timeout 60 "$BIN" "$f" 2>&1 | grep -c '^step 13')
+  case ",${HWRT_FUZZ_NO:-}," in *shutdown*) shut=0;; esac
   case "$msg" in
     *"after hwrt_shutdown the offload"*|*"tier file is left"*|*"after the input's last shutdown"*)
       echo "15.5-shutdown-live"; return;;
@@ -43,12 +46,17 @@ label() {   # crash file -> issue case
   echo "other:$(printf '%s' "${msg:-$(printf '%s\n' "$out" | grep -m1 -oE 'ERROR: AddressSanitizer: [a-z-]+')}" | sed 's/[0-9][0-9]*/N/g' | cut -c1-90 | tr ' ' _)"
 }
 
+# RELABEL=1: label the crash files of existing runs again (start time from log.txt)
 for r in $(seq 1 "$RUNS"); do
-  d="$OUT/run$r"; rm -rf "$d"; mkdir -p "$d/corpus" "$d/a"
+  d="$OUT/run$r"
+  if [ -n "${RELABEL:-}" ]; then
+    read -r t1 _ f1 < "$d/labels.txt"; t0=$(echo "$(stat -c %.3Y "$f1") - $t1" | bc); else
+  rm -rf "$d"; mkdir -p "$d/corpus" "$d/a"
   t0=$(date +%s.%N)
   (cd "$d" && timeout $((SECS + 60)) "$BIN" -fork=1 -ignore_crashes=1 -max_total_time="$SECS" \
       -max_len=600 -len_control=0 -timeout=20 -rss_limit_mb=4096 -seed=$((r + ${SEED_BASE:-0})) \
       -artifact_prefix=a/ corpus > log.txt 2>&1)
+  fi
   for f in "$d"/a/crash-*; do
     [ -e "$f" ] || continue
     t=$(stat -c %.3Y "$f")

@@ -116,11 +116,15 @@ void sim_engine_start(sim_engine *e, sim_dev *dev, int kind)
     e->dev = dev;
     e->kind = kind;
     e->spin_ns = spin_window();     /* on the opening thread, before the engine runs */
-    if (sim_sched_det()) e->spin_ns = 0;   /* never given work: sleep at once */
     e->head = e->tail = NULL;
     e->stop = 0;
     e->nact = e->act_retired = 0;
     e->act_slot = sim_activity_slot();
+    e->threadless = sim_sched_det();   /* the seeded pool runs all work: no thread */
+    if (e->threadless) {
+        e->started = 1;
+        return;
+    }
     e->started = pthread_create(&e->thread, NULL, engine_main, e) == 0;
 }
 
@@ -132,7 +136,8 @@ void sim_engine_stop(sim_engine *e)
     e->stop = 1;
     pthread_cond_signal(&e->cv);
     pthread_mutex_unlock(&e->mu);
-    pthread_join(e->thread, NULL);
+    if (!e->threadless)
+        pthread_join(e->thread, NULL);
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->cv);
     e->started = 0;
