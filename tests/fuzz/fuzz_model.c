@@ -1051,7 +1051,8 @@ int main(int argc, char **argv)
         DIR *d = opendir(argv[i]);
         struct dirent *e;
         while (d && (e = readdir(d))) {
-            if (e->d_name[0] == '.') continue;
+            size_t nl = strlen(e->d_name);
+            if (e->d_name[0] == '.' || (nl > 3 && !strcmp(e->d_name + nl - 3, ".md"))) continue;
             char path[4096];
             snprintf(path, sizeof path, "%s/%s", argv[i], e->d_name);
             bad |= replay_file(path);
