@@ -25,7 +25,7 @@ label() {   # crash file -> issue case
   if printf '%s\n' "$out" | grep -q 'in sim_kick_blocked'; then echo "16.3-blocked-list"; return; fi
   case "$msg" in
     *"stale DLPack"*) echo "16.5-stale-dlpack"; return;;
-    *"reading 0 bytes back from the disk tier"*) echo "15.6-empty-tier-file-read"; return;;
+    *"reading 0 bytes back from the disk tier"*) echo "new-empty-tensor-disk-tier"; return;;
   esac
   shut=$(HWRT_FUZZ_TRACE=1 timeout 60 "$BIN" "$f" 2>&1 | grep -c '^step 13')
   case ",${HWRT_FUZZ_NO:-}," in *shutdown*) shut=0;; esac
