@@ -582,6 +582,9 @@ static void sync_step(void)
 
 static void reset_step(void)
 {
+    /* a reset clears a fault no call reported yet: with a plan armed, what was written
+     * since the last confirmation may have been skipped without a word */
+    if (M.faults) on_fault();
     if (CHK(hwrt_device_reset(0), 0) != HWRT_SUCCESS) return;
     M.faulted = 0;
     /* the documented recovery: re-issue what may have been lost, then check it */
