@@ -1061,6 +1061,8 @@ int main(int argc, char **argv)
             if (e->d_name[0] == '.' || (nl > 3 && !strcmp(e->d_name + nl - 3, ".md"))) continue;
             char path[4096];
             snprintf(path, sizeof path, "%s/%s", argv[i], e->d_name);
+            struct stat fst;
+            if (stat(path, &fst) == 0 && S_ISDIR(fst.st_mode)) continue;
             bad |= replay_file(path);
             files++;
         }
