@@ -481,7 +481,9 @@ static void op_step(input *in)
     if (k == K_ADD || k == K_MUL || k == K_MATMUL) join(b, si);
     hwrt_stream s = M.s[si];
     hwrt_status r;
-    unsigned allow = ok ? A_OOM : A_INVAL;
+    /* hwrt brings offloaded operands back before it validates them: under a budget an
+     * invalid op may fail with OUT_OF_MEMORY first */
+    unsigned allow = ok ? A_OOM : A_INVAL | A_OOM;
     /* two empty tensors have the same (NULL) data: hwrt takes a cast between them for an
      * in-place cast of different dtypes and refuses it */
     if (k == K_CAST && o->n == 0 && o->dt != a->dt) allow |= A_INVAL;
