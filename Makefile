@@ -6,7 +6,7 @@
 #                 the same suites under ASan+UBSan+LeakSanitizer (build-asan), the
 #                 "concurrency" tests under TSan (build-tsan) and the API fuzzer for
 #                 FUZZ_TEST_SECONDS (build-fuzz, clang + libFuzzer); see docs/RELIABILITY.md
-#   make fuzz     run the API fuzzer longer: make fuzz FUZZ_SECONDS=3600
+#   make fuzz     run both API fuzzers longer: make fuzz FUZZ_SECONDS=3600
 #   make bench    build and run hwrt-bench (figures with same-run baselines)
 #   make install  install library, headers, tools (PREFIX=/usr/local)
 NPROC  ?= $(shell nproc 2>/dev/null || echo 2)
@@ -36,6 +36,13 @@ FUZZ_ENV  = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTION
 # (build-fuzz/corpus-ci), so its bounded run spends its time mutating, not replaying.
 FUZZ_RUN  = cd build-fuzz && $(FUZZ_ENV) ./tests/fuzz/hwrt_fuzz \
             -rss_limit_mb=4096 -timeout=60 -print_final_stats=1
+# The model fuzzer (tests/fuzz/fuzz_model.c) runs in the simulator's deterministic mode
+# (its schedule seed is part of each input), with long programs from the start.
+# FUZZ_MODEL_NO=threads,shutdown,dlpack leaves those parts out (HWRT_FUZZ_NO).
+FUZZ_MODEL_TEST_SECONDS ?= 60
+FUZZ_MODEL_NO ?=
+FUZZ_MODEL_RUN = cd build-fuzz && $(FUZZ_ENV) HWRT_FUZZ_NO=$(FUZZ_MODEL_NO) ./tests/fuzz/hwrt_fuzz_model \
+            -rss_limit_mb=4096 -timeout=60 -max_len=600 -len_control=0 -print_final_stats=1
 
 all: build
 
@@ -76,19 +83,28 @@ test-tsan: deps-test
 fuzz-build: deps-test
 	@CC=clang cmake -S . -B build-fuzz -DHWRT_SANITIZE=fuzzer $(SAN_CMAKE) \
 	    -DCMAKE_C_FLAGS=-Wno-unknown-warning-option >/dev/null
-	@cmake --build build-fuzz -j$(NPROC) --target hwrt_fuzz
+	@cmake --build build-fuzz -j$(NPROC) --target hwrt_fuzz hwrt_fuzz_model
 
 # Bounded fuzzing on every submission: a finding fails make test and leaves crash-* in
 # build-fuzz/ (replay: ./build-fuzz/tests/fuzz/hwrt_fuzz build-fuzz/crash-...).
 test-fuzz: fuzz-build
-	rm -rf build-fuzz/corpus-ci && mkdir -p build-fuzz/corpus-ci
+	rm -rf build-fuzz/corpus-ci build-fuzz/corpus-model-ci
+	mkdir -p build-fuzz/corpus-ci build-fuzz/corpus-model-ci
 	$(FUZZ_RUN) -max_total_time=$(FUZZ_TEST_SECONDS) corpus-ci ../tests/fuzz/corpus 2>&1 | \
 	    grep -v 'failed to allocate' | tail -40; exit $${PIPESTATUS[0]}
+	$(FUZZ_MODEL_RUN) -max_total_time=$(FUZZ_MODEL_TEST_SECONDS) -artifact_prefix=model- \
+	    corpus-model-ci ../tests/fuzz/corpus-model 2>&1 | tail -30; exit $${PIPESTATUS[0]}
 
+# Both fuzzers at once (one core each), FUZZ_SECONDS each; findings: build-fuzz/crash-*
+# (hwrt_fuzz) and build-fuzz/model-crash-* (hwrt_fuzz_model; replay one with
+# ./build-fuzz/tests/fuzz/hwrt_fuzz_model FILE, HWRT_FUZZ_TRACE=1 prints every call).
 fuzz: fuzz-build
-	mkdir -p build-fuzz/corpus
+	mkdir -p build-fuzz/corpus build-fuzz/corpus-model
+	($(FUZZ_MODEL_RUN) -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=model- corpus-model \
+	    ../tests/fuzz/corpus-model > fuzz-model.log 2>&1; echo $$? > fuzz-model.rc) & \
 	$(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS) corpus ../tests/fuzz/corpus 2>&1 | \
-	    grep -v 'failed to allocate'; exit $${PIPESTATUS[0]}
+	    grep -v 'failed to allocate'; rc=$${PIPESTATUS[0]}; wait; \
+	    tail -20 fuzz-model.log; exit $$(( rc | $$(cat fuzz-model.rc) ))
 
 bench: deps-bench
 	@$(MAKE) --no-print-directory build

@@ -68,6 +68,7 @@ typedef struct sim_engine {
     int sleeping;
     int stop;
     int started;
+    int threadless;                   /* deterministic simulation: no thread (sim_sched.c) */
     int kind;
     sim_dev *dev;
     uint64_t spin_ns;                 /* spin window, read once at start (config may reload) */

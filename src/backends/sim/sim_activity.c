@@ -16,6 +16,7 @@
  * activity_query compares stamped ops queued with those retired (counted when their
  * batch is handed over). */
 #include "sim.h"
+#include "sim_sched.h"
 
 #include <stdalign.h>
 
@@ -88,6 +89,7 @@ hwrt_status sim_activity_enable(hwrt_activity_fn fn, void *ctx)
 
 hwrt_status sim_activity_query(void)
 {
+    sim_sched_tick(1);
     /* counters only grow and an op is counted queued before it can retire; reading every
      * `retired` before `submitted` (a slot that appears in between adds nothing yet),
      * retired >= submitted means every op queued before the reads retired */

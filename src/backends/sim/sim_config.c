@@ -13,6 +13,7 @@
  * A bad value makes the backend unavailable with a reason naming the variable. The
  * environment is read again whenever no sim device is open. */
 #include "sim.h"
+#include "sim_sched.h"
 #include "../../core/config.h"
 
 #include <stdio.h>
@@ -25,6 +26,9 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 uint64_t sim_now_ns(void)
 {
+    uint64_t v;
+    if (sim_sched_now(&v))            /* deterministic simulation: the virtual clock */
+        return v;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -32,6 +36,8 @@ uint64_t sim_now_ns(void)
 
 void sim_wait_until_ns(uint64_t deadline)
 {
+    if (sim_sched_wait_until(deadline))
+        return;
     for (;;) {
         uint64_t now = sim_now_ns();
         if (now >= deadline)

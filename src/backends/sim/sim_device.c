@@ -2,6 +2,7 @@
  * reset. */
 #include "sim.h"
 #include "sim_registry.h"
+#include "sim_sched.h"
 #include "../../core/status.h"
 
 #include <stdio.h>
@@ -59,9 +60,11 @@ hwrt_status sim_device_open(int ordinal, hwrt_bdev **out)
         return mst;
     }
     int ok = 1;
-    d->open_ns = sim_now_ns();
-    if (atomic_load(&open_count) == 0)        /* device opens are serialized by the core */
+    if (atomic_load(&open_count) == 0) {      /* device opens are serialized by the core */
+        sim_sched_load();                     /* HWRT_SIM_DETERMINISTIC, HWRT_SIM_JITTER */
         sim_fault_load(reason, sizeof reason, 1);
+    }
+    d->open_ns = sim_now_ns();
     for (int i = 0; ok && i < SIM_ENG_COUNT; i++) {
         sim_engine_start(&d->engines[i], d, i);
         ok &= d->engines[i].started;

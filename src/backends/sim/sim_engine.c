@@ -5,6 +5,7 @@
 #define _GNU_SOURCE 1   /* PTHREAD_MUTEX_ADAPTIVE_NP */
 #include "sim.h"
 #include "sim_registry.h"
+#include "sim_sched.h"
 #include "../../core/spin.h"
 
 #include <sched.h>
@@ -77,6 +78,7 @@ static void *engine_main(void *arg)
         uint64_t act_t = t0;                   /* activity start of the op in hand */
         unsigned nops = 0;
         while (op) {
+            sim_sched_jitter();                /* HWRT_SIM_JITTER: held before it runs */
             int part = op->type == SOP_PART;   /* a split-copy share: not a stream op, and */
             if (op->corr) {                    /* freed by sim_op_execute */
                 act_t = sim_activity_run(e, op, act_t);   /* profiled: timed, reported */
@@ -118,6 +120,11 @@ void sim_engine_start(sim_engine *e, sim_dev *dev, int kind)
     e->stop = 0;
     e->nact = e->act_retired = 0;
     e->act_slot = sim_activity_slot();
+    e->threadless = sim_sched_det();   /* the seeded pool runs all work: no thread */
+    if (e->threadless) {
+        e->started = 1;
+        return;
+    }
     e->started = pthread_create(&e->thread, NULL, engine_main, e) == 0;
 }
 
@@ -129,7 +136,8 @@ void sim_engine_stop(sim_engine *e)
     e->stop = 1;
     pthread_cond_signal(&e->cv);
     pthread_mutex_unlock(&e->mu);
-    pthread_join(e->thread, NULL);
+    if (!e->threadless)
+        pthread_join(e->thread, NULL);
     pthread_mutex_destroy(&e->mu);
     pthread_cond_destroy(&e->cv);
     e->started = 0;
@@ -137,6 +145,8 @@ void sim_engine_stop(sim_engine *e)
 
 void sim_engine_push(sim_engine *e, sim_op *op)
 {
+    if (sim_sched_push(e, op))      /* HWRT_SIM_DETERMINISTIC: the seeded pool runs it */
+        return;
     op->enext = NULL;
     pthread_mutex_lock(&e->mu);
     if (e->tail) e->tail->enext = op;

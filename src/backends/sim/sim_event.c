@@ -2,6 +2,7 @@
  * gets the device timestamp and its generation is marked done. A wait is a control op
  * that holds its stream until the awaited generation is done. */
 #include "sim.h"
+#include "sim_sched.h"
 #include "../../core/status.h"
 
 #include <sched.h>
@@ -86,13 +87,27 @@ hwrt_status sim_stream_wait_event(hwrt_bstream *s, hwrt_bevent *e)
 
 hwrt_status sim_event_query(hwrt_bevent *e)
 {
+    sim_sched_tick(1);
     return sim_event_done(e, atomic_load(&e->gen)) ? sim_dev_fault_status(e->dev)
                                                    : HWRT_ERROR_NOT_READY;
+}
+
+typedef struct { sim_event *e; uint64_t gen; } gen_wait;
+
+static int gen_done(void *arg)
+{
+    gen_wait *w = arg;
+    return sim_event_done(w->e, w->gen);
 }
 
 hwrt_status sim_event_synchronize(hwrt_bevent *e)
 {
     uint64_t gen = atomic_load(&e->gen);
+    if (sim_sched_det()) {
+        gen_wait w = {e, gen};
+        sim_sched_run_until(gen_done, &w);
+        return sim_dev_fault_status(e->dev);
+    }
     for (int i = 0; i < 2000 && !sim_event_done(e, gen); i++)
         sched_yield();
     if (!sim_event_done(e, gen)) {

@@ -280,8 +280,8 @@ int sim_fault_inject(sim_dev *d, const sim_op *op, char *msg, size_t len)
                         op->u.copy.kind == HWRT_MEMCPY_DEVICE_TO_HOST;
         unsigned ms = 0;
         if (host_link && fire(F_STALL, d->ordinal, &ms, text, sizeof text) >= 0) {
-            struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-            while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+            sim_wait_until_ns(sim_now_ns() + (uint64_t)ms * 1000000u);   /* virtual when
+                                                                            deterministic */
         }
         if (fire(F_COPY, d->ordinal, NULL, text, sizeof text) >= 0) {
             snprintf(msg, len, "%s copy of %zu bytes failed on its copy engine: injected link "

@@ -2,6 +2,7 @@
  * completes, the next one is handed to its engine. Event records and waits are control
  * ops handled right here, without an engine. */
 #include "sim.h"
+#include "sim_sched.h"
 #include "../../core/status.h"
 #include "../../core/spin.h"
 
@@ -129,6 +130,7 @@ static int advance_locked(sim_stream *s, sim_engine *self, sim_op **direct)
         if (op->type == SOP_WAIT) {
             if (!sim_event_done(op->u.ev.ev, op->u.ev.gen)) {
                 if (!s->blocked) {
+                    sim_sched_preempt();   /* deterministic: other engines run here too */
                     s->blocked = 1;
                     sim_mark_blocked(s);
                 }
@@ -208,6 +210,7 @@ uint64_t sim_stream_enqueue(sim_stream *s, sim_op *op)
     pthread_mutex_unlock(&s->mu);
     if (reached)
         sim_kick_blocked();
+    sim_sched_tick(1);                 /* deterministic simulation: time may pass */
     return seq;
 }
 
@@ -228,10 +231,23 @@ sim_op *sim_stream_complete(sim_engine *e, sim_op *op)
     return direct;
 }
 
+typedef struct { sim_stream *s; uint64_t seq; } seq_wait;
+
+static int seq_done(void *arg)
+{
+    seq_wait *w = arg;
+    return atomic_load_explicit(&w->s->completed, memory_order_acquire) >= w->seq;
+}
+
 void sim_stream_wait_seq(sim_stream *s, uint64_t seq)
 {
     if (atomic_load_explicit(&s->completed, memory_order_acquire) >= seq)
         return;
+    if (sim_sched_det()) {             /* the waiter runs ready ops, seeded */
+        seq_wait w = {s, seq};
+        sim_sched_run_until(seq_done, &w);
+        return;
+    }
     sim_split_help(s);
     uint64_t until = sim_now_ns() + s->dev->engines[SIM_ENG_COMPUTE].spin_ns;
     unsigned i = 0;
@@ -305,6 +321,7 @@ hwrt_status sim_stream_synchronize(hwrt_bstream *s)
 
 hwrt_status sim_stream_query(hwrt_bstream *s)
 {
+    sim_sched_tick(1);
     if (atomic_load(&s->completed) < atomic_load(&s->submitted))
         return HWRT_ERROR_NOT_READY;
     return sim_dev_fault_status(s->dev);

@@ -1,0 +1,73 @@
+#!/bin/bash
+# Time-to-find of the model fuzzer (docs/RELIABILITY.md): RUNS runs of SECONDS each from an
+# empty corpus (so no seed encodes a bug), libFuzzer in fork mode going on after each
+# finding; every crash file is replayed and labelled with the issue case it shows, and
+# the first time each label appeared in a run is printed, then the median over runs.
+#   tests/fuzz/time_to_find.sh [RUNS=5] [SECONDS=90] [BIN=build-fuzz/tests/fuzz/hwrt_fuzz_model]
+# Keeps one crash file per label and run under $OUT (default build-fuzz/ttf/findings).
+set -u
+RUNS=${1:-5}; SECS=${2:-90}
+BIN=$(realpath "${3:-build-fuzz/tests/fuzz/hwrt_fuzz_model}")
+OUT=$(realpath -m "${OUT:-build-fuzz/ttf}")
+HERE=$(dirname "$(realpath "$0")")
+mkdir -p "$OUT/findings"
+export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
+
+label() {   # crash file -> issue case
+  local f=$1 out b0 shut
+  out=$(timeout 60 "$BIN" "$f" 2>&1)
+  b0=$(od -An -tu1 -N1 "$f" | tr -d ' ')
+  local msg; msg=$(printf '%s\n' "$out" | grep -m1 'hwrt model:')
+  case ",${HWRT_FUZZ_NO:-}," in *threads*) ;; *)
+    if [ $((b0 % 4)) -eq 2 ]; then echo "16.2-destroy-while-in-use"; return; fi;; esac
+  if [ -z "$msg" ] && ! printf '%s\n' "$out" | grep -q 'ERROR: AddressSanitizer'; then
+    echo "no-replay"; return; fi
+  if printf '%s\n' "$out" | grep -q 'in sim_kick_blocked'; then echo "16.3-blocked-list"; return; fi
+  case "$msg" in
+    *"stale DLPack"*) echo "16.5-stale-dlpack"; return;;
+    *"reading 0 bytes back from the disk tier"*) echo "new-empty-tensor-disk-tier"; return;;
+  esac
+  shut=$(HWRT_FUZZ_TRACE=1 timeout 60 "$BIN" "$f" 2>&1 | grep -c '^step 13')
+  case ",${HWRT_FUZZ_NO:-}," in *shutdown*) shut=0;; esac
+  case "$msg" in
+    *"after hwrt_shutdown the offload"*|*"tier file is left"*|*"after the input's last shutdown"*)
+      echo "15.5-shutdown-live"; return;;
+    *"tiers still hold"*)
+      if [ "$shut" -gt 0 ]; then echo "15.5-shutdown-live"; else echo "15.4-eviction-leak"; fi; return;;
+    *"wrong data"*)
+      if [ $((b0 % 4)) -eq 3 ]; then
+        case "$msg" in *D2H*) echo "15.3-fault-in-write-back";; *) echo "15.2-fault-in-fetch";; esac
+      elif [ "$shut" -gt 0 ] && [ -n "$(printf '%s' "$msg" | grep -o 'not a live tensor')" ]; then
+        echo "15.5-shutdown-live"
+      else echo "15.1-pending-writer"; fi
+      return;;
+  esac
+  if [ -z "$msg" ] && [ "$shut" -gt 0 ]; then echo "15.5-shutdown-live"; return; fi
+  echo "other:$(printf '%s' "${msg:-$(printf '%s\n' "$out" | grep -m1 -oE 'ERROR: AddressSanitizer: [a-z-]+')}" | sed 's/[0-9][0-9]*/N/g' | cut -c1-90 | tr ' ' _)"
+}
+
+# RELABEL=1: label the crash files of existing runs again (start time from log.txt)
+for r in $(seq 1 "$RUNS"); do
+  d="$OUT/run$r"
+  if [ -n "${RELABEL:-}" ]; then
+    read -r t1 _ f1 < "$d/labels.txt"; t0=$(echo "$(stat -c %.3Y "$f1") - $t1" | bc); else
+  rm -rf "$d"; mkdir -p "$d/corpus" "$d/a"
+  t0=$(date +%s.%N)
+  (cd "$d" && timeout $((SECS + 60)) "$BIN" -fork=1 -ignore_crashes=1 -max_total_time="$SECS" \
+      -max_len=600 -len_control=0 -timeout=20 -rss_limit_mb=4096 -seed=$((r + ${SEED_BASE:-0})) \
+      -artifact_prefix=a/ corpus > log.txt 2>&1)
+  fi
+  for f in "$d"/a/crash-*; do
+    [ -e "$f" ] || continue
+    t=$(stat -c %.3Y "$f")
+    echo "$(echo "$t - $t0" | bc) $(label "$f") $f"
+  done | sort -n > "$d/labels.txt"
+  awk '!seen[$2]++ {print $2, $1, $3}' "$d/labels.txt" > "$d/first.txt"
+  while read -r l t f; do cp "$f" "$OUT/findings/$l-run$r"; done < "$d/first.txt"
+  echo "run $r:"; sed 's/^/  /' "$d/first.txt" | cut -d' ' -f1-4
+done
+echo "median time-to-find over $RUNS runs of $SECS s (found/runs):"
+cat "$OUT"/run*/first.txt | awk '{print $1, $2}' | sort -k1,1 -k2,2n | awk -v runs="$RUNS" '
+  { t[$1] = t[$1] " " $2; n[$1]++ }
+  END { for (l in t) { split(substr(t[l], 2), a, " "); m = a[int((n[l] + 1) / 2)];
+        printf "  %-28s %3d/%d  median %6.1f s  (%s)\n", l, n[l], runs, m, substr(t[l], 2) } }' | sort
