@@ -681,6 +681,10 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_tensor *const *keep, int nkeep,
                           const char *api)
 {
     hwi_tensor *t = r->t;
+    if (t->nbytes == 0) {              /* no bytes (and no block): nothing to move */
+        r->loc = HWI_LOC_DEVICE;
+        return HWRT_SUCCESS;
+    }
     if (r->wb) {
         /* its data is in flight to the host tier: wait for the write-back to settle
          * (it may give the block back, and then nothing needs fetching) */

@@ -180,18 +180,6 @@ void sim_sched_tick(int from_enqueue)
     for (int i = 0; i < n && step(from_enqueue); i++) {}
 }
 
-void sim_sched_preempt(void)
-{
-    if (!sim_sched_det()) return;
-    pthread_mutex_lock(&pool_mu);
-    uint64_t x = det_next();
-    pthread_mutex_unlock(&pool_mu);
-    if (x % 4) return;
-    if (pthread_mutex_trylock(&exec_mu) != 0) return;
-    for (int i = 0, n = 1 + (int)((x >> 2) % 3); i < n && step(1); i++) {}
-    pthread_mutex_unlock(&exec_mu);
-}
-
 int sim_sched_now(uint64_t *ns)
 {
     if (!sim_sched_det()) return 0;

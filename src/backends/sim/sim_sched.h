@@ -33,11 +33,6 @@ void sim_sched_run_until(int (*done)(void *), void *arg);
 /* Deterministic mode: time passes at an enqueue or a query: a seeded number of ready ops
  * run (host functions excepted when from_enqueue). No-op otherwise. */
 void sim_sched_tick(int from_enqueue);
-/* Deterministic mode: a preemption point inside a stream's critical section (the caller
- * holds that stream's lock, and the stream has no op in the pool): with a seeded chance a
- * few ready ops of other streams run here, as engine threads could at that instant. Takes
- * the executor lock only by trylock, so it never waits holding a stream lock. */
-void sim_sched_preempt(void);
 /* Deterministic mode: the virtual clock, and waiting on it (advances it); 0 otherwise. */
 int sim_sched_now(uint64_t *ns);
 int sim_sched_wait_until(uint64_t deadline_ns);

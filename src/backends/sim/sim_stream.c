@@ -130,7 +130,6 @@ static int advance_locked(sim_stream *s, sim_engine *self, sim_op **direct)
         if (op->type == SOP_WAIT) {
             if (!sim_event_done(op->u.ev.ev, op->u.ev.gen)) {
                 if (!s->blocked) {
-                    sim_sched_preempt();   /* deterministic: other engines run here too */
                     s->blocked = 1;
                     sim_mark_blocked(s);
                 }
