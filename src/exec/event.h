@@ -9,7 +9,7 @@ struct hwi_event {
     int device;
     hwrt_bevent *be;
     unsigned flags;
-    int recorded;
+    _Atomic int recorded;
     int internal;      /* the runtime's own (offload), not in the handle table */
 };
 

@@ -70,8 +70,7 @@ static inline __attribute__((always_inline)) int tc_try_alloc(hwi_device *d, hwr
         return 0;
     pblock *b = bin->blk[--bin->n];
     t->bytes -= b->size;
-    b->requested = bytes;
-    b->nuses = 0;
+    b->requested = bytes;          /* nuses is 0 already: tc_try_free caches no block in use */
     b->owned = owned;
     atomic_store_explicit(&b->in_tc, 0, memory_order_relaxed);
     tc_ent *e = &t->ents[ent_of(b->base)];

@@ -28,7 +28,8 @@ typedef struct hwi_tensor {
     hwrt_stream users[HWI_TENSOR_STREAMS];
     int nusers;
     int overflow;                     /* more streams than slots: sync the device */
-    void *offload;                    /* residency state (src/offload), NULL if resident only */
+    void *_Atomic offload;            /* residency state (src/offload), NULL if resident only;
+                                       * set under the manager lock, read without it */
 } hwi_tensor;
 
 /* The live tensor behind h, pinned until hwi_tensor_put (core/handle.h): a concurrent
