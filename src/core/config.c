@@ -1,6 +1,7 @@
 /* Runtime options. The whole schema lives in one table so that hwrt_set_config, the
  * HWRT_*_CONF variables and the error sentences agree on every key. */
 #include "config.h"
+#include "escape.h"
 #include "status.h"
 
 #include <ctype.h>
@@ -281,8 +282,10 @@ static void load_defaults(void)
  * (whatever the log level: the user asked for something that is not happening) naming
  * the variable, the value and the accepted form, and the key keeps its default. A bad
  * entry of a list spoils only itself. */
-static void env_warn(const char *why, int key)
+static void env_warn(const char *why_raw, int key)
 {
+    char why[768];                     /* the value is the environment's: no escape codes */
+    hwi_term_clean(why, sizeof why, why_raw, -1);
     if (key >= 0)
         fprintf(stderr, "[hwrt warn] %s; '%s' keeps its default (%s)\n", why, schema[key].key,
                 schema[key].def);

@@ -114,6 +114,8 @@ static const env_case cases[] = {
      {"HWRT_LOG_LEVEL", "\"9\"", "debug", "keeps its default"}, 1, 0},
     {{"HWRT_LOG_LEVEL=loud"}, "cfg", "log_level", "0",
      {"HWRT_LOG_LEVEL", "\"loud\"", "trace"}, 1, 0},
+    {{"HWRT_LOG_LEVEL=lo\x1b[2Jud\nx"}, "cfg", "log_level", "0",   /* no escape codes, one line */
+     {"HWRT_LOG_LEVEL", "\"lo?[2Jud?x\"", "trace"}, 1, 0},
     {{"HWRT_LOG_LEVEL=debug"}, "cfg", "log_level", "4", {NULL}, 0, 0},   /* names work */
     {{"HWRT_LOG_LEVEL=Trace"}, "cfg", "log_level", "5", {NULL}, 0, 0},
     {{"HWRT_LOG_LEVEL=error"}, "cfg", "log_level", "1", {NULL}, 0, 0},
