@@ -1,8 +1,10 @@
 /* Regression tests for mutation survivors of issue 25 that no other suite's case fits:
  * the expandable reservation bound (a request of the whole device still gets an
- * expandable range), ... Each case names the mutant it kills. */
+ * expandable range) and the per-stream pool cleanup (a destroyed stream's pools go with
+ * it). Each case names the mutant it kills. */
 #include "harness.h"
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -53,10 +55,56 @@ static void expandable_whole_device(void)
     unsetenv("HWRT_SIM_OVERHEAD");
 }
 
+/* A stream that allocated on both pools, freed, destroyed; the heap in use after it. */
+static size_t stream_round(int allocate)
+{
+    hwrt_stream s;
+    OK(hwrt_stream_create(&s, 0));
+    if (allocate) {
+        void *small, *large;
+        OK(hwrt_malloc_async(&small, 1024, s));        /* the stream's small pool */
+        OK(hwrt_malloc_async(&large, 3 * MiB, s));     /* and its large pool */
+        OK(hwrt_free_async(small, s));
+        OK(hwrt_free_async(large, s));
+    }
+    OK(hwrt_stream_destroy(s));
+    OK(hwrt_empty_cache(0));
+    return mallinfo2().uordblks;
+}
+
+/* pool.c hwi_pool_stream_destroyed(): the pools keyed by the destroyed stream are freed
+ * once its segments moved to the NULL-stream pool (`sp->owner == bs`). With `!=` they
+ * stayed (two pools of ~36 KiB) until another stream was destroyed, which freed them
+ * instead of its own: so the heap in use after a stream that allocated must equal the
+ * heap after a following stream that did not (no time involved). */
+static void stream_pools_freed(void)
+{
+    TEST_CASE("a destroyed stream's pools are freed with it");
+    OK(hwrt_set_device("sim", 0));
+    hwrt_stream keep;
+    OK(hwrt_stream_create(&keep, 0));             /* a live stream whose pool must stay */
+    void *kp;
+    OK(hwrt_malloc_async(&kp, 1024, keep));
+    for (int r = 0; r < 4; r++) stream_round(r & 1);   /* tables and caches settle */
+    size_t after_alloc = stream_round(1);
+    size_t after_plain = stream_round(0);
+    fprintf(stderr, "  heap after a stream that allocated %zu, after one that did not %zu\n",
+            after_alloc, after_plain);
+    EXPECT(after_alloc < after_plain + 16384);    /* the mutant: 140 KiB more (0 under ASan) */
+    void *kq;
+    OK(hwrt_malloc_async(&kq, 1024, keep));       /* the live stream's pool still works */
+    EXPECT(kq == (char *)kp + 1024);              /* its segment, next to kp */
+    OK(hwrt_free_async(kq, keep));
+    OK(hwrt_free_async(kp, keep));
+    OK(hwrt_stream_destroy(keep));
+    OK(hwrt_shutdown());
+}
+
 int main(void)
 {
     setenv("HWRT_SIM_REGISTRY", "off", 1);   /* device-wide figures of this process only */
     OK(hwrt_set_config("thread_cache", "false"));
     expandable_whole_device();
+    stream_pools_freed();
     return test_report();
 }
