@@ -1,11 +1,12 @@
 /* Regression tests for mutation survivors of issue 25 that no other suite's case fits:
  * the expandable reservation bound (a request of the whole device still gets an
  * expandable range) and the per-stream pool cleanup (a destroyed stream's pools go with
- * it). Each case names the mutant it kills. */
+ * it) and the deterministic-mode stream wait. Each case names the mutant it kills. */
 #include "harness.h"
 
 #include <malloc.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -100,11 +101,42 @@ static void stream_pools_freed(void)
     OK(hwrt_shutdown());
 }
 
+/* sim_stream.c seq_done(): under HWRT_SIM_DETERMINISTIC a wait runs ready ops until the
+ * stream's completed sequence number reaches the one waited for (`>=`); with `>` the
+ * wait for the last op ran on for good, as nothing after it would ever complete. The
+ * seeded schedule is repeatable: seed 1 leaves work queued when synchronize is called.
+ * An alarm turns that hang into a failure. */
+static void deterministic_sync(void)
+{
+    TEST_CASE("a deterministic-mode synchronize returns when the last op completed");
+    setenv("HWRT_SIM_DETERMINISTIC", "1", 1);
+    OK(hwrt_set_device("sim", 0));
+    hwrt_stream s;
+    OK(hwrt_stream_create(&s, 0));
+    unsigned char *d, host[4096];
+    OK(hwrt_malloc((void **)&d, sizeof host));
+    for (int i = 0; i < 100; i++) OK(hwrt_memset_async(d, i, sizeof host, s));
+    EXPECT(hwrt_stream_query(s) == HWRT_ERROR_NOT_READY);   /* work left for the wait */
+    alarm(20);
+    OK(hwrt_stream_synchronize(s));
+    alarm(0);
+    OK(hwrt_stream_query(s));
+    OK(hwrt_memcpy(host, d, sizeof host, HWRT_MEMCPY_DEVICE_TO_HOST));
+    int all = 1;
+    for (size_t i = 0; i < sizeof host; i++) all &= host[i] == 99;
+    EXPECT(all);                                  /* the last memset's bytes */
+    OK(hwrt_free(d));
+    OK(hwrt_stream_destroy(s));
+    OK(hwrt_shutdown());
+    unsetenv("HWRT_SIM_DETERMINISTIC");
+}
+
 int main(void)
 {
     setenv("HWRT_SIM_REGISTRY", "off", 1);   /* device-wide figures of this process only */
     OK(hwrt_set_config("thread_cache", "false"));
     expandable_whole_device();
     stream_pools_freed();
+    deterministic_sync();
     return test_report();
 }
