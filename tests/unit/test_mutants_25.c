@@ -1,7 +1,8 @@
 /* Regression tests for mutation survivors of issue 25 that no other suite's case fits:
  * the expandable reservation bound (a request of the whole device still gets an
  * expandable range) and the per-stream pool cleanup (a destroyed stream's pools go with
- * it) and the deterministic-mode stream wait. Each case names the mutant it kills. */
+ * it), the deterministic-mode stream wait and the small sizes' bin index. Each case
+ * names the mutant it kills. */
 #include "harness.h"
 
 #include <malloc.h>
@@ -131,6 +132,43 @@ static void deterministic_sync(void)
     unsetenv("HWRT_SIM_DETERMINISTIC");
 }
 
+/* pool_bins.c bin_of(): small sizes go to exact bins `size / 512 - 1`; with `+ 1` the
+ * largest two exact sizes land in the first sorted bins of the large sizes, where every
+ * block counts against the search's bound of 256 tries. So: 300 free blocks of
+ * 2 MiB - 512 B (kept apart by live separators) and one free block of 2 MiB + 200 KiB;
+ * a request of 2 MiB + 100 KiB must get that block, not a fresh segment. */
+static void bins_keep_exact_sizes_apart(void)
+{
+    TEST_CASE("exact-size bins stay out of the sorted large bins");
+    setenv("HWRT_SIM_MEMORY", "4GB", 1);
+    OK(hwrt_set_device("sim", 0));
+    OK(hwrt_set_config("thread_cache", "false"));
+    enum { NB = 300 };
+    static void *blk[NB], *sep[NB];
+    void *x, *xsep;
+    OK(hwrt_malloc(&x, 2 * MiB + 200 * 1024));
+    OK(hwrt_malloc(&xsep, 3 * MiB / 2));
+    for (int i = 0; i < NB; i++) {
+        OK(hwrt_malloc(&blk[i], 2 * MiB - 512));
+        OK(hwrt_malloc(&sep[i], 3 * MiB / 2));
+    }
+    for (int i = 0; i < NB; i++) OK(hwrt_free(blk[i]));
+    OK(hwrt_free(x));
+    hwrt_mem_stats st;
+    OK(hwrt_memory_stats(0, &st));
+    int64_t reserved = st.reserved_bytes.current;
+    void *y;
+    OK(hwrt_malloc(&y, 2 * MiB + 100 * 1024));
+    EXPECT(y == x);                               /* the cached block that fits */
+    OK(hwrt_memory_stats(0, &st));
+    EXPECT(st.reserved_bytes.current == reserved);
+    OK(hwrt_free(y));
+    for (int i = 0; i < NB; i++) OK(hwrt_free(sep[i]));
+    OK(hwrt_free(xsep));
+    OK(hwrt_shutdown());
+    unsetenv("HWRT_SIM_MEMORY");
+}
+
 int main(void)
 {
     setenv("HWRT_SIM_REGISTRY", "off", 1);   /* device-wide figures of this process only */
@@ -138,5 +176,6 @@ int main(void)
     expandable_whole_device();
     stream_pools_freed();
     deterministic_sync();
+    bins_keep_exact_sizes_apart();
     return test_report();
 }
