@@ -29,6 +29,22 @@ int main(void)
     TEST_CASE("bad config");
     hwrt_offload_config bad = {.enabled = 1, .prefetch_depth = 99};
     FAILS(hwrt_set_offload_config(&bad), HWRT_ERROR_INVALID_ARGUMENT, "prefetch_depth 99");
+    /* the bounds of the documented range 0..64 (issue 25: 64 was rejected by a survivor) */
+    hwrt_offload_config edge = {.enabled = 0, .prefetch_depth = 64}, got;
+    OK(hwrt_set_offload_config(&edge));
+    OK(hwrt_get_offload_config(&got));
+    EXPECT(got.prefetch_depth == 64);
+    edge.prefetch_depth = 0;
+    OK(hwrt_set_offload_config(&edge));
+    OK(hwrt_get_offload_config(&got));
+    EXPECT(got.prefetch_depth == 0);
+    edge.prefetch_depth = 65;
+    FAILS(hwrt_set_offload_config(&edge), HWRT_ERROR_INVALID_ARGUMENT, "prefetch_depth 65");
+    edge.prefetch_depth = -1;
+    FAILS(hwrt_set_offload_config(&edge), HWRT_ERROR_INVALID_ARGUMENT, "prefetch_depth -1");
+    OK(hwrt_get_offload_config(&got));
+    EXPECT(got.prefetch_depth == 0);             /* a refused config changes nothing */
+    OK(hwrt_set_config("prefetch_depth", "2"));  /* back to the default */
     bad.prefetch_depth = 1;
     bad.offload_path = "/nonexistent/dir";
     FAILS(hwrt_set_offload_config(&bad), HWRT_ERROR_INVALID_ARGUMENT, "not a writable directory");

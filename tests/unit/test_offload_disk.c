@@ -293,6 +293,42 @@ static void tampered_bytes(const char *base)
     OK(hwrt_shutdown());
 }
 
+/* The tier file cut short behind the runtime's back (issue 25: the short-read check of a
+ * disk-tier fetch): the fetch fails with HWRT_ERROR_IO saying the file ends early, hands
+ * out no data and leaves the tensor on the disk tier. An alarm turns a read loop that
+ * never notices the end of the file into a failure instead of a hang. */
+static void truncated_file(const char *base)
+{
+    char dir[PATH_MAX];
+    fresh_dir(dir, sizeof dir, base, "truncated");
+    session(dir);
+    hwrt_tensor t[3];
+    evict_one(t);
+    /* room on the device, so that the fetch evicts nothing (a write past the cut would
+     * fill it with a hole, which the checksum, not the short-read check, catches) */
+    OK(hwrt_tensor_release(t[1]));
+    OK(hwrt_tensor_release(t[2]));
+    int fd = open_tier_fd(dir, O_RDWR);
+    EXPECT(fd >= 0);
+    if (fd >= 0) {
+        EXPECT(ftruncate(fd, 4096) == 0);
+        close(fd);
+    }
+    for (int i = 0; i < N; i++) buf[i] = 0;
+    alarm(20);
+    hwrt_status st = hwrt_tensor_copy_to_host(t[0], buf, sizeof buf);
+    alarm(0);
+    const char *e = hwrt_last_error();
+    EXPECT(st == HWRT_ERROR_IO);
+    EXPECT(strstr(e, "ends early") && strstr(e, "tensor 0x") && strstr(e, dir));
+    int zero = 1;
+    for (int i = 0; i < N; i++) zero &= buf[i] == 0;
+    EXPECT(zero);                                /* nothing was handed out */
+    EXPECT(where(t[0]) == 2);                    /* and nothing changed */
+    OK(hwrt_tensor_release(t[0]));
+    OK(hwrt_shutdown());
+}
+
 /* A write the file system refuses part-way (RLIMIT_FSIZE: a short count, then EFBIG):
  * the error names the real cause, the tensor stays on the device, a retry works. */
 static void write_error_text(const char *base)
@@ -411,6 +447,8 @@ int main(int argc, char **argv)
     precreated_files(base);
     TEST_CASE("6 edited bytes fail the checksum");
     tampered_bytes(base);
+    TEST_CASE("25 a truncated tier file is noticed");
+    truncated_file(base);
     TEST_CASE("6 write errors carry the errno text");
     write_error_text(base);
     TEST_CASE("6 long offload_path used in full");

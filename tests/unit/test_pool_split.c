@@ -128,6 +128,34 @@ static void split_size_below_shared(void)
     OK(hwrt_empty_cache(0));
 }
 
+/* max_split_size forbids only the pairs it names (issue 25: `&&` made `||` survived): a
+ * request below it still reuses a cached dedicated block below it, and a request at or
+ * above it reuses a cached block of its size. */
+static void split_size_rule(void)
+{
+    TEST_CASE("max_split_size keeps only big blocks whole");
+    OK(hwrt_empty_cache(0));
+    OK(hwrt_set_config("max_split_size", "40MB"));
+    char *a, *b;
+    OK(hwrt_malloc((void **)&a, 30 << 20));           /* dedicated, below the limit */
+    OK(hwrt_free(a));
+    int64_t reserved = stats().reserved_bytes.current;
+    OK(hwrt_malloc((void **)&b, 30 << 20));
+    EXPECT(b == a);                                   /* small request, small block: reused */
+    EXPECT(stats().reserved_bytes.current == reserved);
+    OK(hwrt_free(b));
+    OK(hwrt_empty_cache(0));
+    OK(hwrt_malloc((void **)&a, 50 << 20));           /* dedicated, above the limit */
+    OK(hwrt_free(a));
+    reserved = stats().reserved_bytes.current;
+    OK(hwrt_malloc((void **)&b, 50 << 20));
+    EXPECT(b == a);                                   /* big request, its own size: reused */
+    EXPECT(stats().reserved_bytes.current == reserved);
+    OK(hwrt_free(b));
+    OK(hwrt_set_config("max_split_size", "0"));
+    OK(hwrt_empty_cache(0));
+}
+
 static void best_fit(void)
 {
     TEST_CASE("best fit");
@@ -195,6 +223,7 @@ int main(void)
     large_blocks();
     roundup_divisions();
     split_size_below_shared();
+    split_size_rule();
     best_fit();
     bad_frees();
     thread_cache();
