@@ -35,6 +35,7 @@
 #define _DEFAULT_SOURCE 1
 #include <hwrt.h>
 #include "half.h"
+#include "../dtype_ref.h"   /* ref_get / ref_put: the tests' element access */
 
 #include <dirent.h>
 #include <errno.h>
@@ -96,45 +97,9 @@ static int is_float(hwrt_dtype dt)
     return dt == HWRT_FLOAT32 || dt == HWRT_FLOAT16 || dt == HWRT_BFLOAT16 || dt == HWRT_FLOAT64;
 }
 static int f32_math(hwrt_dtype dt) { return is_float(dt) && dt != HWRT_FLOAT64; }
-static double ld(hwrt_dtype dt, const void *p, int64_t i)
-{
-    switch (dt) {
-    case HWRT_FLOAT32: return ((const float *)p)[i];
-    case HWRT_FLOAT16: return hwi_half_to_float(((const uint16_t *)p)[i]);
-    case HWRT_BFLOAT16: return hwi_bf16_to_float(((const uint16_t *)p)[i]);
-    case HWRT_FLOAT64: return ((const double *)p)[i];
-    case HWRT_INT8: return ((const int8_t *)p)[i];
-    case HWRT_UINT8: return ((const uint8_t *)p)[i];
-    case HWRT_INT32: return ((const int32_t *)p)[i];
-    case HWRT_INT64: return (double)((const int64_t *)p)[i];
-    default: return ((const uint8_t *)p)[i] != 0;
-    }
-}
-static double clampi(double v, double lo, double hi)
-{
-    if (isnan(v)) return 0;
-    v = trunc(v);
-    return v < lo ? lo : v > hi ? hi : v;
-}
-static void st(hwrt_dtype dt, void *p, int64_t i, double v)
-{
-    switch (dt) {
-    case HWRT_FLOAT32: ((float *)p)[i] = (float)v; break;
-    case HWRT_FLOAT16: ((uint16_t *)p)[i] = hwi_float_to_half((float)v); break;
-    case HWRT_BFLOAT16: ((uint16_t *)p)[i] = hwi_float_to_bf16((float)v); break;
-    case HWRT_FLOAT64: ((double *)p)[i] = v; break;
-    case HWRT_INT8: ((int8_t *)p)[i] = (int8_t)clampi(v, -128, 127); break;
-    case HWRT_UINT8: ((uint8_t *)p)[i] = (uint8_t)clampi(v, 0, 255); break;
-    case HWRT_INT32: ((int32_t *)p)[i] = (int32_t)clampi(v, -2147483648.0, 2147483647.0); break;
-    case HWRT_INT64:
-        ((int64_t *)p)[i] = (int64_t)clampi(v, -9223372036854775808.0, 9223372036854774784.0);
-        break;
-    default: ((uint8_t *)p)[i] = v != 0; break;
-    }
-}
 static int64_t ldi(hwrt_dtype dt, const void *p, int64_t i)
 {
-    return dt == HWRT_INT64 ? ((const int64_t *)p)[i] : (int64_t)ld(dt, p, i);
+    return dt == HWRT_INT64 ? ((const int64_t *)p)[i] : (int64_t)ref_get(dt, p, i);
 }
 static void sti_wrap(hwrt_dtype dt, void *p, int64_t i, uint64_t r)
 {
@@ -254,7 +219,7 @@ static int mt_new(int i, hwrt_dtype dt, int ndim, const int64_t *shape, int with
         for (int64_t k = 0; k < n; k++) {
             x = x * 1103515245u + 12345u;
             double v = (double)((int)((x >> 16) % 17) - 8) / ((x >> 8) & 1 ? 2.0 : 1.0);
-            st(dt, t->val, k, v);
+            ref_put(dt, t->val, k, v);
         }
         s = CHK(hwrt_tensor_from_host(&t->h, dt, ndim, shape, t->val), A_OOM);
     } else {
@@ -284,7 +249,7 @@ static void compare(int i, const unsigned char *buf, const char *when)
 {
     mt *t = &M.t[i];
     for (int64_t k = 0; k < t->n; k++) {
-        double g = ld(t->dt, buf, k), w = ld(t->dt, t->val, k);
+        double g = ref_get(t->dt, buf, k), w = ref_get(t->dt, t->val, k);
         int ok;
         if (t->dt == HWRT_INT64) ok = ((const int64_t *)buf)[k] == ((const int64_t *)t->val)[k];
         else if (isnan(g) || isnan(w)) ok = (isnan(g) && isnan(w)) || (t->approx && !isfinite(w));
@@ -385,7 +350,7 @@ static void model_op(kop k, mt *o, const mt *a, const mt *b, double v, int axis)
     int approx = 0;
     if (k == K_MATMUL || k == K_SUM) memset(tol, 0, (size_t)o->n * sizeof *tol);
     if (k == K_FILL) {
-        for (int64_t i = 0; i < o->n; i++) st(o->dt, r, i, f32_math(o->dt) ? (float)v : v);
+        for (int64_t i = 0; i < o->n; i++) ref_put(o->dt, r, i, f32_math(o->dt) ? (float)v : v);
     } else if (k == K_MATMUL) {
         int64_t m = a->shape[0], kk = a->shape[1], n = b->shape[1];
         double e = a->dt == HWRT_FLOAT64 ? 0x1p-52 : 0x1p-23;
@@ -393,11 +358,11 @@ static void model_op(kop k, mt *o, const mt *a, const mt *b, double v, int axis)
             for (int64_t j = 0; j < n; j++) {
                 double acc = 0, mag = 0;
                 for (int64_t q = 0; q < kk; q++) {
-                    double x = ld(a->dt, a->val, i * kk + q), y = ld(b->dt, b->val, q * n + j);
+                    double x = ref_get(a->dt, a->val, i * kk + q), y = ref_get(b->dt, b->val, q * n + j);
                     acc += x * y;
                     mag += fabs(x * y);
                 }
-                st(o->dt, r, i * n + j, acc);
+                ref_put(o->dt, r, i * n + j, acc);
                 tol[i * n + j] = (double)(kk + 2) * e * mag + 2 * eps_of(o->dt) * fabs(acc) + 1e-300;
             }
         approx = 1;
@@ -414,17 +379,17 @@ static void model_op(kop k, mt *o, const mt *a, const mt *b, double v, int axis)
                 uint64_t iacc = 0;
                 for (int64_t x = 0; x < red; x++) {
                     int64_t idx = (p * red + x) * inner + q;
-                    if (is_float(a->dt)) { double y = ld(a->dt, a->val, idx); acc += y; mag += fabs(y); }
+                    if (is_float(a->dt)) { double y = ref_get(a->dt, a->val, idx); acc += y; mag += fabs(y); }
                     else iacc += (uint64_t)ldi(a->dt, a->val, idx);
                 }
                 int64_t oi = p * inner + q;
                 if (is_float(a->dt)) {
-                    st(o->dt, r, oi, acc);
+                    ref_put(o->dt, r, oi, acc);
                     tol[oi] = (double)(red + 1) * 0x1p-52 * mag + 2 * eps_of(o->dt) * fabs(acc) + 1e-300;
                 } else if (o->dt == HWRT_INT64) {
                     ((int64_t *)r)[oi] = (int64_t)iacc;
                 } else {
-                    st(o->dt, r, oi, (double)(int64_t)iacc);
+                    ref_put(o->dt, r, oi, (double)(int64_t)iacc);
                 }
             }
         approx = is_float(a->dt);
@@ -432,16 +397,16 @@ static void model_op(kop k, mt *o, const mt *a, const mt *b, double v, int axis)
         int ints = !is_float(a->dt) && a->dt != HWRT_BOOL;
         double alpha = f32_math(a->dt) ? (double)(float)v : v;
         for (int64_t i = 0; i < o->n; i++) {
-            if (k == K_CAST) { st(o->dt, r, i, ld(a->dt, a->val, i)); continue; }
+            if (k == K_CAST) { ref_put(o->dt, r, i, ref_get(a->dt, a->val, i)); continue; }
             if (ints && (k == K_ADD || k == K_MUL)) {
                 uint64_t x = (uint64_t)ldi(a->dt, a->val, i), y = (uint64_t)ldi(b->dt, b->val, i);
                 sti_wrap(o->dt, r, i, k == K_MUL ? x * y : x + y);
                 continue;
             }
-            double x = ld(a->dt, a->val, i), y = (k == K_ADD || k == K_MUL) ? ld(b->dt, b->val, i) : 0;
+            double x = ref_get(a->dt, a->val, i), y = (k == K_ADD || k == K_MUL) ? ref_get(b->dt, b->val, i) : 0;
             double w = k == K_ADD ? x + y : k == K_MUL ? x * y : k == K_SCALE ? alpha * x : (x > 0 ? x : 0);
             if (f32_math(a->dt)) w = (float)w;
-            st(o->dt, r, i, w);
+            ref_put(o->dt, r, i, w);
         }
     }
     memcpy(o->val, r, o->nb);
