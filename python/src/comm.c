@@ -226,6 +226,15 @@ static int rank_int(const char *fn, const char *name, PyObject *v, long *out)
     return *out == -1 && PyErr_Occurred() ? -1 : 0;
 }
 
+/* The world ranks of a named group (a new list), after MindSpore's type check of it. */
+static PyObject *group_ranks(const char *fn, PyObject *g)
+{
+    if (!PyUnicode_Check(g))
+        return PyErr_Format(PyExc_TypeError, "For '%s', the argument 'group' must be type of "
+                            "string, but got 'group' type : %R.", fn, (PyObject *)Py_TYPE(g));
+    return group_arg(fn, g, 0);
+}
+
 static PyObject *world_from_group(PyObject *m, PyObject *args, PyObject *kw)
 {
     static const char *fn = "get_world_rank_from_group_rank";
@@ -236,10 +245,7 @@ static PyObject *world_from_group(PyObject *m, PyObject *args, PyObject *kw)
                                      &r) ||
         need_init(fn) < 0 || rank_int(fn, "group_rank_id", r, &id) < 0)
         return NULL;
-    if (!PyUnicode_Check(g))
-        return PyErr_Format(PyExc_TypeError, "For '%s', the argument 'group' must be type of "
-                            "string, but got 'group' type : %R.", fn, (PyObject *)Py_TYPE(g));
-    PyObject *ranks = group_arg(fn, g, 0);
+    PyObject *ranks = group_ranks(fn, g);
     if (!ranks) return NULL;
     Py_ssize_t n = PyList_GET_SIZE(ranks);
     PyObject *res = id >= 0 && id < n ? Py_NewRef(PyList_GET_ITEM(ranks, id))
@@ -260,10 +266,7 @@ static PyObject *group_from_world(PyObject *m, PyObject *args, PyObject *kw)
                                      &g) ||
         need_init(fn) < 0 || rank_int(fn, "world_rank_id", r, &id) < 0)
         return NULL;
-    if (!PyUnicode_Check(g))
-        return PyErr_Format(PyExc_TypeError, "For '%s', the argument 'group' must be type of "
-                            "string, but got 'group' type : %R.", fn, (PyObject *)Py_TYPE(g));
-    PyObject *ranks = group_arg(fn, g, 0);
+    PyObject *ranks = group_ranks(fn, g);
     if (!ranks) return NULL;
     Py_ssize_t idx = PySequence_Index(ranks, r);
     Py_DECREF(ranks);
