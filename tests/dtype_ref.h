@@ -7,7 +7,7 @@
 #define HWRT_TEST_DTYPE_REF_H
 
 #include <hwrt.h>
-#include "../src/core/half.h"
+#include "../src/base/half.h"
 
 #include <math.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
  * switches are config keys, so the env variables, HWRT_*_CONF and hwrt_set_config
  * reach the same state. */
 #include "sync_check.h"
-#include "../core/status.h"
+#include "../base/status.h"
 
 hwrt_status hwrt_set_launch_blocking(int on)
 {

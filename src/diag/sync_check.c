@@ -11,9 +11,9 @@
  * read-after-write, write-after-write or write-after-read is reported with both ops.
  * Everything runs under one mutex: this is a debugging mode. */
 #include "sync_check.h"
-#include "../core/config.h"
-#include "../core/handle.h"
-#include "../core/status.h"
+#include "../base/config.h"
+#include "../runtime/handle.h"
+#include "../base/status.h"
 #include "../exec/capture.h"
 #include "../exec/event.h"
 #include "../mem/pool.h"

@@ -2,8 +2,8 @@
  * and the host-sync guard. When no capture is active the hooks cost one atomic load. */
 #include "capture.h"
 #include "event.h"
-#include "../core/handle.h"
-#include "../core/status.h"
+#include "../runtime/handle.h"
+#include "../base/status.h"
 #include "../mem/host_mem.h"
 
 #include <stdatomic.h>

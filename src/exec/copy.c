@@ -2,7 +2,7 @@
  * pinned host buffers) before anything is queued, so a wrong kind or an out-of-range
  * size is a clear error instead of a device fault. */
 #include "dispatch.h"
-#include "../core/status.h"
+#include "../base/status.h"
 #include "../mem/host_mem.h"
 #include "../mem/pool.h"
 

@@ -3,8 +3,8 @@
 #include "dispatch.h"
 #include "event.h"
 #include "stream.h"
-#include "../core/config.h"
-#include "../core/status.h"
+#include "../base/config.h"
+#include "../base/status.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,8 +1,8 @@
 /* Events: checked handles around backend events; record and wait go through dispatch so
  * graph capture and the profiler see them. */
 #include "event.h"
-#include "../core/handle.h"
-#include "../core/status.h"
+#include "../runtime/handle.h"
+#include "../base/status.h"
 
 #include <stdlib.h>
 

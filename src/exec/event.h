@@ -13,7 +13,7 @@ struct hwi_event {
     int internal;      /* the runtime's own (offload), not in the handle table */
 };
 
-/* The live event behind e, pinned until hwi_event_put (core/handle.h). */
+/* The live event behind e, pinned until hwi_event_put (runtime/handle.h). */
 hwrt_status hwi_event_resolve(hwrt_event e, hwi_event **out);
 void hwi_event_put(hwi_event *e);
 static inline void hwi_event_unpin(hwi_event **e) { hwi_event_put(*e); }

@@ -6,9 +6,9 @@
  * capturing stream) it goes op by op through hwi_dispatch instead. */
 #include "capture.h"
 #include "event.h"
-#include "../core/config.h"
-#include "../core/handle.h"
-#include "../core/status.h"
+#include "../base/config.h"
+#include "../runtime/handle.h"
+#include "../base/status.h"
 #include "../prof/prof.h"
 #include "../mem/host_mem.h"
 #include "../mem/pool.h"
@@ -89,7 +89,7 @@ static void graph_unpin(hwi_graph **g)
 /* A local that holds a resolved (pinned) graph and puts it when it goes out of scope. */
 #define GRAPH_REF(v) hwi_graph *v __attribute__((cleanup(graph_unpin))) = NULL
 
-/* The live graph behind h, pinned (core/handle.h). */
+/* The live graph behind h, pinned (runtime/handle.h). */
 static hwrt_status resolve(hwrt_graph h, hwi_graph **out)
 {
     hwi_graph *g = hwi_handle_acquire(h, HWI_H_GRAPH);

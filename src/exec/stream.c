@@ -1,8 +1,8 @@
 /* Streams: public handles, per-device default streams, device-wide synchronization. */
 #include "stream.h"
 #include "dispatch.h"
-#include "../core/handle.h"
-#include "../core/status.h"
+#include "../runtime/handle.h"
+#include "../base/status.h"
 #include "../mem/pool.h"
 
 #include <pthread.h>

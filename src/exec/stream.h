@@ -4,7 +4,7 @@
 #ifndef HWI_STREAM_H
 #define HWI_STREAM_H
 
-#include "../core/runtime.h"
+#include "../runtime/runtime.h"
 
 typedef struct hwi_stream {
     hwrt_stream handle;
@@ -17,7 +17,7 @@ typedef struct hwi_stream {
 } hwi_stream;
 
 /* NULL -> the current device's default stream; else the live stream behind s. The
- * stream comes pinned (core/handle.h): a concurrent hwrt_stream_destroy cannot free it
+ * stream comes pinned (runtime/handle.h): a concurrent hwrt_stream_destroy cannot free it
  * before the caller's hwi_stream_put. */
 hwrt_status hwi_stream_resolve(hwrt_stream s, hwi_stream **out);
 /* The default stream of an open device (created on first use), pinned. */

@@ -6,7 +6,7 @@
  * line breaks become '_'); time_ns since the trace was opened. Guarded by hwi_pool_mu. */
 #include "alloc_trace.h"
 #include "pool_internal.h"                  /* hwi_pool_mu */
-#include "../core/log.h"
+#include "../base/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

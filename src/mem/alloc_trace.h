@@ -6,7 +6,7 @@
 #ifndef HWI_ALLOC_TRACE_H
 #define HWI_ALLOC_TRACE_H
 
-#include "../core/runtime.h"
+#include "../runtime/runtime.h"
 
 #include <stdatomic.h>
 #include <stddef.h>

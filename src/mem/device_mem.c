@@ -2,8 +2,8 @@
  * memory figures (info, stats, summary table, JSON snapshot). */
 #include "pool.h"
 #include "host_mem.h"
-#include "../core/out_file.h"
-#include "../core/status.h"
+#include "../base/out_file.h"
+#include "../base/status.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -8,10 +8,10 @@
  * the devices are synchronized once (unless that already happened since its free). */
 #include "host_mem.h"
 #include "pool.h"
-#include "../core/config.h"
-#include "../core/runtime.h"
-#include "../core/log.h"
-#include "../core/status.h"
+#include "../base/config.h"
+#include "../runtime/runtime.h"
+#include "../base/log.h"
+#include "../base/status.h"
 
 #include <pthread.h>
 #include <stdlib.h>

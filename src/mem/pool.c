@@ -22,9 +22,9 @@
 #include "pool_tcache.h"
 #include "alloc_trace.h"
 #include "mem_events.h"
-#include "../core/config.h"
-#include "../core/log.h"
-#include "../core/status.h"
+#include "../base/config.h"
+#include "../base/log.h"
+#include "../base/status.h"
 
 #include <execinfo.h>
 #include <stdio.h>

@@ -6,7 +6,7 @@
 #ifndef HWI_POOL_H
 #define HWI_POOL_H
 
-#include "../core/runtime.h"
+#include "../runtime/runtime.h"
 
 typedef struct hwi_block_info {
     int device;

@@ -4,7 +4,7 @@
  * (cuMemMap / aclrtMapMem) only while some block needs them, so a growing workload
  * extends one range instead of leaving holes between segments. Guarded by hwi_pool_mu. */
 #include "pool_internal.h"
-#include "../core/status.h"
+#include "../base/status.h"
 
 #include <stdlib.h>
 #include <string.h>

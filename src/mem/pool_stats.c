@@ -3,10 +3,10 @@
 #define _GNU_SOURCE
 #include "pool_internal.h"
 #include "alloc_trace.h"
-#include "../core/config.h"
-#include "../core/log.h"
-#include "../core/status.h"
-#include "../core/escape.h"
+#include "../base/config.h"
+#include "../base/log.h"
+#include "../base/status.h"
+#include "../base/escape.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
 #define HWI_POOL_TCACHE_H
 
 #include "pool_internal.h"
-#include "../core/config.h"
+#include "../base/config.h"
 
 #include <stdlib.h>
 

@@ -1,8 +1,8 @@
 /* Offload: public calls and the tensor layer's entry points. */
 #include "residency.h"
-#include "../core/config.h"
-#include "../core/handle.h"
-#include "../core/status.h"
+#include "../base/config.h"
+#include "../runtime/handle.h"
+#include "../base/status.h"
 #include "../mem/pool.h"
 #include "../diag/sync_check.h"
 

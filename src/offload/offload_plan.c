@@ -2,7 +2,7 @@
  * choice of a victim (farthest next use when the order is known, else least recently
  * used) — the swap planning MindSpore and DeepSpeed's parameter prefetch do. */
 #include "residency.h"
-#include "../core/config.h"
+#include "../base/config.h"
 
 #include <stdlib.h>
 

@@ -9,10 +9,10 @@
  * whose outcome hwi_res_settle applies when its `done` event is reached. Until then the
  * previous copy stays authoritative. */
 #include "residency.h"
-#include "../core/config.h"
-#include "../core/handle.h"
-#include "../core/log.h"
-#include "../core/status.h"
+#include "../base/config.h"
+#include "../runtime/handle.h"
+#include "../base/log.h"
+#include "../base/status.h"
 #include "../mem/pool.h"
 #include "../exec/dispatch.h"
 #include "../diag/sync_check.h"

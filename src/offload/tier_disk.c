@@ -3,8 +3,8 @@
 #define _GNU_SOURCE
 #include "tier_disk.h"
 #include "crc32c.h"
-#include "../core/config.h"
-#include "../core/status.h"
+#include "../base/config.h"
+#include "../base/status.h"
 
 #include <errno.h>
 #include <fcntl.h>

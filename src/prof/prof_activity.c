@@ -12,8 +12,8 @@
  * name the session, the thread and the launch, so a late report from an earlier session
  * matches nothing. */
 #include "prof.h"
-#include "../core/config.h"
-#include "../core/runtime.h"
+#include "../base/config.h"
+#include "../runtime/runtime.h"
 #include "../exec/dispatch.h"
 #include "../backends/backend.h"
 

@@ -5,7 +5,7 @@
 #include "prof.h"
 #include "../exec/dispatch.h"
 #include "../mem/mem_events.h"
-#include "../core/status.h"
+#include "../base/status.h"
 #include "../backends/backend.h"
 
 static _Thread_local uint64_t launch_t0;

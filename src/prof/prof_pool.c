@@ -7,7 +7,7 @@
  * (HWRT_PROFILE_BUFFER_EVENTS records, default 262144), stopping returns the chunks to
  * it, and only a session that outgrows the pool maps more while recording. */
 #include "prof.h"
-#include "../core/config.h"
+#include "../base/config.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

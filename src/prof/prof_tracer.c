@@ -8,9 +8,9 @@
  * ends, so work launched by short-lived threads is kept. */
 #define _GNU_SOURCE
 #include "prof.h"
-#include "../core/config.h"
-#include "../core/runtime.h"
-#include "../core/status.h"
+#include "../base/config.h"
+#include "../runtime/runtime.h"
+#include "../base/status.h"
 
 #include <errno.h>
 #include <pthread.h>

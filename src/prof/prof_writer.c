@@ -15,14 +15,14 @@
  *   M  thread alloc|free|reserve|release device t bytes allocated reserved addr
  *   X  thread category name device t0 t1 bytes                 (offload, collectives)
  * Names (thread names, op and API names, categories) are written with hwi_tsv_field
- * (core/escape.h): a tab, newline or control byte in a name is escaped (\t \n \xHH, and
+ * (base/escape.h): a tab, newline or control byte in a name is escaped (\t \n \xHH, and
  * \\ for a backslash), so no name can split a line or forge another record; hwrt-prof
  * reverses it with hwi_tsv_unescape.
  */
 #include "prof.h"
-#include "../core/escape.h"
-#include "../core/out_file.h"
-#include "../core/status.h"
+#include "../base/escape.h"
+#include "../base/out_file.h"
+#include "../base/status.h"
 
 #include <errno.h>
 #include <stdio.h>

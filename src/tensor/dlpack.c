@@ -1,6 +1,6 @@
 /* DLPack v1.0 interchange (DLManagedTensorVersioned). */
 #include "tensor.h"
-#include "../core/status.h"
+#include "../base/status.h"
 #include "../mem/pool.h"
 
 #include <stdlib.h>

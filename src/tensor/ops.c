@@ -2,7 +2,7 @@
  * dtypes), build the kernel descriptor, dispatch it, and note which streams wrote and
  * read each tensor so host reads are ordered after them. */
 #include "tensor.h"
-#include "../core/status.h"
+#include "../base/status.h"
 #include "../offload/offload.h"
 
 #include <stdio.h>
@@ -42,7 +42,7 @@ typedef struct {
     hwi_tensor *out, *a, *b;
 } op_ctx;
 
-/* An op holds its operands and stream pinned until it returns (core/handle.h). */
+/* An op holds its operands and stream pinned until it returns (runtime/handle.h). */
 static void op_end(op_ctx *c)
 {
     hwi_tensor_put(c->out);

@@ -1,10 +1,10 @@
 /* Tensors: creation, host round trips that are never stale, reference counting. */
 #include "tensor.h"
-#include "../core/handle.h"
-#include "../core/log.h"
+#include "../runtime/handle.h"
+#include "../base/log.h"
 #include "../exec/capture.h"
 #include "../diag/sync_check.h"
-#include "../core/status.h"
+#include "../base/status.h"
 #include "../mem/pool.h"
 #include "../offload/offload.h"
 

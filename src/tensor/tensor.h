@@ -32,7 +32,7 @@ typedef struct hwi_tensor {
                                        * set under the manager lock, read without it */
 } hwi_tensor;
 
-/* The live tensor behind h, pinned until hwi_tensor_put (core/handle.h): a concurrent
+/* The live tensor behind h, pinned until hwi_tensor_put (runtime/handle.h): a concurrent
  * last hwrt_tensor_release frees it only after the caller is done. */
 hwrt_status hwi_tensor_resolve(hwrt_tensor h, hwi_tensor **out);
 void hwi_tensor_put(hwi_tensor *t);

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include "core/half.h"
+#include "base/half.h"
 
 static const hwrt_dtype ref_dtypes[] = {HWRT_FLOAT32, HWRT_FLOAT16, HWRT_BFLOAT16, HWRT_FLOAT64,
                                         HWRT_INT32, HWRT_INT64, HWRT_INT8, HWRT_UINT8};

@@ -1,8 +1,8 @@
-/* The escaping helpers of core/escape.h, one per output format, and two of the library's
+/* The escaping helpers of base/escape.h, one per output format, and two of the library's
  * writers that use them: the memory snapshot (JSON) and the leak report (a log line), fed
  * an allocation tag with invalid UTF-8, a newline, a quote and a terminal escape. */
 #include "harness.h"
-#include "core/escape.h"
+#include "base/escape.h"
 
 #include <stdio.h>
 #include <stdlib.h>

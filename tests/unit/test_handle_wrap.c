@@ -1,4 +1,4 @@
-/* The handle table (src/core/handle.c, built into this test with a retirement
+/* The handle table (src/runtime/handle.c, built into this test with a retirement
  * generation of 64 instead of 2^32 - 16, so that a slot gets there in 32 reuses):
  *   - a stale handle never resolves, whatever reused its slot since, also when the
  *     slot's generation would wrap (a retired slot is never handed out again);
@@ -7,7 +7,7 @@
  *   - drain (hwrt_shutdown) destroys unpinned objects at once and leaves pinned ones to
  *     their last put. */
 #include "harness.h"
-#include "core/handle.h"
+#include "runtime/handle.h"
 
 #include <pthread.h>
 

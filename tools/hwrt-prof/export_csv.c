@@ -10,13 +10,13 @@
  * profiled program: they are written with hwi_csv_field (RFC 4180 quoting, controls
  * replaced), so one row stays one line with the columns of the header. */
 #include "prof_data.h"
-#include "core/out_file.h"
+#include "base/out_file.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* one CSV at a time: its path and temporary (core/out_file.h) */
+/* one CSV at a time: its path and temporary (base/out_file.h) */
 static char csv_path[1200], csv_tmp[1300];
 
 static FILE *open_csv(const char *dir, const char *name, char *err, size_t errlen)

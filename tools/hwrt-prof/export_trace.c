@@ -5,7 +5,7 @@
  *   process "NPU d (backend)"   one track per engine and stream ("compute · stream 1"),
  *                               and a "device memory" counter (allocated, reserved).
  * Times are microseconds from the earliest session start. */
-#include "core/out_file.h"
+#include "base/out_file.h"
 #include "prof_data.h"
 
 #include <errno.h>

@@ -7,7 +7,7 @@
  * Options may be combined (collect, then export, then analyze) and written as
  * --opt=value or --opt value. */
 #define _GNU_SOURCE
-#include "core/out_file.h"
+#include "base/out_file.h"
 #include "prof_data.h"
 
 #include <dirent.h>

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core/escape.h"   /* the escaping helpers (header-only: no link to libhwrt) */
+#include "base/escape.h"   /* the escaping helpers (header-only: no link to libhwrt) */
 
 enum { ENG_COMPUTE, ENG_H2D, ENG_D2H, ENG_HOST, ENG_WAIT, ENG_COUNT };
 extern const char *const engine_names[ENG_COUNT];

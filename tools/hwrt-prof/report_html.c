@@ -8,7 +8,7 @@
  * trace are merged (the merged span keeps the name of its longest part), so the page
  * stays light at 1e5+ ops. When rendering is done the script sets
  * <body data-rendered="1"> and fills #render-stats, which the tests read back. */
-#include "core/out_file.h"
+#include "base/out_file.h"
 #include "prof_data.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* hwrt-smi: the device table and process table of a backend, like npu-smi and
  * nvidia-smi, from the device-wide view (hwrt_smi_query). */
 #include "smi_format.h"
-#include "core/escape.h"
+#include "base/escape.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* hwrt-smi output formats. Strings from the registry (process names, written by other
- * processes) go through core/escape.h's helper for the format: terminal, CSV or JSON. */
+ * processes) go through base/escape.h's helper for the format: terminal, CSV or JSON. */
 #include "smi_format.h"
-#include "core/escape.h"
+#include "base/escape.h"
 
 #include <string.h>
 

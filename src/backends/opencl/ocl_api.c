@@ -4,7 +4,7 @@
  * HWRT_OPENCL_LIBRARY overrides the library opened (default "libOpenCL.so.1"), so a
  * missing driver can be exercised without uninstalling anything. */
 #include "ocl.h"
-#include "../../core/status.h"
+#include "../../base/status.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>

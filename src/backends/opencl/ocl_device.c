@@ -2,7 +2,7 @@
  * range for its memory), driver-view memory figures, and segments (one cl_mem each)
  * at addresses of the reserved range. */
 #include "ocl.h"
-#include "../../core/status.h"
+#include "../../base/status.h"
 
 #include <stdio.h>
 #include <stdlib.h>

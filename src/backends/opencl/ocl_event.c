@@ -3,7 +3,7 @@
  * CL_PROFILING_COMMAND_END, moved onto the host's CLOCK_MONOTONIC by the offset measured
  * when the device was opened. */
 #include "ocl.h"
-#include "../../core/status.h"
+#include "../../base/status.h"
 
 #include <stdlib.h>
 

@@ -5,7 +5,7 @@
  *  - pinned host memory as CL_MEM_ALLOC_HOST_PTR buffers mapped into the process, in a
  *    context of its own (pinned memory is not tied to a device in hwrt's API). */
 #include "ocl.h"
-#include "../../core/status.h"
+#include "../../base/status.h"
 
 #include <stdlib.h>
 

@@ -2,8 +2,8 @@
  * kernel, set its arguments and enqueue it. FILL needs no kernel: the value is converted
  * once on the host, with the sim's store rules, and written by clEnqueueFillBuffer. */
 #include "ocl.h"
-#include "../../core/half.h"
-#include "../../core/status.h"
+#include "../../base/half.h"
+#include "../../base/status.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* The op set as OpenCL C, built once per context (on the first kernel launch) and kept
  * with the device. Semantics follow the sim backend's kernels (sim_kernels.c) exactly:
  *  - float32 ops in float32; float16/bfloat16 stored as bits, computed in float32 and
- *    stored with round-to-nearest-even (the same bit-level conversions as core/half.h);
+ *    stored with round-to-nearest-even (the same bit-level conversions as base/half.h);
  *  - the generic path reads through double and stores with the same rules as the sim:
  *    float -> int truncates toward zero and saturates, NaN -> 0, bool is "!= 0";
  *  - integer add/mul wrap (done in 64-bit unsigned arithmetic);
@@ -9,7 +9,7 @@
  * Every kernel takes each operand as (buffer, byte offset): hwrt pointers into a segment
  * are a buffer plus an offset. Dtype and op codes are hwrt_dtype and hwrt_kernel_op. */
 #include "ocl.h"
-#include "../../core/status.h"
+#include "../../base/status.h"
 
 #include <stdio.h>
 #include <string.h>

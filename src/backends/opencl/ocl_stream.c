@@ -3,7 +3,7 @@
  * keeps its newest command's event, which makes query and fault reporting cheap. Every
  * enqueue is flushed: OpenCL does not promise progress (or cross-queue waits) otherwise. */
 #include "ocl.h"
-#include "../../core/status.h"
+#include "../../base/status.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,7 +14,7 @@
  * environment is read again whenever no sim device is open. */
 #include "sim.h"
 #include "sim_sched.h"
-#include "../../core/config.h"
+#include "../../base/config.h"
 
 #include <stdio.h>
 #include <stdlib.h>

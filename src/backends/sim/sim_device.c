@@ -3,7 +3,7 @@
 #include "sim.h"
 #include "sim_registry.h"
 #include "sim_sched.h"
-#include "../../core/status.h"
+#include "../../base/status.h"
 
 #include <stdio.h>
 #include <stdlib.h>

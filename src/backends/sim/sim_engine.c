@@ -6,7 +6,7 @@
 #include "sim.h"
 #include "sim_registry.h"
 #include "sim_sched.h"
-#include "../../core/spin.h"
+#include "../../base/spin.h"
 
 #include <sched.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * that holds its stream until the awaited generation is done. */
 #include "sim.h"
 #include "sim_sched.h"
-#include "../../core/status.h"
+#include "../../base/status.h"
 
 #include <sched.h>
 #include <stdlib.h>

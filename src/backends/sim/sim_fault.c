@@ -33,8 +33,8 @@
  * makes the sim backend unavailable with a reason naming the clause, like every other
  * HWRT_SIM_* variable. */
 #include "sim.h"
-#include "../../core/log.h"
-#include "../../core/status.h"
+#include "../../base/log.h"
+#include "../../base/status.h"
 
 #include <errno.h>
 #include <stdio.h>

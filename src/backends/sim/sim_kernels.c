@@ -1,7 +1,7 @@
 /* The simulated NPU's kernels: plain C on the compute engine thread, matmul through
  * BLAS (OpenBLAS). float16/bfloat16 compute in float32, as NPU vector units do. */
 #include "sim.h"
-#include "../../core/half.h"
+#include "../../base/half.h"
 
 #include <cblas.h>
 #include <math.h>

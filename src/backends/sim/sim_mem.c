@@ -17,7 +17,7 @@
  * check them. Guarded by the device's mem_mu. */
 #include "sim.h"
 #include "sim_registry.h"
-#include "../../core/status.h"
+#include "../../base/status.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -25,9 +25,9 @@
  * with HWRT_SIM_EXCLUSIVE set the open fails, since exclusivity cannot be enforced. */
 #define _GNU_SOURCE                    /* F_OFD_GETLK / F_OFD_SETLK */
 #include "sim_registry.h"
-#include "../../core/config.h"
-#include "../../core/log.h"
-#include "../../core/status.h"
+#include "../../base/config.h"
+#include "../../base/log.h"
+#include "../../base/status.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,7 +10,7 @@
  * own leaf lock, taken inside stream locks by sim_sched_push. */
 #define _GNU_SOURCE 1   /* PTHREAD_MUTEX_RECURSIVE_NP initializer */
 #include "sim_sched.h"
-#include "../../core/log.h"
+#include "../../base/log.h"
 
 #include <errno.h>
 #include <sched.h>

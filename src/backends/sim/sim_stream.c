@@ -3,8 +3,8 @@
  * ops handled right here, without an engine. */
 #include "sim.h"
 #include "sim_sched.h"
-#include "../../core/status.h"
-#include "../../core/spin.h"
+#include "../../base/status.h"
+#include "../../base/spin.h"
 
 #include <sched.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* Work submission and execution: copies (with the link model), memsets, kernels and
  * host functions. Pageable copies block the caller until done, pinned ones do not. */
 #include "sim.h"
-#include "../../core/status.h"
+#include "../../base/status.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,11 +5,11 @@
  * (mpi_ring.c). A blocking call would wait forever for a dead peer, so each one runs
  * under a deadline: in the caller's thread through Open MPI's progress hook
  * (mpi_deadline.c), or, where that hook is missing, on libhwrt's communication thread,
- * which the caller waits for with the deadline (src/dist/comm_thread.c). The communicator
+ * which the caller waits for with the deadline (src/distributed/comm_thread.c). The communicator
  * uses MPI_ERRORS_RETURN, so MPI failures come back as HWRT_ERROR_DIST with MPI's text.
  * After a failure the plugin refuses every later call ("broken") and does not call
  * MPI_Finalize, which could wait for the dead. */
-#include "dist/mpi_plugin.h"
+#include "distributed/mpi_plugin.h"
 #include "mpi_reduce.h"
 #include "mpi_ring.h"
 #include "mpi_deadline.h"

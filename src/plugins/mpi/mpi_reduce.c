@@ -1,7 +1,7 @@
 /* Reduction of float16 / bfloat16 data for MPI: user operators over opaque 2-byte types.
  * Each step widens to float32, combines, and rounds back, as NCCL does for half types. */
 #include "mpi_reduce.h"
-#include "core/half.h"
+#include "base/half.h"
 #include "hwrt.h"
 #include "hwrt/hwrt_dist.h"
 

@@ -1,7 +1,7 @@
 /* Backend registry: every backend hwrt knows, in "auto" preference order (real
  * accelerators first, then the simulated NPU; OpenCL only when asked by name, since on
  * a machine without a GPU it runs on the host CPU through PoCL). */
-#include "backend.h"
+#include "../backends/backend.h"
 
 #include <string.h>
 

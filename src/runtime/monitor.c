@@ -1,7 +1,7 @@
 /* hwrt_smi_query: the device-wide view a backend's driver offers (NVML, DCMI, or the
  * simulated NPU's shared registry), read without opening a device. */
 #include "runtime.h"
-#include "status.h"
+#include "../base/status.h"
 
 #include <string.h>
 #include <time.h>

@@ -1,6 +1,6 @@
 /* Launcher detection: which program started this process and what rank it was given.
  * Environment only; nothing is started here (hwrt_dist_detect). */
-#include "../core/status.h"
+#include "../base/status.h"
 
 #include <errno.h>
 #include <limits.h>

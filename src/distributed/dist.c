@@ -1,6 +1,6 @@
 /* Joining and leaving the group; rank, size and local rank. */
 #include "dist.h"
-#include "../core/status.h"
+#include "../base/status.h"
 
 #include <pthread.h>
 #include <stdint.h>

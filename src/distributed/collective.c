@@ -15,8 +15,8 @@
  * the collective's stream. Collectives from several threads are serialized here. */
 #include "dist.h"
 #include "comm_thread.h"
-#include "../core/config.h"
-#include "../core/status.h"
+#include "../base/config.h"
+#include "../base/status.h"
 #include "../tensor/tensor.h"
 #include "../offload/offload.h"
 
@@ -37,7 +37,7 @@ typedef struct {
     int direct;                 /* engine works on device memory in place */
 } coll;
 
-/* A collective holds its tensors and stream pinned until it returns (core/handle.h). */
+/* A collective holds its tensors and stream pinned until it returns (runtime/handle.h). */
 static void coll_end(coll *c)
 {
     hwi_tensor_put(c->x);

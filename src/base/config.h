@@ -31,7 +31,7 @@ typedef enum hwi_cfg_key {
     HWI_CFG_LAUNCH_BLOCKING,
     HWI_CFG_CHECK_SYNC,
     HWI_CFG_LOG_LEVEL,
-    /* distributed (src/dist) */
+    /* distributed (src/distributed) */
     HWI_CFG_DIST_TIMEOUT,
     HWI_CFG_DIST_FORCE_STAGING,
     HWI_CFG_COUNT

@@ -1,4 +1,4 @@
-/* Distributed state shared by src/dist: who we are, where every rank runs, the engine. */
+/* Distributed state shared by src/distributed: who we are, where every rank runs, the engine. */
 #ifndef HWI_DIST_H
 #define HWI_DIST_H
 

@@ -1,6 +1,6 @@
 /* Data types: sizes, names and parsing. */
 #include "hwrt.h"
-#include "../core/status.h"
+#include "../base/status.h"
 
 #include <string.h>
 #include <strings.h>

@@ -3,8 +3,8 @@
  * sides spin briefly before sleeping, because collectives tend to come back to back and a
  * sleeping thread costs a wake-up (tens of microseconds) on each handoff. */
 #include "comm_thread.h"
-#include "../core/status.h"
-#include "../core/spin.h"
+#include "../base/status.h"
+#include "../base/spin.h"
 
 #include <errno.h>
 #include <pthread.h>

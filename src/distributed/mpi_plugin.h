@@ -1,4 +1,4 @@
-/* The C ABI between libhwrt (src/dist) and the MPI plugin libhwrt_mpi.so
+/* The C ABI between libhwrt (src/distributed) and the MPI plugin libhwrt_mpi.so
  * (src/plugins/mpi), which is the only hwrt code linked with MPI. libhwrt loads it with
  * dlopen and calls hwrt_mpi_plugin(HWI_MPI_ABI) for this table.
  *

@@ -1,9 +1,9 @@
 /* Process runtime state. One backend per process (until hwrt_shutdown), devices opened
  * lazily, the current device per thread as in CUDA and ACL. */
 #include "runtime.h"
-#include "config.h"
-#include "log.h"
-#include "status.h"
+#include "../base/config.h"
+#include "../base/log.h"
+#include "../base/status.h"
 #include "../exec/stream.h"
 
 #include <pthread.h>

@@ -2,7 +2,7 @@
  * their own precision (float16/bfloat16 through float32, rounded once); integers truncate
  * toward zero, as C does. */
 #include "dist.h"
-#include "../core/half.h"
+#include "../base/half.h"
 
 #define DIV_LOOP(T) do { T *p = buf; for (size_t i = 0; i < n; i++) p[i] = (T)(p[i] / (T)by); } while (0)
 

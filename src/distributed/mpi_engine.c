@@ -4,9 +4,9 @@
 #include "dist.h"
 #include "mpi_plugin.h"
 #include "comm_thread.h"
-#include "../core/log.h"
-#include "../core/config.h"
-#include "../core/status.h"
+#include "../base/log.h"
+#include "../base/config.h"
+#include "../base/status.h"
 
 #include <dlfcn.h>
 #include <libgen.h>

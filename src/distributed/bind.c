@@ -2,7 +2,7 @@
  * host and device, and all ranks reach the same verdict, so a bad binding stops the whole
  * job with one clear sentence instead of a hang or a wrong-device error on a few ranks. */
 #include "dist.h"
-#include "../core/status.h"
+#include "../base/status.h"
 
 #include <stdio.h>
 #include <stdlib.h>
