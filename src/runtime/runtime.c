@@ -179,6 +179,7 @@ hwrt_status hwi_device_get(int ordinal, hwi_device **out)
                          ordinal);
         } else {
             d->ordinal = ordinal;
+            d->ops = ops;
             st = ops->device_props(ordinal, &d->props);
             if (st == HWRT_SUCCESS)
                 st = ops->device_open(ordinal, &d->bdev);

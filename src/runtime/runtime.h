@@ -3,15 +3,9 @@
 #ifndef HWI_RUNTIME_H
 #define HWI_RUNTIME_H
 
-#include "../backends/backend.h"
+#include "device.h"
 
 #define HWI_MAX_DEVICES 64
-
-typedef struct hwi_device {
-    int ordinal;
-    hwrt_bdev *bdev;
-    hwrt_device_props props;
-} hwi_device;
 
 /* The backend in use; selects "auto" on first call. NULL + error when none works. */
 hwrt_status hwi_runtime_ops(const hwrt_backend_ops **ops);
