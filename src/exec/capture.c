@@ -141,7 +141,8 @@ static hwrt_status cap_pre(void *ctx, hwi_work *w)
                        "host out of memory; the capture will be dropped at "
                        "hwrt_stream_end_capture", w->name, g->device);
     }
-    return HWI_CONSUMED;
+    w->consumed = 1;
+    return HWRT_SUCCESS;
 }
 
 static hwrt_status cap_host_sync(void *ctx, const char *api, hwi_stream *s)

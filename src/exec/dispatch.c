@@ -154,12 +154,13 @@ hwrt_status hwi_dispatch_submit(const hwi_work *w)
 hwrt_status hwi_dispatch(hwi_work *w)
 {
     int n = atomic_load_explicit(&nhooks, memory_order_acquire);
+    w->consumed = 0;
     for (int i = 0; i < n; i++) {
         const hwi_hook *h = atomic_load(&hooks[i]);
         if (!h || !h->pre) continue;
         hwrt_status st = h->pre(h->ctx, w);
-        if (st == HWI_CONSUMED) return HWRT_SUCCESS;
         if (st != HWRT_SUCCESS) return st;
+        if (w->consumed) return HWRT_SUCCESS;
     }
     hwrt_status st = hwi_dispatch_submit(w);
     if (st == HWRT_SUCCESS && hwi_cfg_int(HWI_CFG_LAUNCH_BLOCKING) &&

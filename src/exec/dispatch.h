@@ -18,6 +18,9 @@ typedef struct hwi_work {
     hwi_work_kind kind;
     hwi_stream *stream;
     const char *name;            /* "MatMul", "MemcpyHtoD", "Memset", ... */
+    /* set by a pre hook that took the work over (graph capture records it instead):
+     * hwi_dispatch then reports success without submitting it; cleared by hwi_dispatch */
+    int consumed;
     union {
         struct { void *dst; const void *src; size_t bytes; hwrt_memcpy_kind kind; int pinned; } copy;
         struct { void *dst; int value; size_t bytes; } set;
@@ -27,12 +30,9 @@ typedef struct hwi_work {
     } u;
 } hwi_work;
 
-/* Returned by a pre hook that took the work over (graph capture): dispatch then reports
- * success without submitting it. */
-#define HWI_CONSUMED ((hwrt_status)1000)
-
 typedef struct hwi_hook {
-    /* before submission; a status other than SUCCESS/HWI_CONSUMED rejects the work */
+    /* before submission; a status other than SUCCESS rejects the work; SUCCESS with
+     * w->consumed set takes it over (no submission, later hooks are not called) */
     hwrt_status (*pre)(void *ctx, hwi_work *w);
     /* after submission (not called for consumed or rejected work) */
     void (*post)(void *ctx, const hwi_work *w, hwrt_status st);

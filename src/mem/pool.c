@@ -38,9 +38,10 @@ dpool *hwi_pool_devs[HWI_MAX_DEVICES];
 uint64_t hwi_pool_free_seq;                /* bumped whenever a block becomes free */
 static _Atomic(hwi_pool_sync_fn) sync_fn;
 
-/* internal try_alloc outcomes: sync the device, clean up, try again */
-#define WANT_GC ((hwrt_status)2000)
-#define WANT_TRIM ((hwrt_status)2001)
+/* What an allocation attempt asks of its caller besides its status (an out-parameter,
+ * never a status): sync the device, clean up, try again. The attempt then returns
+ * HWRT_ERROR_OUT_OF_MEMORY without setting the error sentence. */
+typedef enum pool_want { WANT_NONE, WANT_GC, WANT_TRIM } pool_want;
 
 hwrt_status hwi_pool_teardown(void);
 hwrt_status hwi_pool_oom(dpool *dp, size_t req, size_t rsize, const char *cause);
@@ -284,7 +285,7 @@ static int use_expandable(void)
 
 /* A fresh segment (or expandable range) for sp; its whole-range block, out of the bins. */
 static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc, int no_trim,
-                        pblock **out)
+                        pool_want *want, pblock **out)
 {
     pseg *seg = NULL;
     if (use_expandable()) {
@@ -310,9 +311,13 @@ static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_g
      * does not grow by what the cache holds */
     if (!no_trim && resv + need > dp->hw_reserved && trimmable(dp)) {
         dp->trim_need = need;
-        return WANT_TRIM;
+        *want = WANT_TRIM;
+        return HWRT_ERROR_OUT_OF_MEMORY;
     }
-    if (!no_gc && gc_wanted(dp, need, cap)) return WANT_GC;
+    if (!no_gc && gc_wanted(dp, need, cap)) {
+        *want = WANT_GC;
+        return HWRT_ERROR_OUT_OF_MEMORY;
+    }
     if (cap && resv + need > cap)
         return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "the max_device_memory cap is reached");
     hwrt_status st = pseg_new(dp, sp, need, 0, &seg);
@@ -325,20 +330,25 @@ static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_g
     return HWRT_SUCCESS;
 }
 
-/* Map what an expandable block needs; WANT_* asks the caller to sync and clean first.
+/* Map what an expandable block needs; *want asks the caller to sync and clean first.
  * Free mapped granules are unmapped (which needs a device sync) only when mapping more
  * would raise reserved above its high-water mark: below it, cached pages are reused
  * freely; at it, holes are given back first so the peak does not grow. */
-static hwrt_status map_block(dpool *dp, pblock *b, size_t cap, int no_gc, int no_trim)
+static hwrt_status map_block(dpool *dp, pblock *b, size_t cap, int no_gc, int no_trim,
+                             pool_want *want)
 {
     size_t need = pseg_unmapped_in(b->seg, b->base, b->size);
     if (!need) return HWRT_SUCCESS;
     size_t resv = (size_t)dp->st.reserved_bytes.current;
     if (!no_trim && resv + need > dp->hw_reserved && trimmable(dp)) {
         dp->trim_need = need;
-        return WANT_TRIM;
+        *want = WANT_TRIM;
+        return HWRT_ERROR_OUT_OF_MEMORY;
     }
-    if (!no_gc && gc_wanted(dp, need, cap)) return WANT_GC;
+    if (!no_gc && gc_wanted(dp, need, cap)) {
+        *want = WANT_GC;
+        return HWRT_ERROR_OUT_OF_MEMORY;
+    }
     HWI_TRY(pseg_map_range(b->seg, b->base, b->size, cap));
     resv = (size_t)dp->st.reserved_bytes.current;
     if (resv > dp->hw_reserved) dp->hw_reserved = resv;
@@ -354,14 +364,14 @@ static int should_split(const pblock *b, size_t size, size_t msz)
 
 /* Hand out b (out of the bins): split off the rest, map what it needs, count it. */
 static hwrt_status hand_out(dpool *dp, pblock *b, size_t req, size_t rsize, int no_gc,
-                            int no_trim, pblock **out)
+                            int no_trim, pool_want *want, pblock **out)
 {
     size_t msz = (size_t)hwi_cfg_int(HWI_CFG_MAX_SPLIT_SIZE);
     size_t cap = (size_t)hwi_cfg_int(HWI_CFG_MAX_DEVICE_MEMORY);
     b->state = B_ALLOC;                        /* taken: the split rest must not merge back */
     if (should_split(b, rsize, msz)) pblock_split(b, rsize);
     if (b->seg->expandable) {
-        hwrt_status st = map_block(dp, b, cap, no_gc, no_trim);
+        hwrt_status st = map_block(dp, b, cap, no_gc, no_trim, want);
         if (st != HWRT_SUCCESS) {
             pblock_coalesce_insert(b);         /* back, unchanged in the figures */
             return st;
@@ -386,8 +396,9 @@ static hwrt_status hand_out(dpool *dp, pblock *b, size_t req, size_t rsize, int 
 }
 
 static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsize,
-                             int no_gc, int no_trim, pblock **out)
+                             int no_gc, int no_trim, pool_want *want, pblock **out)
 {
+    *want = WANT_NONE;
     if (dp->pending) process_events(dp);
     spool *sp = spool_get(dp, bs, rsize <= POOL_SMALL_MAX ? PK_SMALL : PK_LARGE);
     if (!sp)
@@ -396,8 +407,8 @@ static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsi
     size_t cap = (size_t)hwi_cfg_int(HWI_CFG_MAX_DEVICE_MEMORY);
     pblock *b = pbin_search(sp, rsize, msz);
     if (b) pbin_remove(sp, b);
-    else HWI_TRY(grow(dp, sp, rsize, cap, no_gc, no_trim, &b));
-    return hand_out(dp, b, req, rsize, no_gc, no_trim, out);
+    else HWI_TRY(grow(dp, sp, rsize, cap, no_gc, no_trim, want, &b));
+    return hand_out(dp, b, req, rsize, no_gc, no_trim, want, out);
 }
 
 /* The last resort before OOM, after the device sync of the retry (snap): the smallest
@@ -432,7 +443,8 @@ static hwrt_status try_other_pools(dpool *dp, hwrt_bstream *bs, size_t req, size
         best->cap_uses = 4;
     }
     pbin_remove(best->seg->sp, best);
-    HWI_TRY(hand_out(dp, best, req, rsize, 1, 1, out));
+    pool_want want;                            /* never set: no GC, no trim here */
+    HWI_TRY(hand_out(dp, best, req, rsize, 1, 1, &want, out));
     if (best->seg->sp->owner != bs) {
         best->uses[0] = bs;
         best->nuses = 1;
@@ -461,9 +473,10 @@ static hwrt_status alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pbloc
     int no_gc = 0, no_trim = 0, retried = 0, synced = 0;
     uint64_t retry_snap = 0;
     for (;;) {
-        hwrt_status st = try_alloc(dp, bs, bytes, rsize, no_gc, no_trim, b);
+        pool_want want;
+        hwrt_status st = try_alloc(dp, bs, bytes, rsize, no_gc, no_trim, &want, b);
         if (st == HWRT_SUCCESS) return st;
-        if (st != WANT_GC && st != WANT_TRIM && (st != HWRT_ERROR_OUT_OF_MEMORY || retried)) {
+        if (want == WANT_NONE && (st != HWRT_ERROR_OUT_OF_MEMORY || retried)) {
             if (st != HWRT_ERROR_OUT_OF_MEMORY) return st;
             char cause[512];
             snprintf(cause, sizeof cause, "%s", hwrt_last_error());
@@ -474,7 +487,7 @@ static hwrt_status alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pbloc
         }
         uint64_t snap;
         hwrt_status sst = sync_unlocked(dp, "device memory allocation", &snap);
-        if (st == WANT_GC) {
+        if (want == WANT_GC) {
             no_gc = 1;
             if (sst == HWRT_SUCCESS) {
                 double thr = hwi_cfg_double(HWI_CFG_GC_THRESHOLD);
@@ -483,7 +496,7 @@ static hwrt_status alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pbloc
                 size_t target = (size_t)(thr * (double)limit);
                 release_cached(dp, snap, target > dp->gc_need ? target - dp->gc_need : 0, 0);
             }
-        } else if (st == WANT_TRIM) {
+        } else if (want == WANT_TRIM) {
             no_trim = 1;
             /* unmap free granules; release whole free segments, oldest first, until
              * the growth fits under the high-water mark */
