@@ -84,6 +84,8 @@ int hwpy_initializer_init(PyObject *common);
 
 /* ---- ops (ops.c) ---- */
 extern PyMethodDef hwpy_ops_methods[];
+/* hwrt._kernel_ops, from the runtime's op table (src/base/op_table.h). */
+int hwpy_ops_init(PyObject *module);
 /* Tensor methods that are ops (t.sum(), t.astype(), ...). */
 extern PyMethodDef hwpy_tensor_op_methods[];
 

@@ -127,7 +127,7 @@ PyMODINIT_FUNC PyInit_hwrt(void)
         hwpy_tensor_ms_init() < 0 ||
         hwpy_stream_init(m, runtime) < 0 || hwpy_graph_init(runtime) < 0 ||
         hwpy_context_init(m) < 0 || hwpy_target_init(m, hal, devctx) < 0 ||
-        hwpy_add_functions(m, hwpy_ops_methods) < 0 ||
+        hwpy_add_functions(m, hwpy_ops_methods) < 0 || hwpy_ops_init(m) < 0 ||
         hwpy_add_functions(m, hwpy_device_top_methods) < 0 ||
         hwpy_add_functions(m, hwpy_target_top_methods) < 0 ||
         hwpy_add_functions(m, hwpy_context_methods) < 0 ||

@@ -5,6 +5,7 @@
  * Shapes must match exactly (no broadcasting); a Python scalar operand of + - * / is
  * applied through fill or scale. Every op accepts out= to write into an existing tensor. */
 #include "hwpy.h"
+#include "../../src/base/op_table.h"   /* the kernel ops, defined once (header-only list) */
 
 #define T(o) (((hwpy_tensor_obj *)(o))->t)
 
@@ -52,6 +53,41 @@ static PyObject *output(PyObject *out, const desc *d)
             return hwpy_raise(st_);                                                            \
         }                                                                                      \
     } while (0)
+
+/* hwrt._kernel_ops: the op table as the runtime validates against it, keyed by the Python
+ * function: {"matmul": ("MatMul", 2, ("float32", ...), False), ...}: kernel name (as the
+ * profiler and HWRT_SIM_FAULTS op= name it), tensor inputs, accepted input dtypes, and
+ * whether the output has its own dtype. */
+int hwpy_ops_init(PyObject *module)
+{
+    static const struct { const char *name, *py; int arity; unsigned dtypes; int out_dtype; }
+    ops[] = {
+#define HWPY_OP(id, nm, p, ar, dts, od) {nm, p, ar, dts, od},
+        HWI_OP_LIST(HWPY_OP)
+#undef HWPY_OP
+    };
+    PyObject *d = PyDict_New();
+    for (size_t k = 0; d && k < sizeof ops / sizeof ops[0]; k++) {
+        PyObject *dts = PyList_New(0);
+        for (int i = 0; dts && i < HWRT_DTYPE_COUNT; i++) {
+            if (!(ops[k].dtypes & HWI_DT(i))) continue;
+            PyObject *n = PyUnicode_FromString(hwrt_dtype_name((hwrt_dtype)i));
+            if (!n || PyList_Append(dts, n) < 0) Py_CLEAR(dts);
+            Py_XDECREF(n);
+        }
+        PyObject *tup = dts ? PyList_AsTuple(dts) : NULL;
+        Py_XDECREF(dts);
+        PyObject *row = tup ? Py_BuildValue("(siNO)", ops[k].name, ops[k].arity, tup,
+                                            ops[k].out_dtype ? Py_True : Py_False) : NULL;
+        if (!row || PyDict_SetItemString(d, ops[k].py, row) < 0) Py_CLEAR(d);
+        Py_XDECREF(row);
+    }
+    if (!d || PyModule_AddObject(module, "_kernel_ops", d) < 0) {
+        Py_XDECREF(d);
+        return -1;
+    }
+    return 0;
+}
 
 static PyObject *fill_like(const desc *d, double value, PyObject *out, hwrt_stream s)
 {

@@ -22,6 +22,7 @@
 #define HWRT_BACKEND_H
 
 #include "hwrt.h"
+#include "../base/op_table.h"   /* hwrt_kernel_op: the op table, defined once */
 
 #define HWRT_BACKEND_ABI_VERSION 1u
 
@@ -47,13 +48,10 @@ typedef void (*hwrt_activity_fn)(void *ctx, const hwrt_activity *recs, size_t n)
  * memset, kernel and host function it queues. Defined in registry.c. */
 extern _Thread_local uint64_t hwi_backend_correlation;
 
-typedef enum hwrt_kernel_op {
-    HWRT_K_FILL, HWRT_K_ADD, HWRT_K_MUL, HWRT_K_SCALE, HWRT_K_RELU, HWRT_K_CAST,
-    HWRT_K_MATMUL, HWRT_K_SUM, HWRT_K_COUNT
-} hwrt_kernel_op;
-
-/* One kernel launch, already validated by the op front-end (src/tensor/ops.c):
- * pointers are device memory of the stream's device, sizes are consistent. */
+/* One kernel launch, already validated by the op front-end (src/tensor/ops.c) against
+ * the op table (src/base/op_table.h: name, arity, allowed dtypes, whether out has its
+ * own dtype): pointers are device memory of the stream's device, sizes are consistent,
+ * the dtype is one the table allows for op. Backends name ops with hwi_op_name(). */
 typedef struct hwrt_kernel {
     hwrt_kernel_op op;
     hwrt_dtype dtype;        /* dtype of a (and b), and of out except for CAST */

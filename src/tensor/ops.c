@@ -1,17 +1,14 @@
-/* The op front-end: validate operands (live handles, one device, matching shapes and
- * dtypes), build the kernel descriptor, dispatch it, and note which streams wrote and
- * read each tensor so host reads are ordered after them. */
+/* The op front-end: validate operands (live handles, one device, matching shapes, the
+ * dtypes the op table allows: src/base/op_table.h), build the kernel descriptor,
+ * dispatch it, and note which streams wrote and read each tensor so host reads are
+ * ordered after them. */
 #include "tensor.h"
+#include "../base/op_table.h"
 #include "../base/status.h"
 #include "../offload/offload.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static const char *const op_names[HWRT_K_COUNT] = {
-    [HWRT_K_FILL] = "Fill", [HWRT_K_ADD] = "Add", [HWRT_K_MUL] = "Mul",
-    [HWRT_K_SCALE] = "Scale", [HWRT_K_RELU] = "Relu", [HWRT_K_CAST] = "Cast",
-    [HWRT_K_MATMUL] = "MatMul", [HWRT_K_SUM] = "ReduceSum"};
 
 static void shape_str(const hwi_tensor *t, char *buf, size_t len)
 {
@@ -38,6 +35,7 @@ static hwrt_status mismatch(const char *api, const char *what, const hwi_tensor 
 
 typedef struct {
     const char *api;
+    hwrt_kernel_op op;
     hwi_stream *s;
     hwi_tensor *out, *a, *b;
 } op_ctx;
@@ -52,11 +50,14 @@ static void op_end(op_ctx *c)
 }
 #define OP_CTX(c) op_ctx c __attribute__((cleanup(op_end))) = {0}
 
-/* Resolve handles and the stream; every tensor must live on the stream's device. */
-static hwrt_status begin(op_ctx *c, const char *api, hwrt_tensor out, hwrt_tensor a,
-                         hwrt_tensor b, int nin, hwrt_stream sh)
+/* Resolve op's handles (the table's arity of them) and the stream; every tensor must
+ * live on the stream's device. */
+static hwrt_status begin(op_ctx *c, const char *api, hwrt_kernel_op op, hwrt_tensor out,
+                         hwrt_tensor a, hwrt_tensor b, hwrt_stream sh)
 {
+    int nin = hwi_op_info_of(op)->arity;
     c->api = api;
+    c->op = op;
     HWI_TRY(hwi_tensor_resolve(out, &c->out));
     if (nin >= 1) HWI_TRY(hwi_tensor_resolve(a, &c->a));
     if (nin >= 2) HWI_TRY(hwi_tensor_resolve(b, &c->b));
@@ -77,7 +78,7 @@ static hwrt_status launch(op_ctx *c, hwrt_kernel *k)
 {
     if (c->out->nbytes == 0)
         return HWRT_SUCCESS;
-    hwi_work w = {.kind = HWI_WORK_KERNEL, .stream = c->s, .name = op_names[k->op]};
+    hwi_work w = {.kind = HWI_WORK_KERNEL, .stream = c->s, .name = hwi_op_name(k->op)};
     w.u.kernel = *k;
     HWI_TRY(hwi_dispatch(&w));
     hwi_tensor *all[3] = {c->out, c->a, c->b};
@@ -88,16 +89,15 @@ static hwrt_status launch(op_ctx *c, hwrt_kernel *k)
     return HWRT_SUCCESS;
 }
 
-static hwrt_status check_dtype(op_ctx *c, hwi_tensor *t, int allow_bool, int float_only)
+/* t's dtype must be one the op table allows for the op. */
+static hwrt_status check_dtype(op_ctx *c, hwi_tensor *t)
 {
-    int is_float = t->dtype == HWRT_FLOAT32 || t->dtype == HWRT_FLOAT16 ||
-                   t->dtype == HWRT_BFLOAT16 || t->dtype == HWRT_FLOAT64;
-    if ((t->dtype == HWRT_BOOL && !allow_bool) || (float_only && !is_float))
-        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: dtype %s is not supported here; use %s",
-                       c->api, hwrt_dtype_name(t->dtype),
-                       float_only ? "float32, float16, bfloat16 or float64"
-                                  : "a float or integer dtype");
-    return HWRT_SUCCESS;
+    if (hwi_op_allows(c->op, t->dtype))
+        return HWRT_SUCCESS;
+    char allowed[256];
+    hwi_op_dtypes_str(c->op, allowed, sizeof allowed);
+    return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: dtype %s is not supported by %s; use %s",
+                   c->api, hwrt_dtype_name(t->dtype), hwi_op_name(c->op), allowed);
 }
 
 static hwrt_status unary_like(op_ctx *c, hwrt_kernel *k)
@@ -106,7 +106,7 @@ static hwrt_status unary_like(op_ctx *c, hwrt_kernel *k)
         return mismatch(c->api, "dtypes differ", c->a, c->out);
     if (!same_shape(c->a, c->out))
         return mismatch(c->api, "shapes differ", c->a, c->out);
-    HWI_TRY(check_dtype(c, c->a, 0, 0));
+    HWI_TRY(check_dtype(c, c->a));
     k->dtype = k->out_dtype = c->a->dtype;
     k->out = c->out->data;
     k->a = c->a->data;
@@ -117,7 +117,8 @@ static hwrt_status unary_like(op_ctx *c, hwrt_kernel *k)
 hwrt_status hwrt_op_fill(hwrt_tensor out, double value, hwrt_stream s)
 {
     OP_CTX(c);
-    HWI_TRY(begin(&c, "hwrt_op_fill", out, NULL, NULL, 0, s));
+    HWI_TRY(begin(&c, "hwrt_op_fill", HWRT_K_FILL, out, NULL, NULL, s));
+    HWI_TRY(check_dtype(&c, c.out));
     hwrt_kernel k = {.op = HWRT_K_FILL, .dtype = c.out->dtype, .out_dtype = c.out->dtype,
                      .out = c.out->data, .n = c.out->numel, .scalar = value};
     return launch(&c, &k);
@@ -127,7 +128,7 @@ static hwrt_status binary(const char *api, hwrt_kernel_op op, hwrt_tensor out, h
                           hwrt_tensor b, hwrt_stream s)
 {
     OP_CTX(c);
-    HWI_TRY(begin(&c, api, out, a, b, 2, s));
+    HWI_TRY(begin(&c, api, op, out, a, b, s));
     if (c.a->dtype != c.b->dtype) return mismatch(api, "input dtypes differ", c.a, c.b);
     if (!same_shape(c.a, c.b)) return mismatch(api, "input shapes differ", c.a, c.b);
     hwrt_kernel k = {.op = op};
@@ -149,7 +150,7 @@ hwrt_status hwrt_op_mul(hwrt_tensor out, hwrt_tensor a, hwrt_tensor b, hwrt_stre
 hwrt_status hwrt_op_scale(hwrt_tensor out, hwrt_tensor a, double alpha, hwrt_stream s)
 {
     OP_CTX(c);
-    HWI_TRY(begin(&c, "hwrt_op_scale", out, a, NULL, 1, s));
+    HWI_TRY(begin(&c, "hwrt_op_scale", HWRT_K_SCALE, out, a, NULL, s));
     hwrt_kernel k = {.op = HWRT_K_SCALE, .scalar = alpha};
     HWI_TRY(unary_like(&c, &k));
     return launch(&c, &k);
@@ -158,7 +159,7 @@ hwrt_status hwrt_op_scale(hwrt_tensor out, hwrt_tensor a, double alpha, hwrt_str
 hwrt_status hwrt_op_relu(hwrt_tensor out, hwrt_tensor a, hwrt_stream s)
 {
     OP_CTX(c);
-    HWI_TRY(begin(&c, "hwrt_op_relu", out, a, NULL, 1, s));
+    HWI_TRY(begin(&c, "hwrt_op_relu", HWRT_K_RELU, out, a, NULL, s));
     hwrt_kernel k = {.op = HWRT_K_RELU};
     HWI_TRY(unary_like(&c, &k));
     return launch(&c, &k);
@@ -167,7 +168,8 @@ hwrt_status hwrt_op_relu(hwrt_tensor out, hwrt_tensor a, hwrt_stream s)
 hwrt_status hwrt_op_cast(hwrt_tensor out, hwrt_tensor a, hwrt_stream s)
 {
     OP_CTX(c);
-    HWI_TRY(begin(&c, "hwrt_op_cast", out, a, NULL, 1, s));
+    HWI_TRY(begin(&c, "hwrt_op_cast", HWRT_K_CAST, out, a, NULL, s));
+    HWI_TRY(check_dtype(&c, c.a));
     if (!same_shape(c.a, c.out)) return mismatch(c.api, "shapes differ", c.a, c.out);
     if (c.a->data == c.out->data && c.a->dtype != c.out->dtype)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_op_cast: in-place cast between dtypes "
@@ -180,8 +182,8 @@ hwrt_status hwrt_op_cast(hwrt_tensor out, hwrt_tensor a, hwrt_stream s)
 hwrt_status hwrt_op_matmul(hwrt_tensor out, hwrt_tensor a, hwrt_tensor b, hwrt_stream s)
 {
     OP_CTX(c);
-    HWI_TRY(begin(&c, "hwrt_op_matmul", out, a, b, 2, s));
-    HWI_TRY(check_dtype(&c, c.a, 0, 1));
+    HWI_TRY(begin(&c, "hwrt_op_matmul", HWRT_K_MATMUL, out, a, b, s));
+    HWI_TRY(check_dtype(&c, c.a));
     if (c.a->dtype != c.b->dtype || c.a->dtype != c.out->dtype)
         return mismatch(c.api, "dtypes differ", c.a->dtype != c.b->dtype ? c.b : c.out, c.a);
     if (c.a->ndim != 2 || c.b->ndim != 2 || c.out->ndim != 2)
@@ -210,8 +212,8 @@ hwrt_status hwrt_op_matmul(hwrt_tensor out, hwrt_tensor a, hwrt_tensor b, hwrt_s
 hwrt_status hwrt_op_sum(hwrt_tensor out, hwrt_tensor a, int axis, hwrt_stream s)
 {
     OP_CTX(c);
-    HWI_TRY(begin(&c, "hwrt_op_sum", out, a, NULL, 1, s));
-    HWI_TRY(check_dtype(&c, c.a, 1, 0));
+    HWI_TRY(begin(&c, "hwrt_op_sum", HWRT_K_SUM, out, a, NULL, s));
+    HWI_TRY(check_dtype(&c, c.a));
     hwrt_dtype odt = c.a->dtype == HWRT_BOOL ? HWRT_INT64 : c.a->dtype;
     if (c.out->dtype != odt)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_op_sum: out must have dtype %s for a "

@@ -35,6 +35,7 @@
 #define _DEFAULT_SOURCE 1
 #include <hwrt.h>
 #include "half.h"
+#include "op_table.h"        /* the kernel ops (header-only list) */
 #include "../dtype_ref.h"   /* ref_get / ref_put: the tests' element access */
 
 #include <dirent.h>
@@ -288,9 +289,20 @@ static int same_shape(const mt *a, const mt *b)
     return a->ndim == b->ndim && !memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof a->shape[0]);
 }
 
-typedef enum { K_FILL, K_ADD, K_MUL, K_SCALE, K_RELU, K_CAST, K_MATMUL, K_SUM, K_N } kop;
-static const char *const kop_name[K_N] = {"fill", "add", "mul", "scale", "relu", "cast",
-                                          "matmul", "sum"};
+/* The ops as the runtime's op table lists them (src/base/op_table.h): K_FILL ... K_SUM,
+ * named by their functions. The seed corpus encodes an op as its index there (new ops go
+ * at the end); what is valid for each is modelled below on its own, from the docs. */
+typedef enum {
+#define K_ENUM(id, name, py, arity, dtypes, out_dtype) K_##id,
+    HWI_OP_LIST(K_ENUM)
+#undef K_ENUM
+    K_N
+} kop;
+static const char *const kop_name[K_N] = {
+#define K_NAME(id, name, py, arity, dtypes, out_dtype) py,
+    HWI_OP_LIST(K_NAME)
+#undef K_NAME
+};
 
 /* The output a valid op needs (for fresh outputs): shape and dtype; 0 when none. */
 static int out_spec(kop k, const mt *a, const mt *b, int axis, hwrt_dtype *dt, int *ndim,

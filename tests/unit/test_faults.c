@@ -341,12 +341,55 @@ static void test_shutdown_reports(void)
     OK(hwrt_tensor_release(t));
 }
 
+/* kernel:op=NAME: only kernels of that op (the op table's names) count and fault; the
+ * others around them run and give exact results. A name outside the table makes the sim
+ * unavailable with a sentence naming the clause and the valid names. */
+static void test_kernel_op_filter(void)
+{
+    TEST_CASE("kernel op filter");
+    arm("kernel:nth=2:op=matmul");
+    enum { M = 8 };
+    static float ha[M * M], hc[M * M];
+    for (int i = 0; i < M * M; i++) ha[i] = (float)(i % 5);
+    int64_t shape[2] = {M, M};
+    hwrt_tensor a, c;
+    OK(hwrt_tensor_from_host(&a, HWRT_FLOAT32, 2, shape, ha));
+    OK(hwrt_tensor_empty(&c, HWRT_FLOAT32, 2, shape));
+    OK(hwrt_op_add(c, a, a, NULL));           /* not MatMul: not counted */
+    OK(hwrt_op_matmul(c, a, a, NULL));        /* MatMul 1: runs */
+    OK(hwrt_op_relu(c, c, NULL));             /* not counted */
+    OK(hwrt_tensor_copy_to_host(c, hc, sizeof hc));
+    int exact = 1;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < M; j++) {
+            float v = 0;
+            for (int k = 0; k < M; k++) v += ha[i * M + k] * ha[k * M + j];
+            exact &= hc[i * M + j] == v;
+        }
+    EXPECT(exact);
+    OK(hwrt_op_scale(c, a, 2.0, NULL));
+    OK(hwrt_op_matmul(c, a, a, NULL));        /* MatMul 2: faults */
+    FAILS(hwrt_device_synchronize(), HWRT_ERROR_DEVICE_FAULT, "kernel MatMul (float32");
+    EXPECT(strstr(hwrt_last_error(), "op=matmul") != NULL);
+    faults_seen++;
+    OK(hwrt_device_reset(0));
+    OK(hwrt_tensor_release(a));
+    OK(hwrt_tensor_release(c));
+    hwrt_shutdown();
+    setenv("HWRT_SIM_FAULTS", "kernel:nth=1:op=Conv2D", 1);
+    FAILS(hwrt_set_device("sim", 0), HWRT_ERROR_UNAVAILABLE, "\"Conv2D\" is not a kernel op");
+    EXPECT(strstr(hwrt_last_error(), "MatMul or ReduceSum") != NULL);
+    setenv("HWRT_SIM_FAULTS", "copy:nth=1:op=Add", 1);       /* op= is for kernel clauses */
+    FAILS(hwrt_set_device("sim", 0), HWRT_ERROR_UNAVAILABLE, "unknown option \"op\"");
+}
+
 int main(void)
 {
     setenv("HWRT_SIM_DEVICES", "2", 1);
     setenv("HWRT_SIM_MEMORY", "1GB", 1);
     test_alloc();
     test_kernel();
+    test_kernel_op_filter();
     test_copy();
     test_launch_blocking();
     test_reset_settles_queue();

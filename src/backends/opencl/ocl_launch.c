@@ -102,7 +102,7 @@ static hwrt_status resolve_all(ocl_dev *d, const hwrt_kernel *k, operands *x)
     default:
         obytes = (size_t)k->n * os;
         abytes = (size_t)k->n * es;
-        if (k->op == HWRT_K_ADD || k->op == HWRT_K_MUL) bbytes = abytes;
+        if (hwi_op_info_of(k->op)->arity == 2) bbytes = abytes;    /* Add, Mul */
         break;
     }
     size_t off;
@@ -118,9 +118,6 @@ static hwrt_status resolve_all(ocl_dev *d, const hwrt_kernel *k, operands *x)
     }
     return HWRT_SUCCESS;
 }
-
-static const char *const op_names[HWRT_K_COUNT] = {
-    "Fill", "Add", "Mul", "Scale", "Relu", "Cast", "MatMul", "ReduceSum"};
 
 /* Pick the kernel and its arguments (after the three operand pairs); work size too. */
 static int choose(const hwrt_kernel *k, int *dt, int *odt, int *op, cl_int *K, cl_int *N,
@@ -215,7 +212,7 @@ static hwrt_status enqueue(ocl_stream *s, const hwrt_kernel *k, int kid, const o
     fail_after(u);
     pthread_mutex_unlock(&s->enq_mu);
     if (e != CL_SUCCESS)
-        return ocl_err(e, "opencl device %d: launching %s on %s", d->ordinal, op_names[k->op],
+        return ocl_err(e, "opencl device %d: launching %s on %s", d->ordinal, hwi_op_name(k->op),
                        hwrt_dtype_name(k->dtype));
     return HWRT_SUCCESS;
 }
@@ -247,7 +244,7 @@ hwrt_status ocl_kernel_launch(hwrt_bstream *s, const hwrt_kernel *k)
     if (st == HWRT_SUCCESS && !d->kernels[kid])
         st = hwi_err(HWRT_ERROR_NOT_SUPPORTED, "opencl device %d has no double precision "
                      "(cl_khr_fp64): %s on %s needs it (hwrt computes that path in double, as "
-                     "the sim does)", d->ordinal, op_names[k->op], hwrt_dtype_name(k->dtype));
+                     "the sim does)", d->ordinal, hwi_op_name(k->op), hwrt_dtype_name(k->dtype));
     if (st == HWRT_SUCCESS)
         st = enqueue(s, k, kid, &x, extra, nextra, gws, dims);
     pthread_mutex_unlock(&d->prog_mu);

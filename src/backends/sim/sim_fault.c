@@ -23,9 +23,12 @@
  *   nth=N     the Nth call only          every=N   every Nth call
  *   from=N    the Nth call and all later  p=P       each call with probability P (0..1)
  * A stall clause without a trigger stalls every host-link copy.
- * Filters and limits: dev=D counts and hits device D only; times=K stops after K hits.
+ * Filters and limits: dev=D counts and hits device D only; times=K stops after K hits;
+ * op=NAME (kernel clauses) counts and hits only kernels of that op, named as the op table
+ * names them (src/base/op_table.h: Fill, Add, Mul, Scale, Relu, Cast, MatMul, ReduceSum,
+ * or the function names fill, ..., matmul, sum; case-insensitive).
  * A clause "seed=S" seeds the generator behind p= (default 1: runs are reproducible).
- * Example: "alloc:nth=3,copy:p=0.01:dev=1,kernel:nth=5,stall:ms=50:every=4,seed=7".
+ * Example: "alloc:nth=3,copy:p=0.01:dev=1,kernel:nth=5:op=MatMul,stall:ms=50:every=4,seed=7".
  *
  * The variable is validated with the other HWRT_SIM_* variables whenever no sim device is
  * open, and armed (counters restarted) when the first device opens: at first use and
@@ -34,6 +37,7 @@
  * HWRT_SIM_* variable. */
 #include "sim.h"
 #include "../../base/log.h"
+#include "../../base/op_table.h"
 #include "../../base/status.h"
 
 #include <errno.h>
@@ -53,6 +57,7 @@ typedef struct clause {
     uint64_t n;               /* nth / every / from */
     double p;
     int dev;                  /* -1: every device */
+    int op;                   /* kernel clauses: the hwrt_kernel_op counted, -1: every op */
     uint64_t times;           /* 0: unlimited */
     unsigned ms;              /* stall */
     uint64_t calls, hits;     /* eligible calls seen, faults injected */
@@ -113,12 +118,22 @@ static int parse_opt(clause *c, char *opt, char *reason, size_t rlen)
     } else if (!strcmp(k, "times")) {
         ok = parse_u64(v, 1, UINT64_MAX / 2, &u);
         c->times = u;
+    } else if (!strcmp(k, "op") && c->kind == F_KERNEL) {
+        c->op = hwi_op_from_name(v);
+        if (c->op < 0) {
+            char names[160];
+            hwi_op_names_str(names, sizeof names);
+            snprintf(reason, rlen, "HWRT_SIM_FAULTS clause \"%s\": \"%s\" is not a kernel op; "
+                     "use %s", c->text, v, names);
+            return 0;
+        }
     } else if (!strcmp(k, "ms") && c->kind == F_STALL) {
         ok = parse_u64(v, 1, 10000, &u);
         c->ms = (unsigned)u;
     } else {
         snprintf(reason, rlen, "HWRT_SIM_FAULTS clause \"%s\": unknown option \"%s\"; use nth, "
-                 "every, from, p, dev, times%s", c->text, k, c->kind == F_STALL ? ", ms" : "");
+                 "every, from, p, dev, times%s", c->text, k,
+                 c->kind == F_STALL ? ", ms" : c->kind == F_KERNEL ? ", op" : "");
         return 0;
     }
     if (!ok) {
@@ -143,6 +158,7 @@ static int parse_clause(char *text, clause *c, char *reason, size_t rlen)
 {
     memset(c, 0, sizeof *c);
     c->dev = -1;
+    c->op = -1;
     snprintf(c->text, sizeof c->text, "%s", text);
     char *save = NULL, *kind = strtok_r(text, ":", &save);
     c->kind = -1;
@@ -212,9 +228,10 @@ int sim_fault_load(char *reason, size_t rlen, int arm)
     return 1;
 }
 
-/* Count one eligible call of `kind` on device dev; the first clause that fires wins.
- * Returns the clause index or -1; *ms gets the stall of a stall clause. */
-static int fire(int kind, int dev, unsigned *ms, char *text, size_t tlen)
+/* Count one eligible call of `kind` on device dev (a kernel: of op, else -1); the first
+ * clause that fires wins. Returns the clause index or -1; *ms gets the stall of a stall
+ * clause. */
+static int fire(int kind, int dev, int op, unsigned *ms, char *text, size_t tlen)
 {
     if (!atomic_load_explicit(&nplan, memory_order_relaxed))
         return -1;
@@ -223,7 +240,8 @@ static int fire(int kind, int dev, unsigned *ms, char *text, size_t tlen)
     int n = atomic_load(&nplan);
     for (int i = 0; i < n && hit < 0; i++) {
         clause *c = &plan[i];
-        if (c->kind != kind || (c->dev >= 0 && c->dev != dev)) continue;
+        if (c->kind != kind || (c->dev >= 0 && c->dev != dev) || (c->op >= 0 && c->op != op))
+            continue;
         uint64_t k = ++c->calls;
         int f = c->trigger == T_NTH     ? k == c->n
                 : c->trigger == T_EVERY ? k % c->n == 0
@@ -244,7 +262,7 @@ static int fire(int kind, int dev, unsigned *ms, char *text, size_t tlen)
 hwrt_status sim_fault_alloc(sim_dev *d, size_t bytes, const char *what)
 {
     char text[64];
-    if (fire(F_ALLOC, d->ordinal, NULL, text, sizeof text) < 0)
+    if (fire(F_ALLOC, d->ordinal, -1, NULL, text, sizeof text) < 0)
         return HWRT_SUCCESS;
     hwi_log(HWI_LOG_INFO, "sim: injected allocation failure on device %d (%s)", d->ordinal, text);
     return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "sim device %d: %s of %zu bytes failed: injected "
@@ -256,13 +274,6 @@ static const char *copy_dir(int kind)
 {
     return kind == HWRT_MEMCPY_HOST_TO_DEVICE ? "H2D" : kind == HWRT_MEMCPY_DEVICE_TO_HOST ? "D2H"
            : kind == HWRT_MEMCPY_DEVICE_TO_DEVICE ? "D2D" : "H2H";
-}
-
-static const char *kernel_name(hwrt_kernel_op op)
-{
-    static const char *const names[HWRT_K_COUNT] = {"Fill", "Add", "Mul", "Scale", "Relu",
-                                                    "Cast", "MatMul", "ReduceSum"};
-    return (unsigned)op < HWRT_K_COUNT ? names[op] : "?";
 }
 
 static int64_t kernel_elems(const hwrt_kernel *k)
@@ -279,11 +290,11 @@ int sim_fault_inject(sim_dev *d, const sim_op *op, char *msg, size_t len)
         int host_link = op->u.copy.kind == HWRT_MEMCPY_HOST_TO_DEVICE ||
                         op->u.copy.kind == HWRT_MEMCPY_DEVICE_TO_HOST;
         unsigned ms = 0;
-        if (host_link && fire(F_STALL, d->ordinal, &ms, text, sizeof text) >= 0) {
+        if (host_link && fire(F_STALL, d->ordinal, -1, &ms, text, sizeof text) >= 0) {
             sim_wait_until_ns(sim_now_ns() + (uint64_t)ms * 1000000u);   /* virtual when
                                                                             deterministic */
         }
-        if (fire(F_COPY, d->ordinal, NULL, text, sizeof text) >= 0) {
+        if (fire(F_COPY, d->ordinal, -1, NULL, text, sizeof text) >= 0) {
             snprintf(msg, len, "%s copy of %zu bytes failed on its copy engine: injected link "
                      "error (HWRT_SIM_FAULTS clause \"%s\"), the destination was not written",
                      copy_dir(op->u.copy.kind), op->u.copy.bytes, text);
@@ -291,10 +302,10 @@ int sim_fault_inject(sim_dev *d, const sim_op *op, char *msg, size_t len)
             return HWRT_ERROR_DEVICE_FAULT;
         }
     } else if (op->type == SOP_KERNEL) {
-        if (fire(F_KERNEL, d->ordinal, NULL, text, sizeof text) >= 0) {
+        if (fire(F_KERNEL, d->ordinal, (int)op->u.kernel.op, NULL, text, sizeof text) >= 0) {
             snprintf(msg, len, "kernel %s (%s, %lld elements) raised an injected fault "
                      "(HWRT_SIM_FAULTS clause \"%s\"), its output was not written",
-                     kernel_name(op->u.kernel.op), hwrt_dtype_name(op->u.kernel.dtype),
+                     hwi_op_name(op->u.kernel.op), hwrt_dtype_name(op->u.kernel.dtype),
                      (long long)kernel_elems(&op->u.kernel),
                      text);
             hwi_log(HWI_LOG_INFO, "sim: device %d: %s", d->ordinal, msg);
