@@ -151,6 +151,16 @@ hwrt_status hwi_dispatch_submit(const hwi_work *w)
     return hwi_err(HWRT_ERROR_INTERNAL, "dispatch: unknown work kind %d", (int)w->kind);
 }
 
+int hwi_dispatch_per_work(void)
+{
+    int n = atomic_load_explicit(&nhooks, memory_order_acquire);
+    for (int i = 0; i < n; i++) {
+        const hwi_hook *h = atomic_load(&hooks[i]);
+        if (h && h->per_work) return 1;
+    }
+    return 0;
+}
+
 hwrt_status hwi_dispatch(hwi_work *w)
 {
     int n = atomic_load_explicit(&nhooks, memory_order_acquire);

@@ -42,11 +42,17 @@ typedef struct hwi_hook {
     /* optional: after the host-blocking call that host_sync allowed has returned with
      * st (the profiler measures time blocked in syncs with the pair) */
     void (*host_sync_end)(void *ctx, const char *api, hwi_stream *s, hwrt_status st);
+    /* nonzero: the hook must see every piece of work, so while it is installed graph
+     * replay dispatches node by node through the hooks (the profiler) */
+    int per_work;
 } hwi_hook;
 
 /* Hooks are few and long-lived (one per subsystem); adding twice is a no-op. */
 hwrt_status hwi_dispatch_add_hook(const hwi_hook *h);
 void hwi_dispatch_remove_hook(const hwi_hook *h);
+
+/* 1 while an installed hook has per_work set. */
+int hwi_dispatch_per_work(void);
 
 hwrt_status hwi_dispatch(hwi_work *w);
 /* Submit to the backend, bypassing hooks (graph replay uses it). */

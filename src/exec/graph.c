@@ -9,7 +9,6 @@
 #include "../base/config.h"
 #include "../runtime/handle.h"
 #include "../base/status.h"
-#include "../prof/prof.h"
 #include "../mem/host_mem.h"
 #include "../mem/pool.h"
 
@@ -161,7 +160,7 @@ hwrt_status hwrt_graph_launch(hwrt_graph h, hwrt_stream sh)
                        "on device %d but the stream is on device %d; launch it on a stream of "
                        "device %d", g->device, s->device, g->device);
     int one_by_one = s->capture || hwi_cfg_int(HWI_CFG_CHECK_SYNC) ||
-                     hwi_cfg_int(HWI_CFG_LAUNCH_BLOCKING) || hwi_prof_active();
+                     hwi_cfg_int(HWI_CFG_LAUNCH_BLOCKING) || hwi_dispatch_per_work();
     pthread_mutex_lock(&g->mu);
     hwrt_status st = check_inputs(g);
     if (st == HWRT_SUCCESS) {

@@ -138,6 +138,7 @@ void hwi_prof_record_event(hwi_prof_cat cat, const char *name, int device, uint6
 
 static const hwi_hook hook = {
     .pre = on_pre, .post = on_post, .host_sync = on_sync, .host_sync_end = on_sync_end,
+    .per_work = 1,     /* a replayed graph's nodes are profiled one by one */
 };
 
 hwrt_status prof_hook_install(void)
