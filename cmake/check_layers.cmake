@@ -55,12 +55,6 @@ set(ALLOWED
   # order changed to offload < tensor with hwi_tensor split out; left for a follow-up
   "tensor/ops.c|../offload/offload.h"
   "tensor/tensor.c|../offload/offload.h"
-  # tensor, offload -> diag: hwi_sync_check_forget/_forget_event when a block or an
-  # internal event goes away. Not small: the sync checker would subscribe to the pool's
-  # free events instead (mem_events.h); left for a follow-up
-  "tensor/tensor.c|../diag/sync_check.h"
-  "offload/residency.c|../diag/sync_check.h"
-  "offload/offload_api.c|../diag/sync_check.h"
   # offload -> prof: offload records its spans (hwi_prof_record_event). Not small: the
   # span sink would move below offload (exec or base) with prof reading it; follow-up
   "offload/residency.c|../prof/prof.h"

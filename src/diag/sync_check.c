@@ -319,7 +319,15 @@ static hwrt_status sc_host_sync(void *ctx, const char *api, hwi_stream *s)
     return HWRT_SUCCESS;
 }
 
-static const hwi_hook sync_hook = {.pre = sc_pre, .post = sc_post, .host_sync = sc_host_sync};
+static void sc_forget(void *ctx, const void *base) { (void)ctx; hwi_sync_check_forget(base); }
+static void sc_forget_event(void *ctx, const void *handle)
+{
+    (void)ctx;
+    hwi_sync_check_forget_event(handle);
+}
+
+static const hwi_hook sync_hook = {.pre = sc_pre, .post = sc_post, .host_sync = sc_host_sync,
+                                   .forget = sc_forget, .forget_event = sc_forget_event};
 
 /* Installed at load time so that HWRT_CHECK_SYNC, HWRT_*_CONF and hwrt_set_config all
  * work; while off, each callback is one relaxed load and a return. */

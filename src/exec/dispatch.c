@@ -151,6 +151,24 @@ hwrt_status hwi_dispatch_submit(const hwi_work *w)
     return hwi_err(HWRT_ERROR_INTERNAL, "dispatch: unknown work kind %d", (int)w->kind);
 }
 
+void hwi_dispatch_forget(const void *base)
+{
+    int n = atomic_load_explicit(&nhooks, memory_order_acquire);
+    for (int i = 0; i < n; i++) {
+        const hwi_hook *h = atomic_load(&hooks[i]);
+        if (h && h->forget) h->forget(h->ctx, base);
+    }
+}
+
+void hwi_dispatch_forget_event(const void *handle)
+{
+    int n = atomic_load_explicit(&nhooks, memory_order_acquire);
+    for (int i = 0; i < n; i++) {
+        const hwi_hook *h = atomic_load(&hooks[i]);
+        if (h && h->forget_event) h->forget_event(h->ctx, handle);
+    }
+}
+
 int hwi_dispatch_per_work(void)
 {
     int n = atomic_load_explicit(&nhooks, memory_order_acquire);

@@ -45,12 +45,21 @@ typedef struct hwi_hook {
     /* nonzero: the hook must see every piece of work, so while it is installed graph
      * replay dispatches node by node through the hooks (the profiler) */
     int per_work;
+    /* optional: the block at base is being freed (the pool orders its reuse, so a new
+     * allocation at that address starts with no history), or an internal event
+     * (hwi_event.internal) is going away; the sync checker drops what it knew of them */
+    void (*forget)(void *ctx, const void *base);
+    void (*forget_event)(void *ctx, const void *handle);
 } hwi_hook;
 
 /* Hooks are few and long-lived (one per subsystem); adding twice is a no-op. */
 hwrt_status hwi_dispatch_add_hook(const hwi_hook *h);
 void hwi_dispatch_remove_hook(const hwi_hook *h);
 
+/* Tell the hooks that the block at base is being freed / the internal event with this
+ * handle is going away (the layers above exec call these: tensors, offload). */
+void hwi_dispatch_forget(const void *base);
+void hwi_dispatch_forget_event(const void *handle);
 /* 1 while an installed hook has per_work set. */
 int hwi_dispatch_per_work(void);
 

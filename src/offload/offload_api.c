@@ -4,7 +4,6 @@
 #include "../runtime/handle.h"
 #include "../base/status.h"
 #include "../mem/pool.h"
-#include "../diag/sync_check.h"
 
 #include <stdio.h>
 #include <stdlib.h>

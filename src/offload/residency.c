@@ -15,7 +15,6 @@
 #include "../base/status.h"
 #include "../mem/pool.h"
 #include "../exec/dispatch.h"
-#include "../diag/sync_check.h"
 #include "../prof/prof.h"
 
 #include <stdio.h>
@@ -164,7 +163,7 @@ static void xfer_free(hwi_xfer *x)
 {
     if (!x) return;
     if (x->done) OPS()->event_destroy(x->done);
-    hwi_sync_check_forget_event(&x->done_ev);
+    hwi_dispatch_forget_event(&x->done_ev);
     free(x);
 }
 
@@ -234,7 +233,7 @@ static void resolve_fetch(hwi_resident *r)
         }
     }
     if (r->t->data == x->block) {
-        hwi_sync_check_forget(x->block);
+        hwi_dispatch_forget(x->block);
         hwi_pool_free(x->block, "offload: a fetch that did not land");
         drop_block(r);
     }
@@ -376,7 +375,7 @@ void hwi_res_free_copies(hwi_resident *r)
     for (int i = 0; i < HWI_RES_USES; i++)
         if (r->use[i].ev) {
             OPS()->event_destroy(r->use[i].ev);
-            hwi_sync_check_forget_event(&r->use[i].view);
+            hwi_dispatch_forget_event(&r->use[i].view);
             r->use[i].ev = NULL;
         }
 }
@@ -508,7 +507,7 @@ hwrt_status hwi_res_evict(hwi_resident *r, const char *api)
     r->dirty = 0;
     retire(r->fetch);                              /* done and settled: idle */
     r->fetch = NULL;
-    hwi_sync_check_forget(t->data);          /* the pool orders any reuse of the block */
+    hwi_dispatch_forget(t->data);          /* the pool orders any reuse of the block */
     HWI_TRY(hwi_pool_free(t->data, api));
     t->data = NULL;
     MGR.stats.device_bytes -= t->nbytes;

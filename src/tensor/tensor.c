@@ -3,7 +3,6 @@
 #include "../runtime/handle.h"
 #include "../base/log.h"
 #include "../exec/capture.h"
-#include "../diag/sync_check.h"
 #include "../base/status.h"
 #include "../mem/pool.h"
 #include "../offload/offload.h"
@@ -352,7 +351,7 @@ static hwrt_status tensor_dtor(void *obj)
             if (s) hwi_pool_record_stream(t->data, s->bs);
         }
         if (t->overflow) st = hwi_streams_sync_device(t->device, "hwrt_tensor_release");
-        hwi_sync_check_forget(t->data);
+        hwi_dispatch_forget(t->data);
         hwrt_status st2 = hwi_pool_free(t->data, "hwrt_tensor_release");
         if (st == HWRT_SUCCESS) st = st2;
     }
