@@ -55,9 +55,6 @@ set(ALLOWED
   # order changed to offload < tensor with hwi_tensor split out; left for a follow-up
   "tensor/ops.c|../offload/offload.h"
   "tensor/tensor.c|../offload/offload.h"
-  # offload -> prof: offload records its spans (hwi_prof_record_event). Not small: the
-  # span sink would move below offload (exec or base) with prof reading it; follow-up
-  "offload/residency.c|../prof/prof.h"
 )
 if(NOT ALLOWLIST)
   set(ALLOWED "")

@@ -169,6 +169,16 @@ void hwi_dispatch_forget_event(const void *handle)
     }
 }
 
+void hwi_dispatch_span(hwi_span_cat cat, const char *name, int device, uint64_t start_ns,
+                       uint64_t end_ns, uint64_t bytes)
+{
+    int n = atomic_load_explicit(&nhooks, memory_order_acquire);
+    for (int i = 0; i < n; i++) {
+        const hwi_hook *h = atomic_load(&hooks[i]);
+        if (h && h->span) h->span(h->ctx, cat, name, device, start_ns, end_ns, bytes);
+    }
+}
+
 int hwi_dispatch_per_work(void)
 {
     int n = atomic_load_explicit(&nhooks, memory_order_acquire);

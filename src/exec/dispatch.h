@@ -30,6 +30,18 @@ typedef struct hwi_work {
     } u;
 } hwi_work;
 
+/* Spans that layers below the profiler record on the host timeline (offload's evictions,
+ * fetches and stalls) with hwi_dispatch_span; the profiler's hook receives them. The
+ * values are stable: the profiler writes them into its raw files. */
+typedef enum hwi_span_cat {
+    HWI_PROF_OFFLOAD_EVICT = 1,   /* device -> host/disk, bytes moved */
+    HWI_PROF_OFFLOAD_FETCH = 2,   /* host/disk -> device on demand, bytes moved */
+    HWI_PROF_OFFLOAD_PREFETCH = 3,/* fetch ahead of use */
+    HWI_PROF_OFFLOAD_STALL = 4,   /* time a caller was blocked waiting for residency */
+    HWI_PROF_COLLECTIVE = 5,      /* a collective (name: "AllReduce", ...), bytes per rank */
+    HWI_PROF_USER = 6             /* anything else worth a span on the host timeline */
+} hwi_span_cat;
+
 typedef struct hwi_hook {
     /* before submission; a status other than SUCCESS rejects the work; SUCCESS with
      * w->consumed set takes it over (no submission, later hooks are not called) */
@@ -50,6 +62,10 @@ typedef struct hwi_hook {
      * (hwi_event.internal) is going away; the sync checker drops what it knew of them */
     void (*forget)(void *ctx, const void *base);
     void (*forget_event)(void *ctx, const void *handle);
+    /* optional: a span [start_ns, end_ns] (CLOCK_MONOTONIC) of category cat on device
+     * (-1: none) that moved bytes; name is a string literal */
+    void (*span)(void *ctx, hwi_span_cat cat, const char *name, int device,
+                 uint64_t start_ns, uint64_t end_ns, uint64_t bytes);
 } hwi_hook;
 
 /* Hooks are few and long-lived (one per subsystem); adding twice is a no-op. */
@@ -60,6 +76,9 @@ void hwi_dispatch_remove_hook(const hwi_hook *h);
  * handle is going away (the layers above exec call these: tensors, offload). */
 void hwi_dispatch_forget(const void *base);
 void hwi_dispatch_forget_event(const void *handle);
+/* Hand a span to the hooks (the profiler records it while a session runs). */
+void hwi_dispatch_span(hwi_span_cat cat, const char *name, int device, uint64_t start_ns,
+                       uint64_t end_ns, uint64_t bytes);
 /* 1 while an installed hook has per_work set. */
 int hwi_dispatch_per_work(void);
 

@@ -15,7 +15,6 @@
 #include "../base/status.h"
 #include "../mem/pool.h"
 #include "../exec/dispatch.h"
-#include "../prof/prof.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -347,8 +346,8 @@ hwrt_status hwi_res_wait_idle(hwi_resident *r)
     if (r->fetch) xfer_wait(r->fetch);
     wait_uses(r);
     hwi_res_settle();
-    hwi_prof_record_event(HWI_PROF_OFFLOAD_STALL, "wait for a victim's queued work",
-                          r->t->device, t0, hwi_res_now_ns(), 0);
+    hwi_dispatch_span(HWI_PROF_OFFLOAD_STALL, "wait for a victim's queued work",
+                      r->t->device, t0, hwi_res_now_ns(), 0);
     return HWRT_SUCCESS;
 }
 
@@ -512,8 +511,8 @@ hwrt_status hwi_res_evict(hwi_resident *r, const char *api)
     t->data = NULL;
     MGR.stats.device_bytes -= t->nbytes;
     MGR.stats.evict_ms += hwi_res_ms_since(t0);
-    hwi_prof_record_event(HWI_PROF_OFFLOAD_EVICT, "evict", t->device, t0, hwi_res_now_ns(),
-                          t->nbytes);
+    hwi_dispatch_span(HWI_PROF_OFFLOAD_EVICT, "evict", t->device, t0, hwi_res_now_ns(),
+                      t->nbytes);
     return HWRT_SUCCESS;
 }
 
@@ -620,8 +619,8 @@ static int hand_over(hwi_resident *v, size_t bytes, hwi_stream *order, void **ou
     t->data = NULL;
     MGR.stats.device_bytes -= t->nbytes;
     MGR.stats.evict_ms += hwi_res_ms_since(t0);
-    hwi_prof_record_event(HWI_PROF_OFFLOAD_EVICT, "evict (stream-ordered)", t->device, t0,
-                          hwi_res_now_ns(), t->nbytes);
+    hwi_dispatch_span(HWI_PROF_OFFLOAD_EVICT, "evict (stream-ordered)", t->device, t0,
+                      hwi_res_now_ns(), t->nbytes);
     return 1;
 }
 
@@ -709,8 +708,8 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_tensor *const *keep, int nkeep,
         uint64_t h0 = hwi_res_now_ns();
         st = staging(t->nbytes);
         if (st == HWRT_SUCCESS) st = hwi_disk_read(&r->disk, MGR.staging, api, what);
-        hwi_prof_record_event(HWI_PROF_OFFLOAD_STALL, "disk read", t->device, h0,
-                              hwi_res_now_ns(), t->nbytes);
+        hwi_dispatch_span(HWI_PROF_OFFLOAD_STALL, "disk read", t->device, h0,
+                          hwi_res_now_ns(), t->nbytes);
     }
     if (st == HWRT_SUCCESS) st = xfer_new(t->device, p, &x);
     if (st != HWRT_SUCCESS) {
@@ -742,8 +741,8 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_tensor *const *keep, int nkeep,
         st = hwrt_memcpy_async(p, r->host, t->nbytes, HWRT_MEMCPY_HOST_TO_DEVICE, fs->handle);
         if (!r->host_pinned) {        /* pageable: the host itself waited for the copy */
             MGR.stats.stall_ms += hwi_res_ms_since(h0);
-            hwi_prof_record_event(HWI_PROF_OFFLOAD_STALL, "pageable fetch", t->device, h0,
-                                  hwi_res_now_ns(), t->nbytes);
+            hwi_dispatch_span(HWI_PROF_OFFLOAD_STALL, "pageable fetch", t->device, h0,
+                              hwi_res_now_ns(), t->nbytes);
         }
         MGR.stats.fetches_from_host++;
         MGR.stats.bytes_from_host += t->nbytes;
@@ -774,9 +773,9 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_tensor *const *keep, int nkeep,
      * (a prefetched tensor would otherwise carry its last step's tick) */
     r->last_use = ++MGR.tick;
     MGR.stats.fetch_ms += hwi_res_ms_since(t0);
-    hwi_prof_record_event(strstr(api, "prefetch") ? HWI_PROF_OFFLOAD_PREFETCH
-                                                  : HWI_PROF_OFFLOAD_FETCH,
-                          from_host ? "fetch from host" : "fetch from disk", t->device, t0,
-                          hwi_res_now_ns(), t->nbytes);
+    hwi_dispatch_span(strstr(api, "prefetch") ? HWI_PROF_OFFLOAD_PREFETCH
+                                              : HWI_PROF_OFFLOAD_FETCH,
+                      from_host ? "fetch from host" : "fetch from disk", t->device, t0,
+                      hwi_res_now_ns(), t->nbytes);
     return HWRT_SUCCESS;
 }

@@ -7,19 +7,13 @@
 #define HWI_PROF_H
 
 #include "hwrt.h"
+#include "../exec/dispatch.h"   /* hwi_span_cat: layers below prof record spans through it */
 
 #include <stdatomic.h>
 #include <stdint.h>
 
-/* Categories for hwi_prof_record_event (stable: they are written into the raw files). */
-typedef enum hwi_prof_cat {
-    HWI_PROF_OFFLOAD_EVICT = 1,   /* device -> host/disk, bytes moved */
-    HWI_PROF_OFFLOAD_FETCH = 2,   /* host/disk -> device on demand, bytes moved */
-    HWI_PROF_OFFLOAD_PREFETCH = 3,/* fetch ahead of use */
-    HWI_PROF_OFFLOAD_STALL = 4,   /* time a caller was blocked waiting for residency */
-    HWI_PROF_COLLECTIVE = 5,      /* a collective (name: "AllReduce", ...), bytes per rank */
-    HWI_PROF_USER = 6             /* anything else worth a span on the host timeline */
-} hwi_prof_cat;
+/* Categories for hwi_prof_record_event: the span categories of exec/dispatch.h. */
+typedef hwi_span_cat hwi_prof_cat;
 
 /* Internal to libhwrt (hidden, like everything include/ does not declare): a separately
  * built plugin that wants spans would need its own entry in its ABI table. White-box

@@ -136,9 +136,17 @@ void hwi_prof_record_event(hwi_prof_cat cat, const char *name, int device, uint6
     prof_commit(r);
 }
 
+static void on_span(void *ctx, hwi_span_cat cat, const char *name, int device,
+                    uint64_t start_ns, uint64_t end_ns, uint64_t bytes)
+{
+    (void)ctx;
+    hwi_prof_record_event(cat, name, device, start_ns, end_ns, bytes);
+}
+
 static const hwi_hook hook = {
     .pre = on_pre, .post = on_post, .host_sync = on_sync, .host_sync_end = on_sync_end,
     .per_work = 1,     /* a replayed graph's nodes are profiled one by one */
+    .span = on_span,   /* offload's spans (hwi_dispatch_span) */
 };
 
 hwrt_status prof_hook_install(void)

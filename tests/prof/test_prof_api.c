@@ -125,6 +125,39 @@ int main(int argc, char **argv)
     EXPECT(system(hdr) == 0);
     unsetenv("HWRT_PROFILE_MAX_EVENTS");
 
+    TEST_CASE("offload's evictions and fetches reach the profile");
+    snprintf(dir2, sizeof dir2, "%s/offload", out);
+    {
+        hwrt_offload_config oc = {.enabled = 1, .offload_cpu_size = 64 << 20,
+                                  .prefetch_depth = 2};
+        OK(hwrt_set_device("sim", 0));
+        OK(hwrt_set_offload_config(&oc));
+        hwrt_tensor ot;
+        int64_t shape[1] = {1 << 16};
+        OK(hwrt_tensor_empty(&ot, HWRT_FLOAT32, 1, shape));
+        OK(hwrt_tensor_set_offloadable(ot, 1));
+        OK(hwrt_op_fill(ot, 3.0, NULL));
+        OK(hwrt_device_synchronize());
+        OK(hwrt_profiler_start(dir2));
+        OK(hwrt_offload_evict(ot));                     /* an evict span */
+        int where = -1;
+        OK(hwrt_offload_location(ot, &where));
+        EXPECT(where == 1);
+        OK(hwrt_op_scale(ot, ot, 2.0, NULL));           /* a fetch span, then the op */
+        OK(hwrt_device_synchronize());
+        OK(hwrt_profiler_stop());
+        count_raw(dir2, &w, &s, &m, &x, &no_dev);
+        EXPECT(x >= 2);
+        if (x < 2) fprintf(stderr, "offload: %ld spans recorded (want evict + fetch)\n", x);
+        char q[1300];
+        snprintf(q, sizeof q, "grep -q 'evict' %s/raw/prof_*.tsv && grep -q 'fetch from host' "
+                 "%s/raw/prof_*.tsv", dir2, dir2);
+        EXPECT(system(q) == 0);
+        OK(hwrt_tensor_release(ot));
+        oc.enabled = 0;
+        OK(hwrt_set_offload_config(&oc));
+    }
+
     TEST_CASE("graph replays are profiled node by node");
     snprintf(dir2, sizeof dir2, "%s/graph", out);
     {
