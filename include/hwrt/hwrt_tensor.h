@@ -31,7 +31,15 @@ typedef enum hwrt_dtype {
     HWRT_INT32 = 6,
     HWRT_INT64 = 7,
     HWRT_BOOL = 8,
-    HWRT_DTYPE_COUNT = 9
+    /* Carried by tensors, host copies, DLPack and the residency manager; no backend has
+     * kernels for them yet, so ops and reductions refuse them (HWRT_ERROR_NOT_SUPPORTED). */
+    HWRT_INT16 = 9,
+    HWRT_UINT16 = 10,
+    HWRT_UINT32 = 11,
+    HWRT_UINT64 = 12,
+    HWRT_COMPLEX64 = 13,           /* two float32: real, imaginary */
+    HWRT_COMPLEX128 = 14,          /* two float64 */
+    HWRT_DTYPE_COUNT = 15
 } hwrt_dtype;
 
 #define HWRT_MAX_DIMS 8
@@ -39,7 +47,8 @@ typedef enum hwrt_dtype {
 /* Bytes per element (0 for an invalid dtype) and the name ("float16", "" if invalid). */
 HWRT_API size_t hwrt_dtype_size(hwrt_dtype dt);
 HWRT_API const char *hwrt_dtype_name(hwrt_dtype dt);
-/* Parse "float16"/"fp16"/"half", "bfloat16"/"bf16", "float32"/"float", ... */
+/* Parse "float16"/"fp16"/"half", "bfloat16"/"bf16", "float32"/"float", "int16"/"short",
+ * "complex64"/"cfloat", ... */
 HWRT_API hwrt_status hwrt_dtype_from_name(const char *name, hwrt_dtype *out);
 
 /* An uninitialised tensor (the seed's Tensor(shape=..., dtype=...)). ndim 0..8, every

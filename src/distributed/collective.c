@@ -15,6 +15,7 @@
  * the collective's stream. Collectives from several threads are serialized here. */
 #include "dist.h"
 #include "comm_thread.h"
+#include "../base/dtype.h"
 #include "../base/config.h"
 #include "../base/status.h"
 #include "../tensor/tensor.h"
@@ -155,6 +156,10 @@ static hwrt_status check_reduce(const char *api, const hwi_tensor *t, hwrt_reduc
     if (t->dtype == HWRT_BOOL)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: bool tensors cannot be reduced; cast to "
                        "uint8 (MAX = any, MIN = all)", api);
+    if (!hwi_dtype_has_kernel(t->dtype))
+        return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "%s: %s tensors cannot be reduced (no reduction "
+                       "kernel for that dtype); reductions run on float32, float16, bfloat16, "
+                       "float64, int8, uint8, int32, int64", api, hwrt_dtype_name(t->dtype));
     return HWRT_SUCCESS;
 }
 

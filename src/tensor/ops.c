@@ -2,6 +2,7 @@
  * dtypes), build the kernel descriptor, dispatch it, and note which streams wrote and
  * read each tensor so host reads are ordered after them. */
 #include "tensor.h"
+#include "../base/dtype.h"
 #include "../base/status.h"
 #include "../offload/offload.h"
 
@@ -62,11 +63,18 @@ static hwrt_status begin(op_ctx *c, const char *api, hwrt_tensor out, hwrt_tenso
     if (nin >= 2) HWI_TRY(hwi_tensor_resolve(b, &c->b));
     HWI_TRY(hwi_stream_resolve_on(sh, c->out->device, &c->s));
     hwi_tensor *all[3] = {c->out, c->a, c->b};
+    static const char *const role[3] = {"the output", "input a", "input b"};
+    for (int i = 0; i < 3; i++)
+        if (all[i] && !hwi_dtype_has_kernel(all[i]->dtype))
+            return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "%s: %s has dtype %s, which no backend has "
+                           "a kernel for (tensors of it are created, copied and shared through "
+                           "DLPack only); ops run on %s", api, role[i],
+                           hwrt_dtype_name(all[i]->dtype), HWI_KERNEL_DTYPES);
     for (int i = 0; i < 3; i++)
         if (all[i] && all[i]->device != c->s->device)
             return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: %s is on device %d but the stream is "
                            "on device %d; move the tensor or use a stream of device %d", api,
-                           i == 0 ? "the output" : i == 1 ? "input a" : "input b", all[i]->device,
+                           role[i], all[i]->device,
                            c->s->device, all[i]->device);
     /* offloaded operands come back first, stream-ordered */
     int writes[3] = {1, 0, 0};
