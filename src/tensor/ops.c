@@ -53,9 +53,27 @@ static void op_end(op_ctx *c)
 }
 #define OP_CTX(c) op_ctx c __attribute__((cleanup(op_end))) = {0}
 
-/* Resolve handles and the stream; every tensor must live on the stream's device. */
-static hwrt_status begin(op_ctx *c, const char *api, hwrt_tensor out, hwrt_tensor a,
-                         hwrt_tensor b, int nin, hwrt_stream sh)
+/* Every operand's dtype must have kernels (base/dtype.h); inputs are named first. */
+static hwrt_status need_kernels(const op_ctx *c)
+{
+    const hwi_tensor *all[3] = {c->out, c->a, c->b};
+    static const char *const role[3] = {"the output", "input a", "input b"};
+    for (int j = 1; j <= 3; j++) {
+        int i = j % 3;
+        if (all[i] && !hwi_dtype_has_kernel(all[i]->dtype))
+            return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "%s: %s has dtype %s, which no backend has "
+                           "a kernel for (tensors of it are created, copied and shared through "
+                           "DLPack only); ops run on %s", c->api, role[i],
+                           hwrt_dtype_name(all[i]->dtype), HWI_KERNEL_DTYPES);
+    }
+    return HWRT_SUCCESS;
+}
+
+/* Resolve handles and the stream; every tensor must live on the stream's device and have
+ * a dtype with kernels, except with same_ok when a and out have the same dtype (a cast
+ * to the same dtype is a byte copy). */
+static hwrt_status begin_any(op_ctx *c, const char *api, hwrt_tensor out, hwrt_tensor a,
+                             hwrt_tensor b, int nin, hwrt_stream sh, int same_ok)
 {
     c->api = api;
     HWI_TRY(hwi_tensor_resolve(out, &c->out));
@@ -63,37 +81,39 @@ static hwrt_status begin(op_ctx *c, const char *api, hwrt_tensor out, hwrt_tenso
     if (nin >= 2) HWI_TRY(hwi_tensor_resolve(b, &c->b));
     HWI_TRY(hwi_stream_resolve_on(sh, c->out->device, &c->s));
     hwi_tensor *all[3] = {c->out, c->a, c->b};
-    static const char *const role[3] = {"the output", "input a", "input b"};
-    for (int i = 0; i < 3; i++)
-        if (all[i] && !hwi_dtype_has_kernel(all[i]->dtype))
-            return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "%s: %s has dtype %s, which no backend has "
-                           "a kernel for (tensors of it are created, copied and shared through "
-                           "DLPack only); ops run on %s", api, role[i],
-                           hwrt_dtype_name(all[i]->dtype), HWI_KERNEL_DTYPES);
+    if (!(same_ok && c->a && c->a->dtype == c->out->dtype)) HWI_TRY(need_kernels(c));
     for (int i = 0; i < 3; i++)
         if (all[i] && all[i]->device != c->s->device)
             return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: %s is on device %d but the stream is "
                            "on device %d; move the tensor or use a stream of device %d", api,
-                           role[i], all[i]->device,
+                           i == 0 ? "the output" : i == 1 ? "input a" : "input b", all[i]->device,
                            c->s->device, all[i]->device);
     /* offloaded operands come back first, stream-ordered */
     int writes[3] = {1, 0, 0};
     return hwi_offload_ensure(all, writes, 3, c->s);
 }
 
-static hwrt_status launch(op_ctx *c, hwrt_kernel *k)
+#define begin(c, api, out, a, b, nin, sh) begin_any(c, api, out, a, b, nin, sh, 0)
+
+/* Submit w and note the stream's use of the operands. */
+static hwrt_status submit(op_ctx *c, hwi_work *w)
 {
     if (c->out->nbytes == 0)
         return HWRT_SUCCESS;
-    hwi_work w = {.kind = HWI_WORK_KERNEL, .stream = c->s, .name = op_names[k->op]};
-    w.u.kernel = *k;
-    HWI_TRY(hwi_dispatch(&w));
+    HWI_TRY(hwi_dispatch(w));
     hwi_tensor *all[3] = {c->out, c->a, c->b};
     hwi_offload_after_use(all, 3, c->s);
     if (c->a) hwi_tensor_note_use(c->a, c->s, 0);
     if (c->b) hwi_tensor_note_use(c->b, c->s, 0);
     hwi_tensor_note_use(c->out, c->s, 1);
     return HWRT_SUCCESS;
+}
+
+static hwrt_status launch(op_ctx *c, hwrt_kernel *k)
+{
+    hwi_work w = {.kind = HWI_WORK_KERNEL, .stream = c->s, .name = op_names[k->op]};
+    w.u.kernel = *k;
+    return submit(c, &w);
 }
 
 static hwrt_status check_dtype(op_ctx *c, hwi_tensor *t, int allow_bool, int float_only)
@@ -175,9 +195,19 @@ hwrt_status hwrt_op_relu(hwrt_tensor out, hwrt_tensor a, hwrt_stream s)
 hwrt_status hwrt_op_cast(hwrt_tensor out, hwrt_tensor a, hwrt_stream s)
 {
     OP_CTX(c);
-    HWI_TRY(begin(&c, "hwrt_op_cast", out, a, NULL, 1, s));
+    HWI_TRY(begin_any(&c, "hwrt_op_cast", out, a, NULL, 1, s, 1));
     if (!same_shape(c.a, c.out)) return mismatch(c.api, "shapes differ", c.a, c.out);
-    if (c.a->data == c.out->data && c.a->dtype != c.out->dtype)
+    if (c.a->dtype == c.out->dtype) {    /* a byte-exact device copy, for every dtype */
+        if (c.a->data == c.out->data) return HWRT_SUCCESS;
+        hwi_work w = {.kind = HWI_WORK_COPY, .stream = c.s, .name = "MemcpyDtoD"};
+        w.u.copy.dst = c.out->data;
+        w.u.copy.src = c.a->data;
+        w.u.copy.bytes = c.out->nbytes;
+        w.u.copy.kind = HWRT_MEMCPY_DEVICE_TO_DEVICE;
+        w.u.copy.pinned = 1;
+        return submit(&c, &w);
+    }
+    if (c.a->data == c.out->data)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_op_cast: in-place cast between dtypes "
                        "of different sizes is not allowed; use a separate output tensor");
     hwrt_kernel k = {.op = HWRT_K_CAST, .dtype = c.a->dtype, .out_dtype = c.out->dtype,

@@ -390,12 +390,28 @@ static void ops_without_kernels(void)
         memset(got, 0, sizeof got);
         OK(hwrt_tensor_copy_to_host(t, got, nb));
         EXPECT(!memcmp(src, got, nb));                  /* nothing was written */
+        OK(hwrt_op_cast(u, t, NULL));                   /* the same dtype: a byte copy */
+        memset(got, 0, sizeof got);
+        OK(hwrt_tensor_copy_to_host(u, got, nb));
+        EXPECT(!memcmp(src, got, nb));
+        OK(hwrt_op_cast(t, t, NULL));                   /* in place: nothing to do */
         OK(hwrt_tensor_release(t));
         OK(hwrt_tensor_release(u));
         OK(hwrt_tensor_release(o1));
     }
     OK(hwrt_tensor_release(f));
     OK(hwrt_tensor_release(f1));
+    /* a same-dtype cast copies the bytes: int64 values beyond 2^53 survive it (they went
+     * through double before) */
+    int64_t big[2] = {(INT64_C(1) << 62) + 1, -(INT64_C(1) << 60) - 3}, back[2] = {0, 0};
+    int64_t two[1] = {2};
+    hwrt_tensor x, y = empty(HWRT_INT64, 1, two);
+    OK(hwrt_tensor_from_host(&x, HWRT_INT64, 1, two, big));
+    OK(hwrt_op_cast(y, x, NULL));
+    OK(hwrt_tensor_copy_to_host(y, back, sizeof back));
+    EXPECT(back[0] == big[0] && back[1] == big[1]);
+    OK(hwrt_tensor_release(x));
+    OK(hwrt_tensor_release(y));
 }
 
 static void ops_on_streams(void)
