@@ -68,8 +68,20 @@ PyObject *hwpy_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *hwpy_tensor_dlpack_device(PyObject *self, PyObject *unused);
 PyObject *hwpy_from_dlpack(PyObject *module, PyObject *obj);
 int hwpy_tensor_init(PyObject *module);
-/* MindSpore's Tensor methods (tensor_ms.c), added to the type after hwpy_tensor_init. */
-int hwpy_tensor_ms_init(void);
+/* out = src in out's dtype on s: the device's cast, else numpy's on the host copy (a
+ * dtype without kernels). 0, or -1 with an exception. */
+int hwpy_cast(hwrt_tensor out, hwrt_tensor src, hwrt_stream s);
+/* Tensor() without init= (tensor.c) and with it (initializer.c: the type's tp_new). */
+PyObject *hwpy_tensor_new(PyTypeObject *type, PyObject *args, PyObject *kw);
+PyObject *hwpy_tensor_new_init(PyTypeObject *type, PyObject *args, PyObject *kw);
+/* MindSpore's Tensor methods, getters and slots (tensor_ms.c), in the type from the
+ * start (hwpy_tensor_init). */
+extern PyMethodDef hwpy_tensor_ms_methods[];
+extern PyGetSetDef hwpy_tensor_ms_getset[];
+PyObject *hwpy_tensor_repr(PyObject *self);
+PyObject *hwpy_tensor_str(PyObject *self);
+PyObject *hwpy_tensor_item(PyObject *self, Py_ssize_t i);
+PyObject *hwpy_tensor_subscript(PyObject *self, PyObject *key);
 PyObject *hwpy_tensor_float(PyObject *self);
 PyObject *hwpy_tensor_int(PyObject *self);
 PyObject *hwpy_tensor_index(PyObject *self);

@@ -124,7 +124,6 @@ PyMODINIT_FUNC PyInit_hwrt(void)
     if (!mgmt ||
         PyModule_AddStringConstant(m, "__version__", hwrt_version()) < 0 ||
         hwpy_errors_init(m) < 0 || hwpy_dtype_init(m, dtmod) < 0 || hwpy_tensor_init(m) < 0 ||
-        hwpy_tensor_ms_init() < 0 ||
         hwpy_stream_init(m, runtime) < 0 || hwpy_graph_init(runtime) < 0 ||
         hwpy_context_init(m) < 0 || hwpy_target_init(m, hal, devctx) < 0 ||
         hwpy_add_functions(m, hwpy_ops_methods) < 0 ||
