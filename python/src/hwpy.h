@@ -11,6 +11,11 @@
 
 #include <hwrt.h>
 
+/* hwrt's distributed part (hwrt_dist.h) is optional */
+#if __has_include("hwrt/hwrt_dist.h")
+#define HWPY_HAVE_DIST 1
+#endif
+
 /* ---- errors (errors.c) ---- */
 /* Raise the hwrt exception for st, carrying hwrt_last_error(); returns NULL. */
 PyObject *hwpy_raise(hwrt_status st);
@@ -183,5 +188,16 @@ int hwpy_compat_init(PyObject *top, PyObject *compat);
 
 /* Add methods to a module (module-level functions). */
 int hwpy_add_functions(PyObject *module, PyMethodDef *defs);
+
+/* ---- communication.comm_func (comm_func.c) ---- */
+#ifdef HWPY_HAVE_DIST
+/* The group argument of a collective (comm.c): None or the world's name -> *grp NULL and
+ * *ranks Py_None; a created group this process is in -> its hwrt_group and its world
+ * ranks (a new list). -1 with MindSpore's error otherwise (before init, not a str,
+ * unknown, this rank not in it). */
+int hwpy_comm_group(const char *fn, PyObject *g, hwrt_group *grp, PyObject **ranks);
+#endif
+/* comm_func's functions, and ops.ReduceOp into ops. */
+int hwpy_comm_func_init(PyObject *cfunc, PyObject *ops);
 
 #endif
