@@ -45,7 +45,10 @@ static void two_groups(void)
     EXPECT(w == mine[0]);
     OK(hwrt_group_world_rank(g, 1, &w));
     EXPECT(w == mine[1]);
-    FAILS(hwrt_group_world_rank(g, 2, &w), HWRT_ERROR_INVALID_ARGUMENT, "group rank 2");
+    FAILS(hwrt_group_world_rank(g, 2, &w), HWRT_ERROR_INVALID_ARGUMENT,
+          "group rank 2 is out of range: the group has 2 ranks (0..1)");
+    FAILS(hwrt_group_world_rank(g, -1, &w), HWRT_ERROR_INVALID_ARGUMENT, "group rank -1");
+    FAILS(hwrt_group_world_rank(g, 0, NULL), HWRT_ERROR_INVALID_ARGUMENT, "NULL");
 
     /* allreduce: the group's sum (world ranks 0+2 = 2, 3+1 = 4), not the world's (6) */
     float v[3] = {(float)rank, 10.0f * (float)rank, 1.0f}, got[3];
