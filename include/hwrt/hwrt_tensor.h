@@ -82,7 +82,9 @@ HWRT_API hwrt_status hwrt_tensor_device(hwrt_tensor t, int *device_id);
 HWRT_API hwrt_status hwrt_tensor_data(hwrt_tensor t, void **dptr);
 
 /* Ops. out may alias an input. Integer dtypes are accepted where meaningful (all but
- * matmul, which takes float32/float16/bfloat16/float64); bool only for fill and cast. */
+ * matmul, which takes float32/float16/bfloat16/float64); bool only for fill and cast.
+ * int16, uint16, uint32, uint64, complex64 and complex128 have no kernels: every op
+ * refuses an operand of them with NOT_SUPPORTED, except a cast to the same dtype. */
 HWRT_API hwrt_status hwrt_op_fill(hwrt_tensor out, double value, hwrt_stream s);
 HWRT_API hwrt_status hwrt_op_add(hwrt_tensor out, hwrt_tensor a, hwrt_tensor b, hwrt_stream s);
 HWRT_API hwrt_status hwrt_op_mul(hwrt_tensor out, hwrt_tensor a, hwrt_tensor b, hwrt_stream s);
@@ -90,7 +92,8 @@ HWRT_API hwrt_status hwrt_op_mul(hwrt_tensor out, hwrt_tensor a, hwrt_tensor b, 
 HWRT_API hwrt_status hwrt_op_scale(hwrt_tensor out, hwrt_tensor a, double alpha, hwrt_stream s);
 HWRT_API hwrt_status hwrt_op_relu(hwrt_tensor out, hwrt_tensor a, hwrt_stream s);
 /* out (its own dtype) = a converted elementwise; same shape. Floats round to nearest
- * even; float -> int truncates toward zero and saturates. */
+ * even; float -> int truncates toward zero and saturates. The same dtype (any dtype) is
+ * a byte-exact device copy. */
 HWRT_API hwrt_status hwrt_op_cast(hwrt_tensor out, hwrt_tensor a, hwrt_stream s);
 /* out[M,N] = a[M,K] @ b[K,N], all 2-D, same float dtype, accumulated in float32 (float64
  * for float64) through BLAS. */
