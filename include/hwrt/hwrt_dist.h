@@ -102,8 +102,10 @@ HWRT_API hwrt_status hwrt_dist_check_devices(void);
 
 /* In-place allreduce of t over all ranks. dtypes: float32, float16, bfloat16, float64,
  * int8, uint8, int32, int64 (float16/bfloat16 reduce in float32, rounded per step).
- * Errors: INVALID_ARGUMENT (bool dtype, bad op), INVALID_HANDLE, NOT_PERMITTED (graph
- * capture: a collective waits on the host), DIST (peer failure or timeout). */
+ * Errors: INVALID_ARGUMENT (bool dtype, bad op), NOT_SUPPORTED (a dtype without
+ * reduction kernels: int16, uint16, uint32, uint64, complex64, complex128),
+ * INVALID_HANDLE, NOT_PERMITTED (graph capture: a collective waits on the host), DIST
+ * (peer failure or timeout). */
 HWRT_API hwrt_status hwrt_allreduce(hwrt_tensor t, hwrt_reduce_op op, hwrt_stream s);
 /* t on every rank becomes root's t. Any dtype. Errors: INVALID_ARGUMENT (root outside
  * 0..size-1), DIST. */
@@ -118,6 +120,39 @@ HWRT_API hwrt_status hwrt_reduce_scatter(hwrt_tensor out, hwrt_tensor in, hwrt_r
 /* Block until every rank has called it (host only; does not wait for device work).
  * Errors: DIST. */
 HWRT_API hwrt_status hwrt_barrier(void);
+
+/* ---- Groups: collectives over a subset of the ranks ----
+ * A group is a sub-communicator of the world: on the MPI engine an MPI communicator of
+ * its ranks (MPI_Comm_create_group), so its collectives involve only its members and
+ * collectives of disjoint groups run at the same time. */
+typedef struct hwrt_group_s *hwrt_group;
+
+/* A group of the world ranks listed (1 to world-size distinct ranks), whose rank i is
+ * world rank ranks[i]. Collective over the listed ranks only: each calls it with the same
+ * list, members create their common groups in the same order, and other ranks do not
+ * call it. Lists with the same ranks in other orders are refused on every member; a
+ * listed rank that never calls it leaves the others waiting until dist_timeout (DIST).
+ * Errors: INVALID_ARGUMENT (NULL, n out of range, a rank outside the world or listed
+ * twice, this process not in the list, the members' lists in different orders), DIST. */
+HWRT_API hwrt_status hwrt_group_create(const int *ranks, int n, hwrt_group *out);
+/* Collective over the group's members; the handle is invalid afterwards. */
+HWRT_API hwrt_status hwrt_group_destroy(hwrt_group g);
+/* This process's rank in g (0..size-1), g's size, and the world rank of g's rank
+ * group_rank. g NULL: the world. INVALID_HANDLE for a destroyed group. */
+HWRT_API hwrt_status hwrt_group_rank(hwrt_group g, int *rank);
+HWRT_API hwrt_status hwrt_group_size(hwrt_group g, int *size);
+HWRT_API hwrt_status hwrt_group_world_rank(hwrt_group g, int group_rank, int *world_rank);
+/* The collectives above on group g (NULL: the world, as the plain calls), called by every
+ * member of g: root is a rank of g, allgather/reduce_scatter sizes count g's ranks, AVG
+ * divides by g's size. */
+HWRT_API hwrt_status hwrt_group_allreduce(hwrt_group g, hwrt_tensor t, hwrt_reduce_op op,
+                                          hwrt_stream s);
+HWRT_API hwrt_status hwrt_group_broadcast(hwrt_group g, hwrt_tensor t, int root, hwrt_stream s);
+HWRT_API hwrt_status hwrt_group_allgather(hwrt_group g, hwrt_tensor out, hwrt_tensor in,
+                                          hwrt_stream s);
+HWRT_API hwrt_status hwrt_group_reduce_scatter(hwrt_group g, hwrt_tensor out, hwrt_tensor in,
+                                               hwrt_reduce_op op, hwrt_stream s);
+HWRT_API hwrt_status hwrt_group_barrier(hwrt_group g);
 
 #ifdef __cplusplus
 }

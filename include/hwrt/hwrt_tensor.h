@@ -31,7 +31,15 @@ typedef enum hwrt_dtype {
     HWRT_INT32 = 6,
     HWRT_INT64 = 7,
     HWRT_BOOL = 8,
-    HWRT_DTYPE_COUNT = 9
+    /* Carried by tensors, host copies, DLPack and the residency manager; no backend has
+     * kernels for them yet, so ops and reductions refuse them (HWRT_ERROR_NOT_SUPPORTED). */
+    HWRT_INT16 = 9,
+    HWRT_UINT16 = 10,
+    HWRT_UINT32 = 11,
+    HWRT_UINT64 = 12,
+    HWRT_COMPLEX64 = 13,           /* two float32: real, imaginary */
+    HWRT_COMPLEX128 = 14,          /* two float64 */
+    HWRT_DTYPE_COUNT = 15
 } hwrt_dtype;
 
 #define HWRT_MAX_DIMS 8
@@ -39,7 +47,8 @@ typedef enum hwrt_dtype {
 /* Bytes per element (0 for an invalid dtype) and the name ("float16", "" if invalid). */
 HWRT_API size_t hwrt_dtype_size(hwrt_dtype dt);
 HWRT_API const char *hwrt_dtype_name(hwrt_dtype dt);
-/* Parse "float16"/"fp16"/"half", "bfloat16"/"bf16", "float32"/"float", ... */
+/* Parse "float16"/"fp16"/"half", "bfloat16"/"bf16", "float32"/"float", "int16"/"short",
+ * "complex64"/"cfloat", ... */
 HWRT_API hwrt_status hwrt_dtype_from_name(const char *name, hwrt_dtype *out);
 
 /* An uninitialised tensor (the seed's Tensor(shape=..., dtype=...)). ndim 0..8, every
@@ -73,7 +82,9 @@ HWRT_API hwrt_status hwrt_tensor_device(hwrt_tensor t, int *device_id);
 HWRT_API hwrt_status hwrt_tensor_data(hwrt_tensor t, void **dptr);
 
 /* Ops. out may alias an input. Integer dtypes are accepted where meaningful (all but
- * matmul, which takes float32/float16/bfloat16/float64); bool only for fill and cast. */
+ * matmul, which takes float32/float16/bfloat16/float64); bool only for fill and cast.
+ * int16, uint16, uint32, uint64, complex64 and complex128 have no kernels: every op
+ * refuses an operand of them with NOT_SUPPORTED, except a cast to the same dtype. */
 HWRT_API hwrt_status hwrt_op_fill(hwrt_tensor out, double value, hwrt_stream s);
 HWRT_API hwrt_status hwrt_op_add(hwrt_tensor out, hwrt_tensor a, hwrt_tensor b, hwrt_stream s);
 HWRT_API hwrt_status hwrt_op_mul(hwrt_tensor out, hwrt_tensor a, hwrt_tensor b, hwrt_stream s);
@@ -81,7 +92,8 @@ HWRT_API hwrt_status hwrt_op_mul(hwrt_tensor out, hwrt_tensor a, hwrt_tensor b, 
 HWRT_API hwrt_status hwrt_op_scale(hwrt_tensor out, hwrt_tensor a, double alpha, hwrt_stream s);
 HWRT_API hwrt_status hwrt_op_relu(hwrt_tensor out, hwrt_tensor a, hwrt_stream s);
 /* out (its own dtype) = a converted elementwise; same shape. Floats round to nearest
- * even; float -> int truncates toward zero and saturates. */
+ * even; float -> int truncates toward zero and saturates. The same dtype (any dtype) is
+ * a byte-exact device copy. */
 HWRT_API hwrt_status hwrt_op_cast(hwrt_tensor out, hwrt_tensor a, hwrt_stream s);
 /* out[M,N] = a[M,K] @ b[K,N], all 2-D, same float dtype, accumulated in float32 (float64
  * for float64) through BLAS. */

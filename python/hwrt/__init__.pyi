@@ -23,7 +23,11 @@ from .common.initializer import Initializer as _Initializer
 from .dtype import (Type as _Type, bfloat16 as bfloat16, bool as bool, bool_ as bool_,
                     double as double, float16 as float16, float32 as float32, float64 as float64,
                     float_ as float_, half as half, int8 as int8, int32 as int32, int64 as int64,
-                    int_ as int_, single as single, uint8 as uint8)
+                    int_ as int_, single as single, uint8 as uint8, int16 as int16,
+                    uint16 as uint16, uint32 as uint32, uint64 as uint64,
+                    complex64 as complex64, complex128 as complex128, byte as byte,
+                    short as short, intc as intc, intp as intp, ubyte as ubyte,
+                    ushort as ushort, uintc as uintc, uintp as uintp)
 from .hal import DeviceProperties as _DeviceProperties
 # MindSpore's top-level names for hwrt.runtime's (mindspore.set_memory, ...)
 from .runtime import (Event as Event, Stream as Stream, StreamCtx as StreamCtx,

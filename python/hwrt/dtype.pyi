@@ -33,3 +33,17 @@ single: Type
 float_: Type
 float64: Type
 double: Type
+int16: Type
+uint16: Type
+uint32: Type
+uint64: Type
+complex64: Type
+complex128: Type
+byte: Type
+short: Type
+intc: Type
+intp: Type
+ubyte: Type
+ushort: Type
+uintc: Type
+uintp: Type

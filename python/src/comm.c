@@ -11,9 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if __has_include("hwrt/hwrt_dist.h")
-#define HWPY_HAVE_DIST 1
-#endif
 #if __has_include("hwrt/hwrt_prof.h")
 #define HWPY_HAVE_PROF 1
 #endif
@@ -74,11 +71,16 @@ static PyObject *comm_init(PyObject *m, PyObject *args, PyObject *kw)
 /* ---- groups (communication/management.py, _comm_helper.py) ----
  * The world group is named after the backend MindSpore would use for the target:
  * "hccl_world_group" (Ascend, and hwrt's own targets), "nccl_world_group" (GPU),
- * "mccl_world_group" (CPU). create_group records a group of world ranks; the rank
- * queries and rank translations answer for it. hwrt's C API has world collectives only
- * (hwrt_dist.h has no sub-communicator), so a group has no collectives of its own. */
+ * "mccl_world_group" (CPU). create_group records a group of world ranks (the rank
+ * queries and translations answer for it) and, on its members, creates the group's
+ * sub-communicator (hwrt_group_create: an MPI communicator of those ranks), on which
+ * comm_func's collectives with group= run. A rank not in rank_ids records the group only
+ * and is warned, as MindSpore's collective_manager.cc warns it. */
 
 static PyObject *groups;           /* name -> list of world ranks */
+#ifdef HWPY_HAVE_DIST
+static PyObject *comms;            /* name -> capsule of its hwrt_group (members only) */
+#endif
 static PyObject *global_comm;      /* the GlobalComm class */
 
 static const char *world_group(void)
@@ -325,11 +327,75 @@ static PyObject *create_group(PyObject *m, PyObject *args, PyObject *kw)
     }
     Py_DECREF(seen);
     PyObject *copy = PyList_GetSlice(ids, 0, n);
-    int rc = copy ? PyDict_SetItem(groups, g, copy) : -1;
-    Py_XDECREF(copy);
+    if (!copy) return NULL;
+#ifdef HWPY_HAVE_DIST
+    int *list = PyMem_Malloc((size_t)n * sizeof *list), member = 0;
+    if (!list) { Py_DECREF(copy); return PyErr_NoMemory(); }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        list[i] = (int)PyLong_AsLong(PyList_GET_ITEM(copy, i));
+        member |= list[i] == v[0];
+    }
+    if (member) {
+        hwrt_group grp = NULL;
+        hwrt_status st;
+        Py_BEGIN_ALLOW_THREADS
+        st = hwrt_group_create(list, (int)n, &grp);
+        Py_END_ALLOW_THREADS
+        PyMem_Free(list);
+        PyObject *cap = st == HWRT_SUCCESS ? PyCapsule_New(grp, "hwrt_group", NULL) : NULL;
+        if (st != HWRT_SUCCESS || !cap || PyDict_SetItem(comms, g, cap) < 0) {
+            if (st != HWRT_SUCCESS) hwpy_raise(st);
+            else hwrt_group_destroy(grp);
+            Py_XDECREF(cap);
+            Py_DECREF(copy);
+            return NULL;
+        }
+        Py_DECREF(cap);
+    } else {
+        PyMem_Free(list);
+        if (PyErr_WarnFormat(PyExc_UserWarning, 1, "create_group: this rank (%d) is not in "
+                             "the group ranks %R: the group is recorded for the rank queries "
+                             "and translations, but this rank cannot run its collectives",
+                             v[0], copy) < 0) {
+            Py_DECREF(copy);
+            return NULL;
+        }
+    }
+#endif
+    int rc = PyDict_SetItem(groups, g, copy);
+    Py_DECREF(copy);
     if (rc < 0) return NULL;
     Py_RETURN_NONE;
 }
+
+#ifdef HWPY_HAVE_DIST
+int hwpy_comm_group(const char *fn, PyObject *g, hwrt_group *grp, PyObject **ranks)
+{
+    *grp = NULL;
+    *ranks = NULL;
+    if (need_init(fn) < 0) return -1;
+    if (g != Py_None && !PyUnicode_Check(g)) {
+        PyErr_Format(PyExc_TypeError, "For '%s', the argument 'group' must be type of string, "
+                     "but got 'group' type : %R.", fn, (PyObject *)Py_TYPE(g));
+        return -1;
+    }
+    PyObject *r = group_arg(fn, g, 1);
+    if (!r) return -1;
+    if (r == Py_None) { *ranks = r; return 0; }            /* the world */
+    PyObject *cap = PyDict_GetItemWithError(comms, g);
+    if (!cap) {
+        Py_DECREF(r);
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_RuntimeError, "For '%s', this process (world rank %d) is not in "
+                         "group %R: only its members run its collectives", fn,
+                         hwrt_dist_rank(), g);
+        return -1;
+    }
+    *grp = PyCapsule_GetPointer(cap, "hwrt_group");
+    *ranks = r;
+    return *grp ? 0 : -1;
+}
+#endif
 
 static PyObject *destroy_group(PyObject *m, PyObject *g)
 {
@@ -337,6 +403,22 @@ static PyObject *destroy_group(PyObject *m, PyObject *g)
     PyObject *ranks = group_arg("destroy_group", g, 0);
     if (!ranks) return NULL;
     Py_DECREF(ranks);
+#ifdef HWPY_HAVE_DIST
+    PyObject *cap = PyDict_GetItemWithError(comms, g);
+    if (!cap && PyErr_Occurred()) return NULL;
+    if (cap) {                      /* a member: the sub-communicator goes, on every member */
+        hwrt_group grp = PyCapsule_GetPointer(cap, "hwrt_group");
+        hwrt_status st;
+        Py_BEGIN_ALLOW_THREADS
+        st = hwrt_group_destroy(grp);
+        Py_END_ALLOW_THREADS
+        if (PyDict_DelItem(comms, g) < 0) return NULL;   /* the handle is gone either way */
+        if (st != HWRT_SUCCESS) {
+            PyDict_DelItem(groups, g);
+            return hwpy_raise(st);
+        }
+    }
+#endif
     if (PyDict_DelItem(groups, g) < 0) return NULL;
     Py_RETURN_NONE;
 }
@@ -400,6 +482,9 @@ static PyObject *release(PyObject *m, PyObject *unused)
 #endif
     initialized = 0;
     PyDict_Clear(groups);
+#ifdef HWPY_HAVE_DIST
+    PyDict_Clear(comms);           /* hwrt_dist_finalize dropped the groups */
+#endif
     if (update_global_comm() < 0) return NULL;
     Py_RETURN_NONE;
 }
@@ -426,10 +511,11 @@ PyMethodDef hwpy_comm_methods[] = {
      "The rank in group of world rank world_rank_id."},
     {"create_group", KW(create_group),
      "create_group($module, group, rank_ids, options=None)\n--\n\n"
-     "A named group of world ranks (rank queries and translations; hwrt has world "
-     "collectives only)."},
+     "A named group of world ranks, group rank i being rank_ids[i]; on its members a "
+     "sub-communicator that comm_func's collectives with group= run on (called by the "
+     "members, with the same list)."},
     {"destroy_group", destroy_group, METH_O, "destroy_group($module, group, /)\n--\n\n"
-     "Forget a group made by create_group."},
+     "Destroy a group made by create_group (its members destroy its communicator)."},
     {"get_comm_name", KW(get_comm_name), "get_comm_name($module, group=None)\n--\n\n"
      "The group's name (default: the world's)."},
     {"get_process_group_ranks", KW(get_process_group_ranks),
@@ -441,6 +527,10 @@ PyMethodDef hwpy_comm_methods[] = {
 
 int hwpy_comm_init(PyObject *comm, PyObject *mgmt)
 {
+#ifdef HWPY_HAVE_DIST
+    comms = PyDict_New();
+    if (!comms) return -1;
+#endif
     groups = PyDict_New();
     global_comm = groups ? PyObject_CallFunction((PyObject *)&PyType_Type, "s()N", "GlobalComm",
                                                  Py_BuildValue("{s:s,s:s,s:O,s:O,s:s,s:s}", "BACKEND",

@@ -26,6 +26,7 @@ static const char *const aliases[][2] = {
     {"mindspore.context", "hwrt.context"},
     {"mindspore.communication", "hwrt.communication"},
     {"mindspore.communication.management", "hwrt.communication.management"},
+    {"mindspore.communication.comm_func", "hwrt.communication.comm_func"},
     {"mindspore.device_context", "hwrt.device_context"},
     {"mindspore.device_context.ascend", "hwrt.device_context.ascend"},
     {"mindspore.device_context.gpu", "hwrt.device_context.gpu"},

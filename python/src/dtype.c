@@ -11,7 +11,9 @@ static PyObject *singletons[HWRT_DTYPE_COUNT];
 static const char *const pretty[HWRT_DTYPE_COUNT] = {
     [HWRT_FLOAT32] = "Float32", [HWRT_FLOAT16] = "Float16", [HWRT_BFLOAT16] = "BFloat16",
     [HWRT_FLOAT64] = "Float64", [HWRT_INT8] = "Int8", [HWRT_UINT8] = "UInt8",
-    [HWRT_INT32] = "Int32", [HWRT_INT64] = "Int64", [HWRT_BOOL] = "Bool"};
+    [HWRT_INT32] = "Int32", [HWRT_INT64] = "Int64", [HWRT_BOOL] = "Bool",
+    [HWRT_INT16] = "Int16", [HWRT_UINT16] = "UInt16", [HWRT_UINT32] = "UInt32",
+    [HWRT_UINT64] = "UInt64", [HWRT_COMPLEX64] = "Complex64", [HWRT_COMPLEX128] = "Complex128"};
 
 static PyObject *dtype_repr(PyObject *self)
 {
@@ -132,28 +134,43 @@ int hwpy_dtype_converter_opt(PyObject *obj, void *dt)
 int hwpy_dtype_from_format(const char *f, Py_ssize_t itemsize, hwrt_dtype *dt)
 {
     if (!f) f = "B";
+    const char *f0 = f;
     if (*f == '@' || *f == '=' || *f == '<') f++;
     else if (*f == '>' || *f == '!') goto bad;   /* big-endian data would be misread */
-    if (!f[0] || f[1]) goto bad;
-    switch (*f) {
-    case 'e': *dt = HWRT_FLOAT16; break;
-    case 'f': *dt = HWRT_FLOAT32; break;
-    case 'd': *dt = HWRT_FLOAT64; break;
-    case 'b': *dt = HWRT_INT8; break;
-    case 'B': *dt = HWRT_UINT8; break;
-    case '?': *dt = HWRT_BOOL; break;
-    case 'i': case 'l': case 'q': case 'n':
-        if (itemsize == 4) { *dt = HWRT_INT32; break; }
-        if (itemsize == 8) { *dt = HWRT_INT64; break; }
+    if (f[0] == 'Z' && f[1] && !f[2]) {          /* complex: "Zf", "Zd" */
+        if (f[1] == 'f') *dt = HWRT_COMPLEX64;
+        else if (f[1] == 'd') *dt = HWRT_COMPLEX128;
+        else goto bad;
+    } else if (!f[0] || f[1]) {
         goto bad;
-    default: goto bad;
+    } else {
+        switch (*f) {
+        case 'e': *dt = HWRT_FLOAT16; break;
+        case 'f': *dt = HWRT_FLOAT32; break;
+        case 'd': *dt = HWRT_FLOAT64; break;
+        case 'b': *dt = HWRT_INT8; break;
+        case 'B': *dt = HWRT_UINT8; break;
+        case '?': *dt = HWRT_BOOL; break;
+        case 'h': *dt = HWRT_INT16; break;
+        case 'H': *dt = HWRT_UINT16; break;
+        case 'i': case 'l': case 'q': case 'n':
+            if (itemsize == 4) { *dt = HWRT_INT32; break; }
+            if (itemsize == 8) { *dt = HWRT_INT64; break; }
+            goto bad;
+        case 'I': case 'L': case 'Q': case 'N':
+            if (itemsize == 4) { *dt = HWRT_UINT32; break; }
+            if (itemsize == 8) { *dt = HWRT_UINT64; break; }
+            goto bad;
+        default: goto bad;
+        }
     }
     if ((Py_ssize_t)hwrt_dtype_size(*dt) != itemsize) goto bad;
     return 0;
 bad:
     PyErr_Format(PyExc_TypeError, "buffer format \"%s\" (itemsize %zd) has no hwrt dtype; hwrt "
-                 "holds float16, float32, float64, int8, uint8, int32, int64 and bool "
-                 "(convert first, e.g. array.astype(numpy.float32))", f, itemsize);
+                 "holds float16, float32, float64, int8, uint8, int16, uint16, int32, uint32, "
+                 "int64, uint64, bool, complex64 and complex128 (convert first, e.g. "
+                 "array.astype(numpy.float32))", f0, itemsize);
     return -1;
 }
 
@@ -162,7 +179,9 @@ const char *hwpy_dtype_format(hwrt_dtype dt)
     static const char *const fmt[HWRT_DTYPE_COUNT] = {
         [HWRT_FLOAT32] = "f", [HWRT_FLOAT16] = "e", [HWRT_BFLOAT16] = NULL,
         [HWRT_FLOAT64] = "d", [HWRT_INT8] = "b", [HWRT_UINT8] = "B", [HWRT_INT32] = "i",
-        [HWRT_INT64] = "q", [HWRT_BOOL] = "?"};
+        [HWRT_INT64] = "q", [HWRT_BOOL] = "?", [HWRT_INT16] = "h", [HWRT_UINT16] = "H",
+        [HWRT_UINT32] = "I", [HWRT_UINT64] = "Q", [HWRT_COMPLEX64] = "Zf",
+        [HWRT_COMPLEX128] = "Zd"};
     return (unsigned)dt < HWRT_DTYPE_COUNT ? fmt[dt] : NULL;
 }
 
@@ -185,10 +204,15 @@ int hwpy_dtype_init(PyObject *top, PyObject *dtmod)
         o->dt = (hwrt_dtype)i;
         singletons[i] = (PyObject *)o;
     }
-    /* MindSpore's aliases: bool_, half, single, double, float_ (float32 in MindSpore) */
+    /* MindSpore's aliases (common/dtype.py): bool_, half, single, double, byte, short,
+     * intc, intp, ubyte, ushort, uintc, uintp; float_, int_ (MindSpore's generic Float()
+     * and Int(), here float32 and int64) */
     static const struct { const char *alias; hwrt_dtype dt; } aliases[] = {
         {"bool_", HWRT_BOOL}, {"half", HWRT_FLOAT16}, {"single", HWRT_FLOAT32},
-        {"double", HWRT_FLOAT64}, {"float_", HWRT_FLOAT32}, {"int_", HWRT_INT64}};
+        {"double", HWRT_FLOAT64}, {"float_", HWRT_FLOAT32}, {"int_", HWRT_INT64},
+        {"byte", HWRT_INT8}, {"short", HWRT_INT16}, {"intc", HWRT_INT32}, {"intp", HWRT_INT64},
+        {"ubyte", HWRT_UINT8}, {"ushort", HWRT_UINT16}, {"uintc", HWRT_UINT32},
+        {"uintp", HWRT_UINT64}};
     PyObject *mods[2] = {top, dtmod};
     for (int k = 0; k < 2; k++) {
         for (int i = 0; i < HWRT_DTYPE_COUNT; i++)

@@ -11,6 +11,11 @@
 
 #include <hwrt.h>
 
+/* hwrt's distributed part (hwrt_dist.h) is optional */
+#if __has_include("hwrt/hwrt_dist.h")
+#define HWPY_HAVE_DIST 1
+#endif
+
 /* ---- errors (errors.c) ---- */
 /* Raise the hwrt exception for st, carrying hwrt_last_error(); returns NULL. */
 PyObject *hwpy_raise(hwrt_status st);
@@ -68,8 +73,20 @@ PyObject *hwpy_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *hwpy_tensor_dlpack_device(PyObject *self, PyObject *unused);
 PyObject *hwpy_from_dlpack(PyObject *module, PyObject *obj);
 int hwpy_tensor_init(PyObject *module);
-/* MindSpore's Tensor methods (tensor_ms.c), added to the type after hwpy_tensor_init. */
-int hwpy_tensor_ms_init(void);
+/* out = src in out's dtype on s: the device's cast, else numpy's on the host copy (a
+ * dtype without kernels). 0, or -1 with an exception. */
+int hwpy_cast(hwrt_tensor out, hwrt_tensor src, hwrt_stream s);
+/* Tensor() without init= (tensor.c) and with it (initializer.c: the type's tp_new). */
+PyObject *hwpy_tensor_new(PyTypeObject *type, PyObject *args, PyObject *kw);
+PyObject *hwpy_tensor_new_init(PyTypeObject *type, PyObject *args, PyObject *kw);
+/* MindSpore's Tensor methods, getters and slots (tensor_ms.c), in the type from the
+ * start (hwpy_tensor_init). */
+extern PyMethodDef hwpy_tensor_ms_methods[];
+extern PyGetSetDef hwpy_tensor_ms_getset[];
+PyObject *hwpy_tensor_repr(PyObject *self);
+PyObject *hwpy_tensor_str(PyObject *self);
+PyObject *hwpy_tensor_item(PyObject *self, Py_ssize_t i);
+PyObject *hwpy_tensor_subscript(PyObject *self, PyObject *key);
 PyObject *hwpy_tensor_float(PyObject *self);
 PyObject *hwpy_tensor_int(PyObject *self);
 PyObject *hwpy_tensor_index(PyObject *self);
@@ -173,5 +190,16 @@ int hwpy_compat_init(PyObject *top, PyObject *compat);
 
 /* Add methods to a module (module-level functions). */
 int hwpy_add_functions(PyObject *module, PyMethodDef *defs);
+
+/* ---- communication.comm_func (comm_func.c) ---- */
+#ifdef HWPY_HAVE_DIST
+/* The group argument of a collective (comm.c): None or the world's name -> *grp NULL and
+ * *ranks Py_None; a created group this process is in -> its hwrt_group and its world
+ * ranks (a new list). -1 with MindSpore's error otherwise (before init, not a str,
+ * unknown, this rank not in it). */
+int hwpy_comm_group(const char *fn, PyObject *g, hwrt_group *grp, PyObject **ranks);
+#endif
+/* comm_func's functions, and ops.ReduceOp into ops. */
+int hwpy_comm_func_init(PyObject *cfunc, PyObject *ops);
 
 #endif

@@ -18,7 +18,6 @@
 
 static PyObject *pending;          /* id(tensor) -> (initializer, weakref to the tensor) */
 static PyObject *base_class;       /* Initializer */
-static newfunc tensor_new_orig;
 
 PyObject *hwpy_tensor_init_of(PyObject *t)
 {
@@ -150,13 +149,7 @@ static int fill_from(PyObject *t, PyObject *init)
         for (int i = 0; shape && i < ndim; i++) PyTuple_SET_ITEM(shape, i, PyLong_FromLongLong(dims[i]));
         PyObject *arr = shape ? draw(init, kind, shape, dims, ndim) : NULL;
         PyObject *host = arr ? hwpy_tensor_from_object(arr, (int)dt) : NULL;
-        if (host) {
-            Py_BEGIN_ALLOW_THREADS
-            st = hwrt_op_cast(T(t), T(host), s);
-            Py_END_ALLOW_THREADS
-        } else {
-            rc = -1;
-        }
+        if (!host || hwpy_cast(T(t), T(host), s) < 0) rc = -1;
         Py_XDECREF(host);
         Py_XDECREF(arr);
         Py_XDECREF(shape);
@@ -184,14 +177,15 @@ static int is_initializer(PyObject *o)
     return PyObject_IsInstance(o, base_class);
 }
 
-static PyObject *tensor_new_init(PyTypeObject *type, PyObject *args, PyObject *kw)
+/* Tensor.__new__ (the type's tp_new, tensor.c): init= here, the rest in hwpy_tensor_new. */
+PyObject *hwpy_tensor_new_init(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     PyObject *init = kw ? PyDict_GetItemString(kw, "init") : NULL;
     if (!init || init == Py_None) {
-        if (!init) return tensor_new_orig(type, args, kw);
+        if (!init) return hwpy_tensor_new(type, args, kw);
         PyObject *kw2 = PyDict_Copy(kw);
         if (!kw2 || PyDict_DelItemString(kw2, "init") < 0) { Py_XDECREF(kw2); return NULL; }
-        PyObject *r = tensor_new_orig(type, args, kw2);
+        PyObject *r = hwpy_tensor_new(type, args, kw2);
         Py_DECREF(kw2);
         return r;
     }
@@ -209,7 +203,7 @@ static PyObject *tensor_new_init(PyTypeObject *type, PyObject *args, PyObject *k
         return PyErr_Format(PyExc_ValueError, "For 'Tensor', 'shape' must be given with 'init'");
     PyObject *kw2 = PyDict_Copy(kw);
     if (!kw2 || PyDict_DelItemString(kw2, "init") < 0) { Py_XDECREF(kw2); return NULL; }
-    PyObject *t = tensor_new_orig(type, args, kw2);   /* Tensor(shape=, dtype=): memory */
+    PyObject *t = hwpy_tensor_new(type, args, kw2);   /* Tensor(shape=, dtype=): memory */
     Py_DECREF(kw2);
     if (t && remember(t, init) < 0) Py_CLEAR(t);
     return t;
@@ -469,8 +463,5 @@ int hwpy_initializer_init(PyObject *common)
                  ? -1 : 0;
     Py_DECREF(mod);
     if (rc < 0) return -1;
-    tensor_new_orig = hwpy_tensor_type.tp_new;
-    hwpy_tensor_type.tp_new = tensor_new_init;
-    PyType_Modified(&hwpy_tensor_type);
     return 0;
 }

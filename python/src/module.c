@@ -121,10 +121,12 @@ PyMODINIT_FUNC PyInit_hwrt(void)
                                           "python3 -m hwrt.compat script.py") : NULL;
     PyObject *mgmt = compat ? submodule_of(comm, "hwrt.communication", "management",
                                            "MindSpore's communication.management.") : NULL;
-    if (!mgmt ||
+    PyObject *cfunc = mgmt ? submodule_of(comm, "hwrt.communication", "comm_func",
+                                          "MindSpore's communication.comm_func: collectives "
+                                          "on the world or a group.") : NULL;
+    if (!cfunc ||
         PyModule_AddStringConstant(m, "__version__", hwrt_version()) < 0 ||
         hwpy_errors_init(m) < 0 || hwpy_dtype_init(m, dtmod) < 0 || hwpy_tensor_init(m) < 0 ||
-        hwpy_tensor_ms_init() < 0 ||
         hwpy_stream_init(m, runtime) < 0 || hwpy_graph_init(runtime) < 0 ||
         hwpy_context_init(m) < 0 || hwpy_target_init(m, hal, devctx) < 0 ||
         hwpy_add_functions(m, hwpy_ops_methods) < 0 || hwpy_ops_init(m) < 0 ||
@@ -135,7 +137,7 @@ PyMODINIT_FUNC PyInit_hwrt(void)
         hwpy_add_functions(runtime, hwpy_stream_functions) < 0 ||
         hwpy_add_functions(runtime, hwpy_runtime_conf_methods) < 0 ||
         hwpy_add_functions(hal, hwpy_hal_device_methods) < 0 ||
-        hwpy_comm_init(comm, mgmt) < 0 ||
+        hwpy_comm_init(comm, mgmt) < 0 || hwpy_comm_func_init(cfunc, ops) < 0 ||
         hwpy_add_functions(prof, hwpy_prof_methods) < 0 ||
         hwpy_add_functions(off, hwpy_offload_methods) < 0 ||
         copy_names(runtime, m, runtime_exports, 0) < 0 ||

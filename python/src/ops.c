@@ -253,7 +253,7 @@ static PyObject *cast(PyObject *a, hwrt_dtype dt, PyObject *out, hwrt_stream s)
     d.dtype = dt;
     PyObject *res = output(out, &d);
     if (!res) return NULL;
-    ENQUEUE(hwrt_op_cast(T(res), T(a), s));
+    if (hwpy_cast(T(res), T(a), s) < 0) Py_CLEAR(res);
     return res;
 }
 

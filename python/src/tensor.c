@@ -120,14 +120,9 @@ static PyObject *tensor_convert(hwrt_tensor src, hwrt_dtype dt)
     if (ndim < 0) return NULL;
     PyObject *out = hwpy_tensor_new_empty(dt, ndim, shape);
     if (!out) return NULL;
-    hwrt_stream s = hwpy_current_stream();
-    hwrt_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = hwrt_op_cast(((hwpy_tensor_obj *)out)->t, src, s);
-    Py_END_ALLOW_THREADS
-    if (st != HWRT_SUCCESS) {
+    if (hwpy_cast(((hwpy_tensor_obj *)out)->t, src, hwpy_current_stream()) < 0) {
         Py_DECREF(out);
-        return hwpy_raise(st);
+        return NULL;
     }
     return out;
 }
@@ -173,6 +168,46 @@ static PyObject *from_buffer(PyObject *obj)
     }
     PyBuffer_Release(&v);
     return res;
+}
+
+/* out = src converted to out's dtype, on stream s: the device's cast where a kernel
+ * exists; where none does (hwrt_op_cast: NOT_SUPPORTED, e.g. int16 or complex64 to
+ * float32) numpy converts the host copy (as numpy's astype: a complex's imaginary part is
+ * dropped with numpy's ComplexWarning) and it is uploaded, so the conversion is done when
+ * this returns. 0, or -1 with an exception. */
+int hwpy_cast(hwrt_tensor out, hwrt_tensor src, hwrt_stream s)
+{
+    hwrt_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = hwrt_op_cast(out, src, s);
+    Py_END_ALLOW_THREADS
+    if (st == HWRT_SUCCESS) return 0;
+    if (st != HWRT_ERROR_NOT_SUPPORTED) { hwpy_raise(st); return -1; }
+    hwrt_dtype od;
+    if ((st = hwrt_tensor_dtype(out, &od)) != HWRT_SUCCESS) { hwpy_raise(st); return -1; }
+    PyObject *arr = hwpy_tensor_asnumpy(src);
+    PyObject *conv = arr ? PyObject_CallMethod(arr, "astype", "s", hwpy_dtype_numpy_name(od)) : NULL;
+    Py_XDECREF(arr);
+    if (!conv) return -1;
+    if (od == HWRT_BFLOAT16) {       /* numpy has no bfloat16: float32 there, then the device */
+        PyObject *tmp = from_buffer(conv);
+        Py_DECREF(conv);
+        if (!tmp) return -1;
+        Py_BEGIN_ALLOW_THREADS
+        st = hwrt_op_cast(out, ((hwpy_tensor_obj *)tmp)->t, s);
+        Py_END_ALLOW_THREADS
+        Py_DECREF(tmp);
+    } else {
+        Py_buffer v;
+        if (PyObject_GetBuffer(conv, &v, PyBUF_C_CONTIGUOUS) < 0) { Py_DECREF(conv); return -1; }
+        Py_BEGIN_ALLOW_THREADS
+        st = hwrt_tensor_copy_from_host(out, v.buf, (size_t)v.len);
+        Py_END_ALLOW_THREADS
+        PyBuffer_Release(&v);
+        Py_DECREF(conv);
+    }
+    if (st != HWRT_SUCCESS) { hwpy_raise(st); return -1; }
+    return 0;
 }
 
 PyObject *hwpy_tensor_from_object(PyObject *obj, int dt_req)
@@ -222,7 +257,7 @@ PyObject *hwpy_tensor_from_object(PyObject *obj, int dt_req)
     return res;
 }
 
-static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+PyObject *hwpy_tensor_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"input_data", "dtype", "shape", NULL};
     PyObject *data = Py_None, *shape_obj = Py_None;
@@ -297,11 +332,6 @@ PyObject *hwpy_tensor_asnumpy(hwrt_tensor t)
     return arr;
 }
 
-static PyObject *tensor_asnumpy(PyObject *self, PyObject *unused)
-{
-    return hwpy_tensor_asnumpy(((hwpy_tensor_obj *)self)->t);
-}
-
 /* copy_to_host(out=None): a new numpy array, or into a C-contiguous writable buffer
  * of exactly the tensor's bytes. */
 static PyObject *tensor_copy_to_host(PyObject *self, PyObject *args, PyObject *kw)
@@ -352,13 +382,9 @@ static PyObject *tensor_copy_from_host(PyObject *self, PyObject *src)
     }
     PyObject *tmp = hwpy_tensor_from_object(src, -1);
     if (!tmp) return NULL;
-    hwrt_stream s = hwpy_current_stream();
-    Py_BEGIN_ALLOW_THREADS
-    st = hwrt_op_cast(t, ((hwpy_tensor_obj *)tmp)->t, s);
-    Py_END_ALLOW_THREADS
+    int rc = hwpy_cast(t, ((hwpy_tensor_obj *)tmp)->t, hwpy_current_stream());
     Py_DECREF(tmp);
-    if (st != HWRT_SUCCESS) return hwpy_raise(st);
-    return Py_NewRef(self);
+    return rc < 0 ? NULL : Py_NewRef(self);
 }
 
 static PyObject *tensor_array(PyObject *self, PyObject *args, PyObject *kw)
@@ -483,15 +509,13 @@ static Py_ssize_t tensor_len(PyObject *self)
     return (Py_ssize_t)shape[0];
 }
 
-static PySequenceMethods tensor_as_sequence = {.sq_length = tensor_len};
+static PySequenceMethods tensor_as_sequence = {.sq_length = tensor_len,
+                                               .sq_item = hwpy_tensor_item};
+static PyMappingMethods tensor_as_mapping = {.mp_length = tensor_len,
+                                             .mp_subscript = hwpy_tensor_subscript};
 
 static PyMethodDef tensor_methods[] = {
-    {"asnumpy", tensor_asnumpy, METH_NOARGS,
-     "asnumpy($self, /)\n--\n\n"
-     "Returns numpy.ndarray: a host copy, ordered after every op that wrote the tensor "
-     "(never stale). bfloat16 is widened to float32."},
-    {"numpy", tensor_asnumpy, METH_NOARGS, "numpy($self, /)\n--\n\n"
-     "Same as asnumpy()."},
+    /* asnumpy, numpy: tensor_ms.c (they fill a tensor made with init= first) */
     {"copy_to_host", (PyCFunction)(void (*)(void))tensor_copy_to_host,
      METH_VARARGS | METH_KEYWORDS,
      "copy_to_host($self, out=None)\n--\n\n"
@@ -533,26 +557,45 @@ PyTypeObject hwpy_tensor_type = {
               "Tensor(array) copies host data (numpy arrays or any buffer, lists, scalars; Python "
               "floats become float32); dtype= converts on the device. Tensor(shape=..., dtype=...) "
               "is uninitialised memory (dtype defaults to float32).",
-    .tp_new = tensor_new,
+    .tp_new = hwpy_tensor_new_init,              /* initializer.c: init=, then hwpy_tensor_new */
     .tp_dealloc = tensor_dealloc,
-    /* tp_repr, tp_str: MindSpore's, set by tensor_ms.c */
-    .tp_getset = tensor_getset,
-    .tp_methods = tensor_methods,
+    .tp_repr = hwpy_tensor_repr,                 /* tensor_ms.c: MindSpore's */
+    .tp_str = hwpy_tensor_str,
+    /* tp_getset, tp_methods: this file's, ops.c's and tensor_ms.c's (hwpy_tensor_init) */
     .tp_as_sequence = &tensor_as_sequence,
+    .tp_as_mapping = &tensor_as_mapping,
     .tp_as_number = &hwpy_tensor_as_number,
     .tp_as_buffer = &hwpy_tensor_as_buffer,
     .tp_weaklistoffset = offsetof(hwpy_tensor_obj, weakrefs),
 };
 
+/* The type is complete before PyType_Ready (slots, methods and getters of this file,
+ * ops.c and tensor_ms.c), so its __dict__ has every slot wrapper (__getitem__, __repr__,
+ * ...) and nothing is patched in after. */
 int hwpy_tensor_init(PyObject *module)
 {
-    /* the op methods (sum, astype, ...) live in ops.c: append them to the type's table */
-    static PyMethodDef all[64];
+    static PyMethodDef methods[64];
+    static PyGetSetDef getset[32];
+    const PyMethodDef *mt[] = {tensor_methods, hwpy_tensor_op_methods, hwpy_tensor_ms_methods};
+    const PyGetSetDef *gt[] = {tensor_getset, hwpy_tensor_ms_getset};
     size_t n = 0;
-    for (PyMethodDef *m = tensor_methods; m->ml_name; m++) all[n++] = *m;
-    for (PyMethodDef *m = hwpy_tensor_op_methods; m->ml_name && n < 63; m++) all[n++] = *m;
-    hwpy_tensor_type.tp_methods = all;
+    for (size_t i = 0; i < sizeof mt / sizeof mt[0]; i++)
+        for (const PyMethodDef *m = mt[i]; m->ml_name; m++) {
+            if (n + 1 >= sizeof methods / sizeof methods[0]) goto full;
+            methods[n++] = *m;
+        }
+    n = 0;
+    for (size_t i = 0; i < sizeof gt / sizeof gt[0]; i++)
+        for (const PyGetSetDef *g = gt[i]; g->name; g++) {
+            if (n + 1 >= sizeof getset / sizeof getset[0]) goto full;
+            getset[n++] = *g;
+        }
+    hwpy_tensor_type.tp_methods = methods;
+    hwpy_tensor_type.tp_getset = getset;
     if (PyType_Ready(&hwpy_tensor_type) < 0)
         return -1;
     return PyModule_AddObjectRef(module, "Tensor", (PyObject *)&hwpy_tensor_type);
+full:
+    PyErr_SetString(PyExc_SystemError, "hwrt.Tensor: the method or getter table is full");
+    return -1;
 }

@@ -58,7 +58,8 @@ PyObject *hwpy_tensor_index(PyObject *self)
     hwrt_tensor_dtype(T(self), &dt);
     static const char *msg = "Only integer tensors of a single element can be converted to an index.";
     if (dt != HWRT_INT8 && dt != HWRT_UINT8 && dt != HWRT_INT32 && dt != HWRT_INT64 &&
-        dt != HWRT_BOOL) {
+        dt != HWRT_BOOL && dt != HWRT_INT16 && dt != HWRT_UINT16 && dt != HWRT_UINT32 &&
+        dt != HWRT_UINT64) {
         PyErr_SetString(PyExc_ValueError, msg);
         return NULL;
     }
@@ -77,26 +78,36 @@ int hwpy_tensor_bool(PyObject *self)
     return r;
 }
 
-/* t[i] along the first dimension (a Tensor), so that numpy and Python see a sequence:
- * np.array([t1, t2]) then stacks tensors. The row goes through the host copy (the read
- * waits for every op that wrote t, so it is never stale). */
-static PyObject *item_at(PyObject *self, Py_ssize_t i)
+/* t[key] as numpy indexes the host copy (ints, negative ints, slices, tuples, ellipsis,
+ * None, boolean and integer arrays), the result a new Tensor of t's dtype (a 0-D one for
+ * a single element, as MindSpore's). The read waits for every op that wrote t, so it is
+ * never stale; numpy's IndexError for an index out of range. sq_item (t[i]) makes numpy
+ * and Python see a sequence: np.array([t1, t2]) stacks tensors. */
+PyObject *hwpy_tensor_subscript(PyObject *self, PyObject *key)
 {
     int64_t shape[HWRT_MAX_DIMS];
     int ndim = hwpy_tensor_shape(T(self), shape);
     if (ndim < 0) return NULL;
-    if (ndim == 0) return PyErr_Format(PyExc_TypeError, "a 0-D tensor cannot be indexed");
-    if (i < 0 || i >= shape[0])
-        return PyErr_Format(PyExc_IndexError, "index %zd is out of bounds for dimension 0 with "
-                            "size %lld", i, (long long)shape[0]);
+    if (ndim == 0 && PyIndex_Check(key))
+        return PyErr_Format(PyExc_IndexError, "too many indices for a 0-D tensor: it has no "
+                            "dimension to index (use t.item() or t[()])");
     if (hwpy_tensor_init_pending(self) < 0) return NULL;
-    PyObject *arr = hwpy_tensor_asnumpy(T(self));
-    PyObject *row = arr ? PySequence_GetItem(arr, i) : NULL;
     hwrt_dtype dt;
     hwrt_tensor_dtype(T(self), &dt);
-    PyObject *r = row ? hwpy_tensor_from_object(row, (int)dt) : NULL;
-    Py_XDECREF(row);
+    PyObject *arr = hwpy_tensor_asnumpy(T(self));
+    PyObject *part = arr ? PyObject_GetItem(arr, key) : NULL;
     Py_XDECREF(arr);
+    if (!part) return NULL;
+    PyObject *r = hwpy_tensor_from_object(part, (int)dt);
+    Py_DECREF(part);
+    return r;
+}
+
+PyObject *hwpy_tensor_item(PyObject *self, Py_ssize_t i)
+{
+    PyObject *key = PyLong_FromSsize_t(i);
+    PyObject *r = key ? hwpy_tensor_subscript(self, key) : NULL;
+    Py_XDECREF(key);
     return r;
 }
 
@@ -109,7 +120,7 @@ static PyObject *host_array(PyObject *self)
 }
 
 /* Tensor(shape=[2, 2], dtype=Float32, value=\n[[1, 2],\n [3, 4]]), as MindSpore prints */
-static PyObject *tensor_repr(PyObject *self)
+PyObject *hwpy_tensor_repr(PyObject *self)
 {
     int64_t shape[HWRT_MAX_DIMS];
     int ndim = hwpy_tensor_shape(T(self), shape);
@@ -141,7 +152,7 @@ static PyObject *tensor_repr(PyObject *self)
     return r;
 }
 
-static PyObject *tensor_str(PyObject *self)
+PyObject *hwpy_tensor_str(PyObject *self)
 {
     PyObject *arr = host_array(self);
     PyObject *r = arr ? PyObject_Str(arr) : NULL;
@@ -218,12 +229,7 @@ static PyObject *device_copy(PyObject *src, hwrt_dtype dt)
     if (ndim < 0) return NULL;
     PyObject *r = hwpy_tensor_new_empty(dt, ndim, shape);
     if (!r) return NULL;
-    hwrt_status st;
-    hwrt_stream s = hwpy_current_stream();
-    Py_BEGIN_ALLOW_THREADS
-    st = hwrt_op_cast(T(r), T(src), s);
-    Py_END_ALLOW_THREADS
-    if (st != HWRT_SUCCESS) { Py_DECREF(r); return hwpy_raise(st); }
+    if (hwpy_cast(T(r), T(src), hwpy_current_stream()) < 0) { Py_DECREF(r); return NULL; }
     return r;
 }
 
@@ -253,12 +259,7 @@ static PyObject *copy_(PyObject *self, PyObject *args, PyObject *kw)
         need_tensor("copy_", src) < 0 || hwpy_tensor_init_pending(src) < 0)
         return NULL;
     hwpy_tensor_drop_init(self);
-    hwrt_status st;
-    hwrt_stream s = hwpy_current_stream();
-    Py_BEGIN_ALLOW_THREADS
-    st = hwrt_op_cast(T(self), T(src), s);
-    Py_END_ALLOW_THREADS
-    if (st != HWRT_SUCCESS) return hwpy_raise(st);
+    if (hwpy_cast(T(self), T(src), hwpy_current_stream()) < 0) return NULL;
     return Py_NewRef(self);
 }
 
@@ -360,7 +361,7 @@ static PyObject *asnumpy(PyObject *self, PyObject *unused)
     return host_array(self);
 }
 
-static PyMethodDef methods[] = {
+PyMethodDef hwpy_tensor_ms_methods[] = {
     {"contiguous", contiguous, METH_NOARGS, "contiguous($self, /)\n--\n\n"
      "Returns self (hwrt tensors are dense)."},
     {"is_contiguous", is_contiguous, METH_NOARGS, "is_contiguous($self, /)\n--\n\n"
@@ -388,42 +389,15 @@ static PyMethodDef methods[] = {
      "(never stale). bfloat16 is widened to float32."},
     {"numpy", asnumpy, METH_NOARGS, "numpy($self, /)\n--\n\n"
      "Same as asnumpy()."},
+    {"from_numpy", from_numpy, METH_O | METH_STATIC,
+     "from_numpy(array, /)\n--\n\n"
+     "A Tensor with the array's dtype and values (copied to device "
+     "memory: device memory cannot share the array's)."},
     {NULL}};
 
-static PyGetSetDef getset[] = {
+PyGetSetDef hwpy_tensor_ms_getset[] = {
     {"strides", get_strides, NULL, "bytes to step in each dimension", NULL},
     {"has_init", get_has_init, NULL, "made with init= and not filled yet", NULL},
     {"init", get_init, NULL, "the initializer of a tensor made with init= (else None)", NULL},
     {NULL}};
 
-static PyMethodDef from_numpy_def = {
-    "from_numpy", from_numpy, METH_O,
-    "from_numpy(array, /)\n--\n\n"
-    "A Tensor with the array's dtype and values (copied to device "
-    "memory: device memory cannot share the array's)."};
-
-int hwpy_tensor_ms_init(void)
-{
-    PyTypeObject *tp = &hwpy_tensor_type;
-    PyObject *d = tp->tp_dict;
-    for (PyMethodDef *m = methods; m->ml_name; m++) {
-        PyObject *descr = PyDescr_NewMethod(tp, m);
-        if (!descr || PyDict_SetItemString(d, m->ml_name, descr) < 0) { Py_XDECREF(descr); return -1; }
-        Py_DECREF(descr);
-    }
-    for (PyGetSetDef *g = getset; g->name; g++) {
-        PyObject *descr = PyDescr_NewGetSet(tp, g);
-        if (!descr || PyDict_SetItemString(d, g->name, descr) < 0) { Py_XDECREF(descr); return -1; }
-        Py_DECREF(descr);
-    }
-    PyObject *f = PyCFunction_New(&from_numpy_def, NULL);
-    PyObject *sm = f ? PyStaticMethod_New(f) : NULL;
-    Py_XDECREF(f);
-    if (!sm || PyDict_SetItemString(d, "from_numpy", sm) < 0) { Py_XDECREF(sm); return -1; }
-    Py_DECREF(sm);
-    tp->tp_as_sequence->sq_item = item_at;
-    tp->tp_repr = tensor_repr;
-    tp->tp_str = tensor_str;
-    PyType_Modified(tp);
-    return 0;
-}

@@ -15,6 +15,12 @@ static const struct { size_t size; const char *name; const char *alias[3]; } inf
     [HWRT_INT32] = {4, "int32", {"int", "i32", NULL}},
     [HWRT_INT64] = {8, "int64", {"long", "i64", NULL}},
     [HWRT_BOOL] = {1, "bool", {"bool_", NULL, NULL}},
+    [HWRT_INT16] = {2, "int16", {"short", "i16", NULL}},
+    [HWRT_UINT16] = {2, "uint16", {"ushort", "u16", NULL}},
+    [HWRT_UINT32] = {4, "uint32", {"uint", "u32", NULL}},
+    [HWRT_UINT64] = {8, "uint64", {"ulong", "u64", NULL}},
+    [HWRT_COMPLEX64] = {8, "complex64", {"cfloat", "c64", NULL}},
+    [HWRT_COMPLEX128] = {16, "complex128", {"cdouble", "complex", "c128"}},
 };
 
 size_t hwrt_dtype_size(hwrt_dtype dt)
@@ -38,5 +44,6 @@ hwrt_status hwrt_dtype_from_name(const char *name, hwrt_dtype *out)
         if (hit) { *out = (hwrt_dtype)i; return HWRT_SUCCESS; }
     }
     return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "unknown dtype \"%s\"; use float32, float16, "
-                   "bfloat16, float64, int8, uint8, int32, int64 or bool", name);
+                   "bfloat16, float64, int8, uint8, int16, uint16, int32, uint32, int64, uint64, "
+                   "bool, complex64 or complex128", name);
 }

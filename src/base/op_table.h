@@ -12,11 +12,11 @@
 
 #include <stddef.h>
 
-/* Dtype sets, one bit per hwrt_dtype. ANY and NOT_BOOL follow the public enum (a dtype
- * added there is accepted by the ops that use them, whose kernels must handle it);
- * FLOAT names its members. */
+/* Dtype sets, one bit per hwrt_dtype. ANY is every dtype the backends have kernels for
+ * (float32 .. bool, base/dtype.h: the dtypes appended after bool are carried by tensors,
+ * copies and DLPack but refused by ops); FLOAT names its members. */
 #define HWI_DT(d) (1u << (d))
-#define HWI_DTS_ANY ((1u << HWRT_DTYPE_COUNT) - 1u)
+#define HWI_DTS_ANY ((1u << (HWRT_BOOL + 1)) - 1u)   /* the dtypes with kernels (base/dtype.h) */
 #define HWI_DTS_NOT_BOOL (HWI_DTS_ANY & ~HWI_DT(HWRT_BOOL))
 #define HWI_DTS_FLOAT (HWI_DT(HWRT_FLOAT32) | HWI_DT(HWRT_FLOAT16) | HWI_DT(HWRT_BFLOAT16) | \
                        HWI_DT(HWRT_FLOAT64))

@@ -96,7 +96,7 @@ hwrt_status hwi_dist_exchange_devices(const char *api, const char *backend, int 
     dev_rec *recs = calloc((size_t)d->size, sizeof *recs);
     if (!recs)
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "%s: host out of memory", api);
-    hwrt_status st = d->eng->allgather(&me, recs, sizeof me, NULL);
+    hwrt_status st = d->eng->allgather(NULL, &me, recs, sizeof me, NULL);
     if (st == HWRT_SUCCESS) {
         int failed = 0;
         for (int r = 0; r < d->size; r++) failed |= recs[r].status != HWRT_SUCCESS;

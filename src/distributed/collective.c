@@ -15,6 +15,7 @@
  * the collective's stream. Collectives from several threads are serialized here. */
 #include "dist.h"
 #include "comm_thread.h"
+#include "../base/dtype.h"
 #include "../base/config.h"
 #include "../base/status.h"
 #include "../tensor/tensor.h"
@@ -25,12 +26,18 @@
 #include <string.h>
 
 static pthread_mutex_t coll_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void hwi_coll_lock(void) { pthread_mutex_lock(&coll_mu); }
+void hwi_coll_unlock(void) { pthread_mutex_unlock(&coll_mu); }
 static void *stage[2];          /* pinned staging buffers, grown on demand */
 static size_t stage_len[2];
 static int hook_added;
 
 typedef struct {
     const char *api;
+    hwrt_group g;               /* NULL: the world */
+    void *comm;                 /* g's engine communicator (NULL: the world) */
+    int grank, gsize;           /* this process's rank in g, g's size */
     hwi_stream *s;
     hwi_tensor *x;              /* the tensor written (allreduce/broadcast: also read) */
     hwi_tensor *y;              /* the tensor read by allgather / reduce_scatter */
@@ -64,11 +71,14 @@ static void describe(const hwi_tensor *t, char *buf, size_t len)
     if (o < len) snprintf(buf + o, len - o, "]");
 }
 
-/* Resolve handles and stream; tensors must live on the stream's device. */
-static hwrt_status enter(coll *c, const char *api, hwrt_tensor x, hwrt_tensor y, hwrt_stream sh)
+/* Resolve the group, handles and stream; tensors must live on the stream's device. */
+static hwrt_status enter(coll *c, const char *api, hwrt_group g, hwrt_tensor x, hwrt_tensor y,
+                         hwrt_stream sh)
 {
     c->api = api;
+    c->g = g;
     HWI_TRY(hwrt_dist_init());
+    HWI_TRY(hwi_group_get(api, g, &c->comm, &c->grank, &c->gsize));
     HWI_TRY(hwi_tensor_resolve(x, &c->x));
     if (y) HWI_TRY(hwi_tensor_resolve(y, &c->y));
     HWI_TRY(hwi_stream_resolve_on(sh, c->x->device, &c->s));
@@ -94,13 +104,15 @@ static void leave(coll *c)
     hwi_offload_after_use(all, 2, c->s);
 }
 
-/* After validation: wait for earlier work, check the binding once. */
+/* Under coll_mu, after validation: the group is still alive (destroy takes coll_mu),
+ * wait for earlier work, check the binding once (a world collective: on the world). */
 static hwrt_status order(coll *c)
 {
+    HWI_TRY(hwi_group_get(c->api, c->g, &c->comm, &c->grank, &c->gsize));
     HWI_TRY(hwi_stream_sync(c->s, c->api));
     HWI_TRY(hwi_tensor_wait(c->x, 0, c->api));
     if (c->y) HWI_TRY(hwi_tensor_wait(c->y, 1, c->api));
-    if (!hwi_dist_g.devices_checked)
+    if (!hwi_dist_g.devices_checked && !c->g)
         HWI_TRY(hwi_dist_exchange_devices(c->api, hwrt_current_backend(), c->x->device,
                                           HWRT_SUCCESS, ""));
     return HWRT_SUCCESS;
@@ -155,6 +167,10 @@ static hwrt_status check_reduce(const char *api, const hwi_tensor *t, hwrt_reduc
     if (t->dtype == HWRT_BOOL)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: bool tensors cannot be reduced; cast to "
                        "uint8 (MAX = any, MIN = all)", api);
+    if (!hwi_dtype_has_kernel(t->dtype))
+        return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "%s: %s tensors cannot be reduced (no reduction "
+                       "kernel for that dtype); reductions run on float32, float16, bfloat16, "
+                       "float64, int8, uint8, int32, int64", api, hwrt_dtype_name(t->dtype));
     return HWRT_SUCCESS;
 }
 
@@ -162,17 +178,17 @@ static hwrt_status run_reduce(coll *c, hwrt_reduce_op op, void *out, const void 
 {
     const hwi_coll_engine *e = hwi_dist_g.eng;
     hwrt_reduce_op eop = op == HWRT_REDUCE_AVG ? HWRT_REDUCE_SUM : op;
-    hwrt_status st = in ? e->reduce_scatter(in, out, n, c->x->dtype, eop, c->s)
-                        : e->allreduce(out, n, c->x->dtype, eop, c->s);
+    hwrt_status st = in ? e->reduce_scatter(c->comm, in, out, n, c->x->dtype, eop, c->s)
+                        : e->allreduce(c->comm, out, n, c->x->dtype, eop, c->s);
     if (st == HWRT_SUCCESS && op == HWRT_REDUCE_AVG)
-        hwi_dist_divide(out, n, c->x->dtype, hwi_dist_g.size);
+        hwi_dist_divide(out, n, c->x->dtype, c->gsize);
     return st;
 }
 
-hwrt_status hwrt_allreduce(hwrt_tensor t, hwrt_reduce_op op, hwrt_stream s)
+hwrt_status hwrt_group_allreduce(hwrt_group g, hwrt_tensor t, hwrt_reduce_op op, hwrt_stream s)
 {
     COLL(c);
-    HWI_TRY(enter(&c, "hwrt_allreduce", t, NULL, s));
+    HWI_TRY(enter(&c, g ? "hwrt_group_allreduce" : "hwrt_allreduce", g, t, NULL, s));
     HWI_TRY(check_reduce(c.api, c.x, op));
     pthread_mutex_lock(&coll_mu);
     void *buf = NULL;
@@ -186,19 +202,20 @@ hwrt_status hwrt_allreduce(hwrt_tensor t, hwrt_reduce_op op, hwrt_stream s)
     return st;
 }
 
-hwrt_status hwrt_broadcast(hwrt_tensor t, int root, hwrt_stream s)
+hwrt_status hwrt_group_broadcast(hwrt_group g, hwrt_tensor t, int root, hwrt_stream s)
 {
     COLL(c);
-    HWI_TRY(enter(&c, "hwrt_broadcast", t, NULL, s));
-    if (root < 0 || root >= hwi_dist_g.size)
-        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_broadcast: root %d is not a rank of "
-                       "this group of %d (0..%d)", root, hwi_dist_g.size, hwi_dist_g.size - 1);
+    HWI_TRY(enter(&c, g ? "hwrt_group_broadcast" : "hwrt_broadcast", g, t, NULL, s));
+    if (root < 0 || root >= c.gsize)
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: root %d is not a rank of this group "
+                       "of %d (0..%d)", c.api, root, c.gsize, c.gsize - 1);
     pthread_mutex_lock(&coll_mu);
     void *buf = NULL;
-    int is_root = root == hwi_dist_g.rank;
     hwrt_status st = order(&c);
+    int is_root = root == c.grank;
     if (st == HWRT_SUCCESS) st = map(&c, c.x, 0, is_root, &buf);
-    if (st == HWRT_SUCCESS && c.x->nbytes) st = hwi_dist_g.eng->broadcast(buf, c.x->nbytes, root, c.s);
+    if (st == HWRT_SUCCESS && c.x->nbytes)
+        st = hwi_dist_g.eng->broadcast(c.comm, buf, c.x->nbytes, root, c.s);
     abandon(&c, st);
     if (st == HWRT_SUCCESS && !is_root) st = unmap(&c, c.x, buf);
     leave(&c);
@@ -213,7 +230,7 @@ static hwrt_status check_sizes(const coll *c, const hwi_tensor *big, const char 
     char sb[128], ss[128];
     describe(big, sb, sizeof sb);
     describe(small, ss, sizeof ss);
-    int n = hwi_dist_g.size;
+    int n = c->gsize;
     if (big->dtype != small->dtype)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: dtypes differ: %s %s, %s %s; use one "
                        "dtype", c->api, big_is, sb, small_is, ss);
@@ -225,17 +242,17 @@ static hwrt_status check_sizes(const coll *c, const hwi_tensor *big, const char 
     return HWRT_SUCCESS;
 }
 
-hwrt_status hwrt_allgather(hwrt_tensor out, hwrt_tensor in, hwrt_stream s)
+hwrt_status hwrt_group_allgather(hwrt_group g, hwrt_tensor out, hwrt_tensor in, hwrt_stream s)
 {
     COLL(c);
-    HWI_TRY(enter(&c, "hwrt_allgather", out, in, s));
+    HWI_TRY(enter(&c, g ? "hwrt_group_allgather" : "hwrt_allgather", g, out, in, s));
     HWI_TRY(check_sizes(&c, c.x, "output", c.y, "input"));
     pthread_mutex_lock(&coll_mu);
     void *ob = NULL, *ib = NULL;
     hwrt_status st = order(&c);
     if (st == HWRT_SUCCESS) st = map(&c, c.y, 1, 1, &ib);
     if (st == HWRT_SUCCESS) st = map(&c, c.x, 0, 0, &ob);
-    if (st == HWRT_SUCCESS && c.x->nbytes) st = hwi_dist_g.eng->allgather(ib, ob, c.y->nbytes, c.s);
+    if (st == HWRT_SUCCESS && c.x->nbytes) st = hwi_dist_g.eng->allgather(c.comm, ib, ob, c.y->nbytes, c.s);
     abandon(&c, st);
     if (st == HWRT_SUCCESS) st = unmap(&c, c.x, ob);
     leave(&c);
@@ -243,10 +260,11 @@ hwrt_status hwrt_allgather(hwrt_tensor out, hwrt_tensor in, hwrt_stream s)
     return st;
 }
 
-hwrt_status hwrt_reduce_scatter(hwrt_tensor out, hwrt_tensor in, hwrt_reduce_op op, hwrt_stream s)
+hwrt_status hwrt_group_reduce_scatter(hwrt_group g, hwrt_tensor out, hwrt_tensor in,
+                                      hwrt_reduce_op op, hwrt_stream s)
 {
     COLL(c);
-    HWI_TRY(enter(&c, "hwrt_reduce_scatter", out, in, s));
+    HWI_TRY(enter(&c, g ? "hwrt_group_reduce_scatter" : "hwrt_reduce_scatter", g, out, in, s));
     HWI_TRY(check_reduce(c.api, c.y, op));
     HWI_TRY(check_sizes(&c, c.y, "input", c.x, "output"));
     pthread_mutex_lock(&coll_mu);
@@ -262,11 +280,39 @@ hwrt_status hwrt_reduce_scatter(hwrt_tensor out, hwrt_tensor in, hwrt_reduce_op 
     return st;
 }
 
-hwrt_status hwrt_barrier(void)
+hwrt_status hwrt_group_barrier(hwrt_group g)
 {
     HWI_TRY(hwrt_dist_init());
+    const char *api = g ? "hwrt_group_barrier" : "hwrt_barrier";
+    void *comm;
+    int r, n;
+    HWI_TRY(hwi_group_get(api, g, &comm, &r, &n));
     pthread_mutex_lock(&coll_mu);
-    hwrt_status st = hwi_dist_g.eng->barrier();
+    hwrt_status st = hwi_group_get(api, g, &comm, &r, &n);
+    if (st == HWRT_SUCCESS) st = hwi_dist_g.eng->barrier(comm);
     pthread_mutex_unlock(&coll_mu);
     return st;
 }
+
+/* The world's collectives: the group ones on the world. */
+hwrt_status hwrt_allreduce(hwrt_tensor t, hwrt_reduce_op op, hwrt_stream s)
+{
+    return hwrt_group_allreduce(NULL, t, op, s);
+}
+
+hwrt_status hwrt_broadcast(hwrt_tensor t, int root, hwrt_stream s)
+{
+    return hwrt_group_broadcast(NULL, t, root, s);
+}
+
+hwrt_status hwrt_allgather(hwrt_tensor out, hwrt_tensor in, hwrt_stream s)
+{
+    return hwrt_group_allgather(NULL, out, in, s);
+}
+
+hwrt_status hwrt_reduce_scatter(hwrt_tensor out, hwrt_tensor in, hwrt_reduce_op op, hwrt_stream s)
+{
+    return hwrt_group_reduce_scatter(NULL, out, in, op, s);
+}
+
+hwrt_status hwrt_barrier(void) { return hwrt_group_barrier(NULL); }

@@ -78,7 +78,7 @@ static hwrt_status learn_hosts(hwi_dist *d)
     const char *named = getenv("HWRT_DIST_HOSTNAME");
     me.named = named && *named;
     hwi_dist_hostname(me.host, sizeof me.host);
-    hwrt_status st = d->eng->allgather(&me, recs, sizeof me, NULL);
+    hwrt_status st = d->eng->allgather(NULL, &me, recs, sizeof me, NULL);
     if (st == HWRT_SUCCESS) st = check_host_names(d, recs);
     if (st != HWRT_SUCCESS) {
         free(recs);
@@ -148,6 +148,7 @@ hwrt_status hwrt_dist_finalize(void)
     hwi_dist_lock();
     hwrt_status st = HWRT_SUCCESS;
     if (hwi_dist_g.inited) {
+        hwi_group_drop_all();
         st = hwi_dist_g.eng->finalize();
         hwi_dist_free_staging();
         free(hwi_dist_g.hosts);

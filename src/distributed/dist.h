@@ -34,6 +34,17 @@ hwrt_status hwi_dist_exchange_devices(const char *api, const char *backend, int 
 /* Release the pinned staging buffers of collective.c. */
 hwrt_status hwi_dist_free_staging(void);
 
+/* The group a collective runs on (group.c): its engine communicator, this process's rank
+ * in it and its size; g NULL is the world (communicator NULL). INVALID_HANDLE, naming api,
+ * for a group not alive. Collectives resolve under hwi_coll_lock, which group destroy
+ * takes too, so a communicator is never freed under a running collective. */
+hwrt_status hwi_group_get(const char *api, hwrt_group g, void **comm, int *rank, int *size);
+/* Forget every group (hwrt_dist_finalize; MPI finalization takes their communicators). */
+void hwi_group_drop_all(void);
+/* The lock that serializes collectives (collective.c). */
+void hwi_coll_lock(void);
+void hwi_coll_unlock(void);
+
 /* buf[i] /= by for n elements of dt (AVG); integers truncate toward zero. */
 void hwi_dist_divide(void *buf, size_t n, hwrt_dtype dt, int by);
 

@@ -16,13 +16,19 @@
 typedef struct hwi_coll_engine {
     const char *name;
     int host_memory;      /* 1: buffers must be host-addressable */
-    hwrt_status (*allreduce)(void *buf, size_t count, hwrt_dtype dt, hwrt_reduce_op op,
-                             hwi_stream *s);
-    hwrt_status (*broadcast)(void *buf, size_t bytes, int root, hwi_stream *s);
-    hwrt_status (*allgather)(const void *in, void *out, size_t bytes, hwi_stream *s);
-    hwrt_status (*reduce_scatter)(const void *in, void *out, size_t count, hwrt_dtype dt,
-                                  hwrt_reduce_op op, hwi_stream *s);
-    hwrt_status (*barrier)(void);
+    /* The collectives run on comm: a group's, from group_create, or NULL for the world;
+     * ranks (root) are ranks of comm. */
+    hwrt_status (*allreduce)(void *comm, void *buf, size_t count, hwrt_dtype dt,
+                             hwrt_reduce_op op, hwi_stream *s);
+    hwrt_status (*broadcast)(void *comm, void *buf, size_t bytes, int root, hwi_stream *s);
+    hwrt_status (*allgather)(void *comm, const void *in, void *out, size_t bytes, hwi_stream *s);
+    hwrt_status (*reduce_scatter)(void *comm, const void *in, void *out, size_t count,
+                                  hwrt_dtype dt, hwrt_reduce_op op, hwi_stream *s);
+    hwrt_status (*barrier)(void *comm);
+    /* A communicator of the world ranks listed (its rank i is world rank ranks[i]);
+     * collective over those ranks only. */
+    hwrt_status (*group_create)(const int *ranks, int n, void **comm);
+    hwrt_status (*group_free)(void *comm);
     hwrt_status (*finalize)(void);
 } hwi_coll_engine;
 

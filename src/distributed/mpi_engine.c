@@ -32,24 +32,32 @@ static hwrt_status wrap(int st, const char *err)
 /* One plugin call, as a job for the communication thread. Heap-allocated: after a
  * timeout the stuck thread may still touch it, so it is then leaked, never freed. */
 typedef struct {
-    enum { J_ALLREDUCE, J_BCAST, J_ALLGATHER, J_REDUCE_SCATTER, J_BARRIER } kind;
+    enum { J_ALLREDUCE, J_BCAST, J_ALLGATHER, J_REDUCE_SCATTER, J_BARRIER, J_GROUP_CREATE,
+           J_GROUP_FREE } kind;
+    void *comm;                /* the group's communicator, NULL: the world */
     void *buf;
     const void *in;
     size_t n;
     int dtype, op, root;
     double timeout;
+    void **made;               /* J_GROUP_CREATE: where the communicator goes */
 } job;
 
 static int run_job(void *arg, char *err, size_t len)
 {
     job *j = arg;
     switch (j->kind) {
-    case J_ALLREDUCE: return plug->allreduce(j->buf, j->n, j->dtype, j->op, j->timeout, err, len);
-    case J_BCAST: return plug->broadcast(j->buf, j->n, j->root, j->timeout, err, len);
-    case J_ALLGATHER: return plug->allgather(j->in, j->buf, j->n, j->timeout, err, len);
+    case J_ALLREDUCE:
+        return plug->allreduce(j->comm, j->buf, j->n, j->dtype, j->op, j->timeout, err, len);
+    case J_BCAST: return plug->broadcast(j->comm, j->buf, j->n, j->root, j->timeout, err, len);
+    case J_ALLGATHER: return plug->allgather(j->comm, j->in, j->buf, j->n, j->timeout, err, len);
     case J_REDUCE_SCATTER:
-        return plug->reduce_scatter(j->in, j->buf, j->n, j->dtype, j->op, j->timeout, err, len);
-    default: return plug->barrier(j->timeout, err, len);
+        return plug->reduce_scatter(j->comm, j->in, j->buf, j->n, j->dtype, j->op, j->timeout,
+                                    err, len);
+    case J_GROUP_CREATE:
+        return plug->comm_create(j->in, (int)j->n, j->timeout, j->made, err, len);
+    case J_GROUP_FREE: return plug->comm_free(j->comm, err, len);
+    default: return plug->barrier(j->comm, j->timeout, err, len);
     }
 }
 
@@ -69,33 +77,62 @@ static hwrt_status submit(job j, const char *what)
     return st;
 }
 
-static hwrt_status m_allreduce(void *buf, size_t count, hwrt_dtype dt, hwrt_reduce_op op,
-                               hwi_stream *s)
+static hwrt_status m_allreduce(void *comm, void *buf, size_t count, hwrt_dtype dt,
+                               hwrt_reduce_op op, hwi_stream *s)
 {
-    return submit((job){.kind = J_ALLREDUCE, .buf = buf, .n = count, .dtype = (int)dt,
-                        .op = (int)op}, "MPI allreduce");
+    return submit((job){.kind = J_ALLREDUCE, .comm = comm, .buf = buf, .n = count,
+                        .dtype = (int)dt, .op = (int)op}, "MPI allreduce");
 }
 
-static hwrt_status m_broadcast(void *buf, size_t bytes, int root, hwi_stream *s)
+static hwrt_status m_broadcast(void *comm, void *buf, size_t bytes, int root, hwi_stream *s)
 {
-    return submit((job){.kind = J_BCAST, .buf = buf, .n = bytes, .root = root}, "MPI broadcast");
+    return submit((job){.kind = J_BCAST, .comm = comm, .buf = buf, .n = bytes, .root = root},
+                  "MPI broadcast");
 }
 
-static hwrt_status m_allgather(const void *in, void *out, size_t bytes, hwi_stream *s)
+static hwrt_status m_allgather(void *comm, const void *in, void *out, size_t bytes, hwi_stream *s)
 {
-    return submit((job){.kind = J_ALLGATHER, .in = in, .buf = out, .n = bytes}, "MPI allgather");
+    return submit((job){.kind = J_ALLGATHER, .comm = comm, .in = in, .buf = out, .n = bytes},
+                  "MPI allgather");
 }
 
-static hwrt_status m_reduce_scatter(const void *in, void *out, size_t count, hwrt_dtype dt,
-                                    hwrt_reduce_op op, hwi_stream *s)
+static hwrt_status m_reduce_scatter(void *comm, const void *in, void *out, size_t count,
+                                    hwrt_dtype dt, hwrt_reduce_op op, hwi_stream *s)
 {
-    return submit((job){.kind = J_REDUCE_SCATTER, .in = in, .buf = out, .n = count,
-                        .dtype = (int)dt, .op = (int)op}, "MPI reduce_scatter");
+    return submit((job){.kind = J_REDUCE_SCATTER, .comm = comm, .in = in, .buf = out,
+                        .n = count, .dtype = (int)dt, .op = (int)op}, "MPI reduce_scatter");
 }
 
-static hwrt_status m_barrier(void)
+static hwrt_status m_barrier(void *comm)
 {
-    return submit((job){.kind = J_BARRIER}, "MPI barrier");
+    return submit((job){.kind = J_BARRIER, .comm = comm}, "MPI barrier");
+}
+
+/* The list and the result slot live in the caller's frame: after a timeout the stuck
+ * call may still write the slot, so the communication thread gets heap copies. */
+static hwrt_status m_group_create(const int *ranks, int n, void **comm)
+{
+    int *list = malloc((size_t)n * sizeof *list);
+    void **made = malloc(sizeof *made);
+    if (!list || !made) {
+        free(list);
+        free(made);
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "MPI group create: host out of memory");
+    }
+    memcpy(list, ranks, (size_t)n * sizeof *list);
+    *made = NULL;
+    hwrt_status st = submit((job){.kind = J_GROUP_CREATE, .in = list, .n = (size_t)n,
+                                  .made = made}, "MPI group create");
+    if (hwi_comm_broken()) return st;         /* the stuck thread may still use them */
+    *comm = *made;
+    free(list);
+    free(made);
+    return st;
+}
+
+static hwrt_status m_group_free(void *comm)
+{
+    return submit((job){.kind = J_GROUP_FREE, .comm = comm}, "MPI group free");
 }
 
 /* On the calling thread (MPI_Finalize belongs to the thread that initialised MPI); not
@@ -112,7 +149,8 @@ static hwrt_status m_finalize(void)
 static const hwi_coll_engine mpi_engine = {
     .name = "mpi", .host_memory = 1,
     .allreduce = m_allreduce, .broadcast = m_broadcast, .allgather = m_allgather,
-    .reduce_scatter = m_reduce_scatter, .barrier = m_barrier, .finalize = m_finalize,
+    .reduce_scatter = m_reduce_scatter, .barrier = m_barrier, .group_create = m_group_create,
+    .group_free = m_group_free, .finalize = m_finalize,
 };
 
 /* Open one candidate path; on failure append dlerror() to why. RTLD_GLOBAL because Open

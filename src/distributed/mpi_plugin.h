@@ -13,7 +13,7 @@
 
 #include "hwrt.h"
 
-#define HWI_MPI_ABI 1u
+#define HWI_MPI_ABI 2u
 #define HWI_MPI_ENTRY "hwrt_mpi_plugin"
 
 typedef struct hwi_mpi_plugin {
@@ -27,17 +27,27 @@ typedef struct hwi_mpi_plugin {
                 char *version, size_t vlen, char *err, size_t errlen);
     /* Frees the communicator and finalizes MPI if init started it and nothing failed. */
     int (*finalize)(char *err, size_t errlen);
+    /* The collectives run on comm: one from comm_create, or NULL for the world. */
     /* In place over buf; dtype is an hwrt_dtype (not bool), op SUM/PROD/MAX/MIN. */
-    int (*allreduce)(void *buf, size_t count, int dtype, int op, double timeout,
+    int (*allreduce)(void *comm, void *buf, size_t count, int dtype, int op, double timeout,
                      char *err, size_t errlen);
-    int (*broadcast)(void *buf, size_t bytes, int root, double timeout, char *err, size_t errlen);
+    /* root is a rank of comm */
+    int (*broadcast)(void *comm, void *buf, size_t bytes, int root, double timeout, char *err,
+                     size_t errlen);
     /* out holds size * bytes: rank r's in at out + r * bytes. */
-    int (*allgather)(const void *in, void *out, size_t bytes, double timeout,
+    int (*allgather)(void *comm, const void *in, void *out, size_t bytes, double timeout,
                      char *err, size_t errlen);
     /* in holds size * count elements; out gets this rank's count reduced elements. */
-    int (*reduce_scatter)(const void *in, void *out, size_t count, int dtype, int op,
+    int (*reduce_scatter)(void *comm, const void *in, void *out, size_t count, int dtype, int op,
                           double timeout, char *err, size_t errlen);
-    int (*barrier)(double timeout, char *err, size_t errlen);
+    int (*barrier)(void *comm, double timeout, char *err, size_t errlen);
+    /* A sub-communicator of the world whose rank i is world rank ranks[i] (distinct, n >=
+     * 1): collective over those ranks only, which pass the same list
+     * (MPI_Comm_create_group); the others do not call it. */
+    int (*comm_create)(const int *ranks, int n, double timeout, void **comm, char *err,
+                       size_t errlen);
+    /* Frees a communicator from comm_create (every member frees its own). */
+    int (*comm_free)(void *comm, char *err, size_t errlen);
 } hwi_mpi_plugin;
 
 typedef const hwi_mpi_plugin *(*hwi_mpi_entry_fn)(uint32_t abi);

@@ -20,7 +20,10 @@ static int to_dl(hwrt_dtype dt, DLDataType *o)
         [HWRT_BFLOAT16] = {kDLBfloat, 16, 1}, [HWRT_FLOAT64] = {kDLFloat, 64, 1},
         [HWRT_INT8] = {kDLInt, 8, 1}, [HWRT_UINT8] = {kDLUInt, 8, 1},
         [HWRT_INT32] = {kDLInt, 32, 1}, [HWRT_INT64] = {kDLInt, 64, 1},
-        [HWRT_BOOL] = {kDLBool, 8, 1}};
+        [HWRT_BOOL] = {kDLBool, 8, 1}, [HWRT_INT16] = {kDLInt, 16, 1},
+        [HWRT_UINT16] = {kDLUInt, 16, 1}, [HWRT_UINT32] = {kDLUInt, 32, 1},
+        [HWRT_UINT64] = {kDLUInt, 64, 1}, [HWRT_COMPLEX64] = {kDLComplex, 64, 1},
+        [HWRT_COMPLEX128] = {kDLComplex, 128, 1}};
     if ((unsigned)dt >= HWRT_DTYPE_COUNT) return 0;
     *o = map[dt];
     return 1;

@@ -3,6 +3,7 @@
  * dispatch it, and note which streams wrote and read each tensor so host reads are
  * ordered after them. */
 #include "tensor.h"
+#include "../base/dtype.h"
 #include "../base/op_table.h"
 #include "../base/status.h"
 #include "../offload/offload.h"
@@ -50,8 +51,25 @@ static void op_end(op_ctx *c)
 }
 #define OP_CTX(c) op_ctx c __attribute__((cleanup(op_end))) = {0}
 
+/* Every operand's dtype must have kernels (base/dtype.h); inputs are named first. */
+static hwrt_status need_kernels(const op_ctx *c)
+{
+    const hwi_tensor *all[3] = {c->out, c->a, c->b};
+    static const char *const role[3] = {"the output", "input a", "input b"};
+    for (int j = 1; j <= 3; j++) {
+        int i = j % 3;
+        if (all[i] && !hwi_dtype_has_kernel(all[i]->dtype))
+            return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "%s: %s has dtype %s, which no backend has "
+                           "a kernel for (tensors of it are created, copied and shared through "
+                           "DLPack only); ops run on %s", c->api, role[i],
+                           hwrt_dtype_name(all[i]->dtype), HWI_KERNEL_DTYPES);
+    }
+    return HWRT_SUCCESS;
+}
+
 /* Resolve op's handles (the table's arity of them) and the stream; every tensor must
- * live on the stream's device. */
+ * live on the stream's device and have a dtype with kernels, except for a cast to the
+ * same dtype (a byte copy). */
 static hwrt_status begin(op_ctx *c, const char *api, hwrt_kernel_op op, hwrt_tensor out,
                          hwrt_tensor a, hwrt_tensor b, hwrt_stream sh)
 {
@@ -63,6 +81,7 @@ static hwrt_status begin(op_ctx *c, const char *api, hwrt_kernel_op op, hwrt_ten
     if (nin >= 2) HWI_TRY(hwi_tensor_resolve(b, &c->b));
     HWI_TRY(hwi_stream_resolve_on(sh, c->out->device, &c->s));
     hwi_tensor *all[3] = {c->out, c->a, c->b};
+    if (!(op == HWRT_K_CAST && c->a && c->a->dtype == c->out->dtype)) HWI_TRY(need_kernels(c));
     for (int i = 0; i < 3; i++)
         if (all[i] && all[i]->device != c->s->device)
             return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: %s is on device %d but the stream is "
@@ -74,19 +93,25 @@ static hwrt_status begin(op_ctx *c, const char *api, hwrt_kernel_op op, hwrt_ten
     return hwi_offload_ensure(all, writes, 3, c->s);
 }
 
-static hwrt_status launch(op_ctx *c, hwrt_kernel *k)
+/* Submit w and note the stream's use of the operands. */
+static hwrt_status submit(op_ctx *c, hwi_work *w)
 {
     if (c->out->nbytes == 0)
         return HWRT_SUCCESS;
-    hwi_work w = {.kind = HWI_WORK_KERNEL, .stream = c->s, .name = hwi_op_name(k->op)};
-    w.u.kernel = *k;
-    HWI_TRY(hwi_dispatch(&w));
+    HWI_TRY(hwi_dispatch(w));
     hwi_tensor *all[3] = {c->out, c->a, c->b};
     hwi_offload_after_use(all, 3, c->s);
     if (c->a) hwi_tensor_note_use(c->a, c->s, 0);
     if (c->b) hwi_tensor_note_use(c->b, c->s, 0);
     hwi_tensor_note_use(c->out, c->s, 1);
     return HWRT_SUCCESS;
+}
+
+static hwrt_status launch(op_ctx *c, hwrt_kernel *k)
+{
+    hwi_work w = {.kind = HWI_WORK_KERNEL, .stream = c->s, .name = hwi_op_name(k->op)};
+    w.u.kernel = *k;
+    return submit(c, &w);
 }
 
 /* t's dtype must be one the op table allows for the op. */
@@ -169,9 +194,19 @@ hwrt_status hwrt_op_cast(hwrt_tensor out, hwrt_tensor a, hwrt_stream s)
 {
     OP_CTX(c);
     HWI_TRY(begin(&c, "hwrt_op_cast", HWRT_K_CAST, out, a, NULL, s));
-    HWI_TRY(check_dtype(&c, c.a));
     if (!same_shape(c.a, c.out)) return mismatch(c.api, "shapes differ", c.a, c.out);
-    if (c.a->data == c.out->data && c.a->dtype != c.out->dtype)
+    if (c.a->dtype == c.out->dtype) {    /* a byte-exact device copy, for every dtype */
+        if (c.a->data == c.out->data) return HWRT_SUCCESS;
+        hwi_work w = {.kind = HWI_WORK_COPY, .stream = c.s, .name = "MemcpyDtoD"};
+        w.u.copy.dst = c.out->data;
+        w.u.copy.src = c.a->data;
+        w.u.copy.bytes = c.out->nbytes;
+        w.u.copy.kind = HWRT_MEMCPY_DEVICE_TO_DEVICE;
+        w.u.copy.pinned = 1;
+        return submit(&c, &w);
+    }
+    HWI_TRY(check_dtype(&c, c.a));
+    if (c.a->data == c.out->data)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_op_cast: in-place cast between dtypes "
                        "of different sizes is not allowed; use a separate output tensor");
     hwrt_kernel k = {.op = HWRT_K_CAST, .dtype = c.a->dtype, .out_dtype = c.out->dtype,

@@ -98,9 +98,11 @@ static void export_roundtrip(void)
     FAILS(hwrt_tensor_to_dlpack(t, &m), HWRT_ERROR_INVALID_HANDLE, "tensor");
     /* every dtype maps */
     const hwrt_dtype dts[] = {HWRT_FLOAT16, HWRT_BFLOAT16, HWRT_FLOAT64, HWRT_INT8, HWRT_UINT8,
-                              HWRT_INT32, HWRT_INT64, HWRT_BOOL};
-    const uint8_t codes[] = {kDLFloat, kDLBfloat, kDLFloat, kDLInt, kDLUInt, kDLInt, kDLInt, kDLBool};
-    for (int i = 0; i < 8; i++) {
+                              HWRT_INT32, HWRT_INT64, HWRT_BOOL, HWRT_INT16, HWRT_UINT16,
+                              HWRT_UINT32, HWRT_UINT64, HWRT_COMPLEX64, HWRT_COMPLEX128};
+    const uint8_t codes[] = {kDLFloat, kDLBfloat, kDLFloat, kDLInt, kDLUInt, kDLInt, kDLInt, kDLBool,
+                             kDLInt, kDLUInt, kDLUInt, kDLUInt, kDLComplex, kDLComplex};
+    for (int i = 0; i < (int)(sizeof dts / sizeof dts[0]); i++) {
         int64_t s1[1] = {3};
         OK(hwrt_tensor_empty(&t, dts[i], 1, s1));
         OK(hwrt_tensor_to_dlpack(t, &m));

@@ -356,6 +356,64 @@ static void op_errors(void)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) OK(hwrt_tensor_release(all[i]));
 }
 
+/* int16, uint16, uint32, uint64, complex64, complex128 are carried (created, copied,
+ * shared) but no backend has kernels for them: every op refuses them, naming the op, the
+ * operand, the dtype and the dtypes ops run on, and leaves the data as it was. */
+static void ops_without_kernels(void)
+{
+    CASE("ops on dtypes without kernels");
+    const hwrt_dtype dts[] = {HWRT_INT16, HWRT_UINT16, HWRT_UINT32, HWRT_UINT64,
+                              HWRT_COMPLEX64, HWRT_COMPLEX128};
+    int64_t s22[2] = {2, 2}, one[1] = {1};
+    hwrt_tensor f = empty(HWRT_FLOAT32, 2, s22), f1 = empty(HWRT_FLOAT32, 1, one);
+    OK(hwrt_op_fill(f, 1, NULL));
+    for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
+        hwrt_dtype dt = dts[i];
+        const char *name = hwrt_dtype_name(dt);
+        unsigned char src[4 * 16], got[4 * 16];
+        size_t nb = 4 * hwrt_dtype_size(dt);
+        for (size_t k = 0; k < nb; k++) src[k] = (unsigned char)(k * 29 + 3);
+        hwrt_tensor t, u = empty(dt, 2, s22), o1 = empty(dt, 1, one);
+        OK(hwrt_tensor_from_host(&t, dt, 2, s22, src));
+        FAILS(hwrt_op_fill(t, 1, NULL), HWRT_ERROR_NOT_SUPPORTED, "hwrt_op_fill: the output");
+        FAILS(hwrt_op_add(u, t, t, NULL), HWRT_ERROR_NOT_SUPPORTED, name);
+        FAILS(hwrt_op_add(u, t, t, NULL), HWRT_ERROR_NOT_SUPPORTED, "hwrt_op_add");
+        FAILS(hwrt_op_add(u, t, t, NULL), HWRT_ERROR_NOT_SUPPORTED, "ops run on float32");
+        FAILS(hwrt_op_mul(u, t, t, NULL), HWRT_ERROR_NOT_SUPPORTED, name);
+        FAILS(hwrt_op_scale(u, t, 2, NULL), HWRT_ERROR_NOT_SUPPORTED, name);
+        FAILS(hwrt_op_relu(u, t, NULL), HWRT_ERROR_NOT_SUPPORTED, name);
+        FAILS(hwrt_op_cast(f, t, NULL), HWRT_ERROR_NOT_SUPPORTED, "input a");
+        FAILS(hwrt_op_cast(t, f, NULL), HWRT_ERROR_NOT_SUPPORTED, "the output");
+        FAILS(hwrt_op_matmul(u, t, t, NULL), HWRT_ERROR_NOT_SUPPORTED, name);
+        FAILS(hwrt_op_sum(o1, t, -1, NULL), HWRT_ERROR_NOT_SUPPORTED, name);
+        FAILS(hwrt_op_sum(f1, t, -1, NULL), HWRT_ERROR_NOT_SUPPORTED, "input a");
+        memset(got, 0, sizeof got);
+        OK(hwrt_tensor_copy_to_host(t, got, nb));
+        EXPECT(!memcmp(src, got, nb));                  /* nothing was written */
+        OK(hwrt_op_cast(u, t, NULL));                   /* the same dtype: a byte copy */
+        memset(got, 0, sizeof got);
+        OK(hwrt_tensor_copy_to_host(u, got, nb));
+        EXPECT(!memcmp(src, got, nb));
+        OK(hwrt_op_cast(t, t, NULL));                   /* in place: nothing to do */
+        OK(hwrt_tensor_release(t));
+        OK(hwrt_tensor_release(u));
+        OK(hwrt_tensor_release(o1));
+    }
+    OK(hwrt_tensor_release(f));
+    OK(hwrt_tensor_release(f1));
+    /* a same-dtype cast copies the bytes: int64 values beyond 2^53 survive it (they went
+     * through double before) */
+    int64_t big[2] = {(INT64_C(1) << 62) + 1, -(INT64_C(1) << 60) - 3}, back[2] = {0, 0};
+    int64_t two[1] = {2};
+    hwrt_tensor x, y = empty(HWRT_INT64, 1, two);
+    OK(hwrt_tensor_from_host(&x, HWRT_INT64, 1, two, big));
+    OK(hwrt_op_cast(y, x, NULL));
+    OK(hwrt_tensor_copy_to_host(y, back, sizeof back));
+    EXPECT(back[0] == big[0] && back[1] == big[1]);
+    OK(hwrt_tensor_release(x));
+    OK(hwrt_tensor_release(y));
+}
+
 static void ops_on_streams(void)
 {
     CASE("ops across streams and devices");
@@ -407,5 +465,6 @@ void conf_ops(void)
     matmuls();
     sums();
     op_errors();
+    ops_without_kernels();
     ops_on_streams();
 }

@@ -233,7 +233,7 @@ static void dl_deleter(DLManagedTensorVersioned *m) { free(m); }
 
 static const hwrt_dtype dtypes[] = {HWRT_FLOAT32, HWRT_FLOAT16, HWRT_BFLOAT16, HWRT_FLOAT64,
                                     HWRT_INT8, HWRT_UINT8, HWRT_INT32, HWRT_INT64, HWRT_BOOL,
-                                    (hwrt_dtype)9, (hwrt_dtype)-1};
+                                    (hwrt_dtype)HWRT_DTYPE_COUNT, (hwrt_dtype)-1};
 static const char *const keys[] = {"max_device_memory", "max_split_size", "expandable_segments",
                                    "garbage_collection_threshold", "record_alloc_sites",
                                    "memory_offload", "offload_cpu_size", "prefetch_depth",

@@ -198,6 +198,18 @@ static void bad_arguments(void)
     FAILS(hwrt_broadcast(a, size, NULL), HWRT_ERROR_INVALID_ARGUMENT, "is not a rank");
     FAILS(hwrt_allgather(a, b, NULL), HWRT_ERROR_INVALID_ARGUMENT, "must have");
     FAILS(hwrt_allreduce(c, HWRT_REDUCE_SUM, NULL), HWRT_ERROR_INVALID_ARGUMENT, "bool");
+    {   /* a dtype without reduction kernels is refused; broadcast moves its bytes */
+        uint64_t v[4] = {rank + 1u, UINT64_MAX - (uint64_t)rank, 3, (uint64_t)1 << 63};
+        hwrt_tensor u = make(HWRT_UINT64, 4, v);
+        FAILS(hwrt_allreduce(u, HWRT_REDUCE_SUM, NULL), HWRT_ERROR_NOT_SUPPORTED, "uint64 tensors");
+        FAILS(hwrt_allreduce(u, HWRT_REDUCE_MAX, NULL), HWRT_ERROR_NOT_SUPPORTED, "float32");
+        OK(hwrt_broadcast(u, size - 1, NULL));
+        uint64_t got[4] = {0};
+        OK(hwrt_tensor_copy_to_host(u, got, sizeof got));
+        EXPECT(got[0] == (uint64_t)size && got[1] == UINT64_MAX - (uint64_t)(size - 1) &&
+               got[2] == 3 && got[3] == (uint64_t)1 << 63);
+        OK(hwrt_tensor_release(u));
+    }
     FAILS(hwrt_allreduce(a, (hwrt_reduce_op)9, NULL), HWRT_ERROR_INVALID_ARGUMENT, "op 9");
     FAILS(hwrt_allreduce(NULL, HWRT_REDUCE_SUM, NULL), HWRT_ERROR_INVALID_HANDLE, "not a live");
     /* a stream of another device than the tensor's */

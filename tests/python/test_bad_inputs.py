@@ -18,7 +18,8 @@ def public_callables():
     import hwrt.common.initializer  # noqa: F401  (MindSpore's module layout, issue 23)
     mods = [hwrt, hwrt.runtime, hwrt.communication, hwrt.profiler, hwrt.hal, hwrt.context,
             hwrt.ops, hwrt.common.initializer, hwrt.device_context.ascend,
-            hwrt.device_context.gpu, hwrt.device_context.cpu, hwrt.communication.management]
+            hwrt.device_context.gpu, hwrt.device_context.cpu, hwrt.communication.management,
+            hwrt.communication.comm_func]
     seen = set()
     for m in mods:
         for name in dir(m):

@@ -3,7 +3,8 @@
 as they assume a fresh runtime (MindSpore fixes the device per process).
 
 Sources (mindspore-ai/mindspore, tests/): st/hal/test_hal_device.py,
-st/hal/test_hal_memory.py, ut/python/pynative_mode/test_context.py,
+st/hal/test_hal_memory.py, st/hal/test_hal_memory_ascend.py (mindspore-ai/mindspore_test),
+ut/python/pynative_mode/test_context.py,
 ut/python/pynative_mode/test_device_manager.py (test_hal_stream.py and test_hal_event.py
 are in test_ms_stream.py). The only changes: mindspore.nn's `Net` (P.Abs) becomes
 `ops.relu` of the same input, `tests.device_utils.set_device()` becomes
@@ -163,6 +164,52 @@ ms.runtime.reset_max_memory_allocated()
 allocated_peak_after_reset = ms.runtime.max_memory_allocated()
 rt.synchronize()
 assert allocated_before_reset == allocated_peak_after_reset
+""")
+
+
+# ---- tests/st/hal/test_hal_memory_ascend.py (mindspore_test) ----
+# (its test_memory_replay needs MindSpore's hal_dryrun_case.py tracker output and
+# test_huge_page_reserve_vmm needs acl: not run here)
+
+def test_empty_cache_vmm():
+    run("""
+ms.set_device("Ascend")
+os.environ['MS_ALLOC_CONF'] = "enable_vmm:true"
+net(Tensor(2.0))
+reserved_size = ms.runtime.memory_reserved()
+assert reserved_size > 0
+ms.runtime.empty_cache()
+reserved_size = ms.runtime.memory_reserved()
+assert reserved_size == 0
+""")
+
+
+def test_empty_cache_without_vmm():
+    run("""
+ms.set_device("Ascend")
+os.environ['MS_ALLOC_CONF'] = "enable_vmm:false"
+for _ in range(1000):
+    net(Tensor(2.0))
+    reserved_size = ms.runtime.memory_reserved()
+    assert reserved_size > 0
+    ms.runtime.empty_cache()
+    reserved_size = ms.runtime.memory_reserved()
+    assert reserved_size == 0
+""")
+
+
+def test_empty_cache_dryrun():
+    run("""
+ms.set_device("Ascend")
+os.environ["MS_SIMULATION_LEVEL"] = "1"
+os.environ["RANK_SIZE"] = "1"
+os.environ["RANK_ID"] = "0"
+net(Tensor(2.0))
+reserved_size = ms.runtime.memory_reserved()
+assert reserved_size > 0
+ms.runtime.empty_cache()
+reserved_size = ms.runtime.memory_reserved()
+assert reserved_size == 0
 """)
 
 

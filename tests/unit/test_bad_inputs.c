@@ -395,7 +395,7 @@ static hwrt_status tensor_too_big(void)
       hwrt_tensor_empty((hwrt_tensor *)hlocal, (hwrt_dtype)99, 1, SHAPE(4)))                      \
     X(tensor_dtype_negative, HWRT_ERROR_INVALID_ARGUMENT, "dtype -1 is not a hwrt_dtype",          \
       hwrt_tensor_empty((hwrt_tensor *)hlocal, (hwrt_dtype)-1, 1, SHAPE(4)))                      \
-    X(tensor_dtype_count, HWRT_ERROR_INVALID_ARGUMENT, "dtype 9 is not a hwrt_dtype",              \
+    X(tensor_dtype_count, HWRT_ERROR_INVALID_ARGUMENT, "dtype 15 is not a hwrt_dtype",              \
       hwrt_tensor_empty((hwrt_tensor *)hlocal, HWRT_DTYPE_COUNT, 1, SHAPE(4)))                    \
     X(tensor_ndim_big, HWRT_ERROR_INVALID_ARGUMENT, "ndim 9 is out of range",                      \
       hwrt_tensor_empty((hwrt_tensor *)hlocal, HWRT_FLOAT32, 9, SHAPE(1, 1, 1, 1, 1, 1, 1, 1, 1))) \

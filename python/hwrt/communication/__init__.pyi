@@ -2,6 +2,7 @@
 # mindspore.communication (python/src/comm.c).
 from typing import Any
 
+from . import comm_func as comm_func
 from . import management as management
 
 HCCL_WORLD_COMM_GROUP: str
