@@ -15,6 +15,7 @@
  * the collective's stream. Collectives from several threads are serialized here. */
 #include "dist.h"
 #include "comm_thread.h"
+#include "coll_select.h"
 #include "../base/config.h"
 #include "../base/status.h"
 #include "../tensor/tensor.h"
@@ -35,6 +36,7 @@ typedef struct {
     hwi_tensor *x;              /* the tensor written (allreduce/broadcast: also read) */
     hwi_tensor *y;              /* the tensor read by allgather / reduce_scatter */
     int direct;                 /* engine works on device memory in place */
+    const hwi_coll_engine *e;   /* the engine of tensor collectives (coll_select.c) */
 } coll;
 
 /* A collective holds its tensors and stream pinned until it returns (runtime/handle.h). */
@@ -94,16 +96,33 @@ static void leave(coll *c)
     hwi_offload_after_use(all, 2, c->s);
 }
 
-/* After validation: wait for earlier work, check the binding once. */
+/* After validation: check the binding once, pick the engine (both collective), wait for
+ * earlier work. A device engine (NCCL) enqueues on s itself: only the other streams that
+ * used the tensors are waited for, and s is not. */
 static hwrt_status order(coll *c)
 {
-    HWI_TRY(hwi_stream_sync(c->s, c->api));
-    HWI_TRY(hwi_tensor_wait(c->x, 0, c->api));
-    if (c->y) HWI_TRY(hwi_tensor_wait(c->y, 1, c->api));
     if (!hwi_dist_g.devices_checked)
         HWI_TRY(hwi_dist_exchange_devices(c->api, hwrt_current_backend(), c->x->device,
                                           HWRT_SUCCESS, ""));
+    HWI_TRY(hwi_coll_engine_get(&c->e));
+    if (!c->e->host_memory) {
+        c->direct = 1;
+        HWI_TRY(hwi_tensor_wait_except(c->x, 0, c->s, c->api));
+        if (c->y) HWI_TRY(hwi_tensor_wait_except(c->y, 1, c->s, c->api));
+        return HWRT_SUCCESS;
+    }
+    HWI_TRY(hwi_stream_sync(c->s, c->api));
+    HWI_TRY(hwi_tensor_wait(c->x, 0, c->api));
+    if (c->y) HWI_TRY(hwi_tensor_wait(c->y, 1, c->api));
     return HWRT_SUCCESS;
+}
+
+/* A device engine queued the collective on s: later host reads and frees wait for s. */
+static void note_queued(coll *c)
+{
+    if (c->e->host_memory) return;
+    hwi_tensor_note_use(c->x, c->s, 1);
+    if (c->y) hwi_tensor_note_use(c->y, c->s, 0);
 }
 
 /* A host-addressable view of t: its memory (direct) or staging slot `slot`, filled from
@@ -160,12 +179,15 @@ static hwrt_status check_reduce(const char *api, const hwi_tensor *t, hwrt_reduc
 
 static hwrt_status run_reduce(coll *c, hwrt_reduce_op op, void *out, const void *in, size_t n)
 {
-    const hwi_coll_engine *e = hwi_dist_g.eng;
-    hwrt_reduce_op eop = op == HWRT_REDUCE_AVG ? HWRT_REDUCE_SUM : op;
+    const hwi_coll_engine *e = c->e;
+    /* host engines: AVG is SUM + a division here; device engines take AVG themselves */
+    int host_avg = op == HWRT_REDUCE_AVG && e->host_memory;
+    hwrt_reduce_op eop = host_avg ? HWRT_REDUCE_SUM : op;
     hwrt_status st = in ? e->reduce_scatter(in, out, n, c->x->dtype, eop, c->s)
                         : e->allreduce(out, n, c->x->dtype, eop, c->s);
-    if (st == HWRT_SUCCESS && op == HWRT_REDUCE_AVG)
+    if (st == HWRT_SUCCESS && host_avg)
         hwi_dist_divide(out, n, c->x->dtype, hwi_dist_g.size);
+    if (st == HWRT_SUCCESS) note_queued(c);
     return st;
 }
 
@@ -198,7 +220,8 @@ hwrt_status hwrt_broadcast(hwrt_tensor t, int root, hwrt_stream s)
     int is_root = root == hwi_dist_g.rank;
     hwrt_status st = order(&c);
     if (st == HWRT_SUCCESS) st = map(&c, c.x, 0, is_root, &buf);
-    if (st == HWRT_SUCCESS && c.x->nbytes) st = hwi_dist_g.eng->broadcast(buf, c.x->nbytes, root, c.s);
+    if (st == HWRT_SUCCESS && c.x->nbytes) st = c.e->broadcast(buf, c.x->nbytes, root, c.s);
+    if (st == HWRT_SUCCESS && c.x->nbytes) note_queued(&c);
     abandon(&c, st);
     if (st == HWRT_SUCCESS && !is_root) st = unmap(&c, c.x, buf);
     leave(&c);
@@ -235,7 +258,8 @@ hwrt_status hwrt_allgather(hwrt_tensor out, hwrt_tensor in, hwrt_stream s)
     hwrt_status st = order(&c);
     if (st == HWRT_SUCCESS) st = map(&c, c.y, 1, 1, &ib);
     if (st == HWRT_SUCCESS) st = map(&c, c.x, 0, 0, &ob);
-    if (st == HWRT_SUCCESS && c.x->nbytes) st = hwi_dist_g.eng->allgather(ib, ob, c.y->nbytes, c.s);
+    if (st == HWRT_SUCCESS && c.x->nbytes) st = c.e->allgather(ib, ob, c.y->nbytes, c.s);
+    if (st == HWRT_SUCCESS && c.x->nbytes) note_queued(&c);
     abandon(&c, st);
     if (st == HWRT_SUCCESS) st = unmap(&c, c.x, ob);
     leave(&c);
