@@ -82,12 +82,14 @@ hwrt_status hwi_coll_engine_get(const hwi_coll_engine **out)
         *out = d->coll;
         return HWRT_SUCCESS;
     }
-    if (d->size == 1) {           /* one process: the self engine, nothing to move */
+    int want;
+    HWI_TRY(hwi_coll_want(&want));
+    if (d->size == 1 && want != HWI_COLL_NCCL) {   /* one process: nothing to move */
         *out = d->coll = d->eng;
         return HWRT_SUCCESS;
     }
-    int want;
-    HWI_TRY(hwi_coll_want(&want));
+    /* (HWRT_COLL_ENGINE=nccl with one process runs NCCL with one rank: the whole path on a
+     * machine with one GPU) */
     hwi_coll_vote me, *all = calloc((size_t)d->size, sizeof *all);
     if (!all) return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "choosing the collective engine: "
                              "host out of memory");

@@ -3,6 +3,7 @@
  *   decide      (one process) the verdict from ranks' votes, and this rank's vote with
  *               the cuda backend when NCCL or libcuda cannot be loaded (HWRT_NCCL_LIBRARY)
  *   badvalue    (one process) HWRT_COLL_ENGINE=bogus: hwrt_dist_init fails, naming it
+ *   forcednccl1 (one process) HWRT_COLL_ENGINE=nccl on sim: the collective fails, saying why
  * under mpirun (sim backend):
  *   auto        collectives run on MPI; the log says why NCCL was not chosen
  *   forcedmpi   HWRT_COLL_ENGINE=mpi: MPI, the log says so
@@ -207,6 +208,11 @@ int main(int argc, char **argv)
         TEST_CASE("forcednccl");
         scenario_engine(NULL, HWRT_ERROR_UNAVAILABLE, "HWRT_COLL_ENGINE=nccl, but rank 0 of 2 "
                         "cannot run NCCL: the device backend is sim");
+    } else if (!strcmp(s, "forcednccl1")) {
+        TEST_CASE("forcednccl1");     /* one process: NCCL with one rank, refused on sim */
+        setenv("HWRT_COLL_ENGINE", "nccl", 1);
+        scenario_engine(NULL, HWRT_ERROR_UNAVAILABLE, "HWRT_COLL_ENGINE=nccl, but rank 0 of 1 "
+                        "cannot run NCCL: the device backend is sim");
     } else if (!strcmp(s, "mixed")) {
         TEST_CASE("mixed");
         scenario_engine(NULL, HWRT_ERROR_INVALID_ARGUMENT,
@@ -219,7 +225,7 @@ int main(int argc, char **argv)
         uniqueid(1);
     } else {
         fprintf(stderr, "usage: test_coll_engine decide [libnccl]|badvalue|auto|forcedmpi|"
-                "forcednccl|mixed|uniqueid|uniqueid_fail\n");
+                "forcednccl|forcednccl1|mixed|uniqueid|uniqueid_fail\n");
         return 2;
     }
     return test_report();
