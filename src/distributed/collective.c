@@ -1,13 +1,16 @@
 /* Collectives on device tensors.
  *
- * Ordering: "synchronize, then run". A collective first waits on the host for the work
- * queued on its stream (and on any stream that used its tensors), then runs the engine in
- * the calling thread, and returns with the result in device memory. It is therefore
- * ordered after all earlier work and before all later work on the stream. Enqueuing a host
+ * Ordering with a host engine (self, MPI): "synchronize, then run". A collective first
+ * waits on the host for the work queued on its stream (and on any stream that used its
+ * tensors), then runs the engine in the calling thread, and returns with the result in
+ * device memory. It is therefore ordered after all earlier work and before all later work
+ * on the stream. Enqueuing a host
  * function instead would run MPI on a device engine thread (needing MPI_THREAD_MULTIPLE),
  * could let two streams issue collectives in different orders on different ranks, and
  * could only report a dead peer later as a sticky error, not as this call's
- * HWRT_ERROR_DIST. Device engines (NCCL/HCCL) can enqueue for real behind the same seam.
+ * HWRT_ERROR_DIST. A device engine (NCCL, host_memory = 0) enqueues on the stream for real:
+ * only the other streams that used the tensors are waited for, and the tensors are
+ * recorded as used by the stream (coll_select.c picks the engine at the first call).
  *
  * Data: when the backend's device memory is host-addressable (sim), a host engine works on
  * it directly, as CUDA-aware MPI or NCCL work on device memory without staging; otherwise
