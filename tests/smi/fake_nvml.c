@@ -7,7 +7,10 @@
  * (200 MiB). Device 1, "NVIDIA H200 (fake) 2" at 0000:2C:00.0: 80 processes of 1 MiB with
  * pids 4000000+i (none alive), so that the first query (64 entries) is too small.
  * FAKE_NVML_MODE=nodriver makes nvmlInit_v2 fail with NVML_ERROR_DRIVER_NOT_LOADED;
- * FAKE_NVML_MODE=lost makes device 1 "fall off the bus" (NVML_ERROR_GPU_IS_LOST). */
+ * FAKE_NVML_MODE=lost makes device 1 "fall off the bus" (NVML_ERROR_GPU_IS_LOST);
+ * FAKE_NVML_MODE=nov1mem makes the v1 memory query unsupported. Built three times: with
+ * every entry point, without the _v3 process query (-DFAKE_NO_V3, a driver before R470:
+ * the unversioned query answers) and without the unversioned one (-DFAKE_NO_V1). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,6 +95,7 @@ API ret_t nvmlDeviceGetPciInfo_v3(dev_st *d, pci_t *p)
 }
 API ret_t nvmlDeviceGetMemoryInfo(dev_st *d, mem_t *m)
 {
+    if (mode("nov1mem")) return 3;       /* NOT_SUPPORTED: hwrt must take the v2 query */
     m->total = 143771 * MIB;
     m->free = d->index ? 143000 * MIB : 140000 * MIB;
     m->used = m->total - m->free;
@@ -112,28 +116,51 @@ API ret_t nvmlDeviceGetUtilizationRates(dev_st *d, util_t *u)
     u->memory = d->index ? 0 : 12;
     return 0;
 }
+/* The canned process list: pid and bytes of entry i of device d. */
+static unsigned int have(dev_st *d) { return d->index ? 80 : 2; }
+static void proc_at(dev_st *d, unsigned int i, unsigned int *pid, unsigned long long *used)
+{
+    if (d->index) {
+        *pid = 4000000 + i;
+        *used = MIB;
+    } else {
+        *pid = i ? 1 : (unsigned)getpid();
+        *used = i ? 200 * MIB : 1500 * MIB;
+    }
+}
+
+#ifndef FAKE_NO_V3
 API ret_t nvmlDeviceGetComputeRunningProcesses_v3(dev_st *d, unsigned int *n, proc_t *p)
 {
-    unsigned int have = d->index ? 80 : 2;
-    if (*n < have) {
-        *n = have;
+    unsigned int have_n = have(d);
+    if (*n < have_n) {
+        *n = have_n;
         return 7;
     }
-    *n = have;
-    for (unsigned int i = 0; i < have; i++) {
+    *n = have_n;
+    for (unsigned int i = 0; i < have_n; i++) {
         memset(&p[i], 0, sizeof p[i]);
         p[i].gi = p[i].ci = 0xFFFFFFFFu;
-        if (d->index) {
-            p[i].pid = 4000000 + i;
-            p[i].used = MIB;
-        } else {
-            p[i].pid = i ? 1 : (unsigned)getpid();
-            p[i].used = i ? 200 * MIB : 1500 * MIB;
-        }
+        proc_at(d, i, &p[i].pid, &p[i].used);
     }
     return 0;
 }
+#endif
+
+#ifndef FAKE_NO_V1
 API ret_t nvmlDeviceGetComputeRunningProcesses(dev_st *d, unsigned int *n, proc1_t *p)
 {
+#ifdef FAKE_NO_V3                /* a driver before R470: this is the only process query */
+    unsigned int have_n = have(d);
+    if (*n < have_n) {
+        *n = have_n;
+        return 7;
+    }
+    *n = have_n;
+    for (unsigned int i = 0; i < have_n; i++) proc_at(d, i, &p[i].pid, &p[i].used);
+    return 0;
+#else
     return 3;    /* hwrt prefers the _v3 query: it must not get here */
+#endif
 }
+#endif

@@ -2,7 +2,8 @@
  *  - the loader with NVML absent, and with a driver that is not loaded;
  *  - the snapshot from a fake libnvidia-ml.so.1 (tests/smi/fake_nvml.c, a real shared
  *    library loaded with dlopen through HWRT_NVML_LIBRARY): devices, processes, the
- *    process list that outgrows the first buffer, a lost GPU;
+ *    process list that outgrows the first buffer, a lost GPU, drivers without the _v3 or
+ *    the unversioned process query, the v2 memory query as the fallback;
  *  - the reconciliation: this process's pool figures published through cuda_usage.c and
  *    merged into its NVML entry, refused when the file is forged or stale;
  *  - hwrt-smi's table, CSV and --explain on that snapshot (tools/hwrt-smi/smi_format.c).
@@ -67,16 +68,17 @@ static void nodriver(void)
     static hwrt_smi_snapshot s;
     FAILS(hwi_cuda_nvml_monitor(&s), HWRT_ERROR_UNAVAILABLE, "nvmlInit_v2 failed: Driver Not Loaded");
     EXPECT(strstr(hwrt_last_error(), "kernel module") != NULL);
+    /* a failed init is tried again by the next call, and works once the driver is up */
+    FAILS(hwi_cuda_nvml_monitor(&s), HWRT_ERROR_UNAVAILABLE, "nvmlInit_v2 failed: Driver Not Loaded");
+    unsetenv("FAKE_NVML_MODE");
+    OK(hwi_cuda_nvml_monitor(&s));
+    EXPECT(s.ndevices == 2);
 }
 
-static void snapshot(void)
+/* The canned figures of fake_nvml.c, with this process's pool figures merged in. */
+static void check_figures(const hwrt_smi_snapshot *sp)
 {
-    TEST_CASE("snapshot");
-    setenv("HWRT_NVML_LIBRARY", fake_lib, 1);
-    /* this process runs hwrt on device 0 (0000:1b:00): 1024 MiB reserved, 600 allocated */
-    hwi_cuda_usage_publish((hwi_pci_loc){0, 0x1b, 0}, 1024 * MIB, 600 * MIB);
-    static hwrt_smi_snapshot s;
-    OK(hwi_cuda_nvml_monitor(&s));
+    const hwrt_smi_snapshot s = *sp;
     EXPECT(s.ndevices == 2);
     EXPECT(!strcmp(s.driver, "NVIDIA driver 580.65.06, CUDA 13.0"));
     EXPECT(!strcmp(s.devices[0].name, "NVIDIA H200 (fake)"));
@@ -101,6 +103,24 @@ static void snapshot(void)
     EXPECT(other && other->used == MIB && other->reserved == 0 && !strcmp(other->name, "?"));
     EXPECT(s.warnings[0] == 0);
     if (s.warnings[0]) fprintf(stderr, "warnings: %s\n", s.warnings);
+}
+
+static hwrt_smi_snapshot *published_snapshot(const char *lib)
+{
+    setenv("HWRT_NVML_LIBRARY", lib, 1);
+    /* this process runs hwrt on device 0 (0000:1b:00): 1024 MiB reserved, 600 allocated */
+    hwi_cuda_usage_publish((hwi_pci_loc){0, 0x1b, 0}, 1024 * MIB, 600 * MIB);
+    static hwrt_smi_snapshot s;
+    OK(hwi_cuda_nvml_monitor(&s));
+    return &s;
+}
+
+static void snapshot(void)
+{
+    TEST_CASE("snapshot");
+    hwrt_smi_snapshot *sp = published_snapshot(fake_lib);
+    const hwrt_smi_snapshot s = *sp;
+    check_figures(sp);
 
     char *t = NULL;
     print(table, &s, 0, &t);
@@ -184,6 +204,30 @@ static unsigned long long my_start(void)
     return strtoull(p, NULL, 10);
 }
 
+static const char *fake_nov3, *fake_nov1;
+
+/* a driver before R470: no _v3 process query, the unversioned one answers */
+static void old_driver(void)
+{
+    TEST_CASE("old_driver");
+    check_figures(published_snapshot(fake_nov3));
+}
+
+/* a driver with the _v3 query only */
+static void no_v1(void)
+{
+    TEST_CASE("no_v1");
+    check_figures(published_snapshot(fake_nov1));
+}
+
+/* the v1 memory query refused: the v2 one gives the same figures */
+static void memv2(void)
+{
+    TEST_CASE("memv2");
+    setenv("FAKE_NVML_MODE", "nov1mem", 1);
+    check_figures(published_snapshot(fake_lib));
+}
+
 static void run(const char *name, void (*fn)(void))
 {
     fflush(NULL);
@@ -214,15 +258,27 @@ static void forged_all(void)
     forged("alloc_over_reserved", bad, 0600, "failed validation and was ignored");
     forged("garbage", "hwrt-cuda-usage 1 x\n", 0600, "failed validation");
     forged("stale_pid", stale, 0600, NULL);        /* another process had this pid */
+    /* everything allocated (allocated == reserved) is valid */
+    TEST_CASE("full_pool");
+    char full[128];
+    snprintf(full, sizeof full, "hwrt-cuda-usage 1 %llu 104857600 104857600\n", t);
+    forge(full, 0600);
+    static hwrt_smi_snapshot s;
+    OK(hwi_cuda_nvml_monitor(&s));
+    const hwrt_smi_process *me = find_pid(&s, getpid(), 0);
+    EXPECT(me && me->reserved == 100 * MIB && me->allocated == 100 * MIB &&
+           me->overhead == 1400 * MIB && !s.warnings[0]);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: test_cuda_monitor /path/to/libfake_nvml.so\n");
+    if (argc < 4) {
+        fprintf(stderr, "usage: test_cuda_monitor FAKE_NVML FAKE_NVML_NO_V3 FAKE_NVML_NO_V1\n");
         return 2;
     }
     fake_lib = argv[1];
+    fake_nov3 = argv[2];
+    fake_nov1 = argv[3];
     snprintf(board, sizeof board, "/tmp/hwrt-test-cuda-usage-%d", (int)getpid());
     mkdir(board, 0700);
     setenv("HWRT_CUDA_USAGE_DIR", board, 1);
@@ -231,6 +287,9 @@ int main(int argc, char **argv)
     run("snapshot", snapshot);
     run("forged", forged_all);
     run("lost", lost);
+    run("old_driver", old_driver);
+    run("no_v1", no_v1);
+    run("memv2", memv2);
     char cmd[512];
     snprintf(cmd, sizeof cmd, "rm -rf %s", board);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", board);
