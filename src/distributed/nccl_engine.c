@@ -35,12 +35,16 @@ typedef struct {
 } id_vote;
 
 hwrt_status hwi_nccl_exchange_id(const hwi_coll_engine *mpi, int rank, int size,
-                                 hc_ncclUniqueId *id)
+                                 hwrt_status local_st, const char *local_msg, hc_ncclUniqueId *id)
 {
-    id_vote me = {HWRT_SUCCESS, ""};
-    const hc_nccl *t = hwi_nccl_load(0, me.msg, sizeof me.msg);
+    id_vote me = {local_st, ""};
+    const hc_nccl *t = NULL;
     memset(id, 0, sizeof *id);
-    if (!t) me.status = HWRT_ERROR_UNAVAILABLE;
+    if (local_st != HWRT_SUCCESS) {
+        snprintf(me.msg, sizeof me.msg, "%s", local_msg);
+    } else if (!(t = hwi_nccl_load(0, me.msg, sizeof me.msg))) {
+        me.status = HWRT_ERROR_UNAVAILABLE;
+    }
     if (t && rank == 0) {
         hc_ncclResult_t r = t->ncclGetUniqueId(id);
         if (r != HC_ncclSuccess) {
@@ -115,12 +119,15 @@ static void leave_ctx(void)
 }
 
 /* The communicator, made at the first collective (with s's context current). */
-static hwrt_status ensure_comm(hwi_stream *s, hc_CUcontext ctx)
+/* local_st: whether this rank's stream and context are usable (every rank must still
+ * take part in the setup, so that a failure on one is everyone's verdict, not a hang). */
+static hwrt_status ensure_comm(hwi_stream *s, hc_CUcontext ctx, hwrt_status local_st)
 {
     if (broken[0])
         return hwi_err(HWRT_ERROR_DIST, "NCCL failed earlier (%s); the communicator was "
                        "aborted: collectives need a new process", broken);
     if (comm) {
+        HWI_TRY(local_st);
         if (s->device == comm_device) return HWRT_SUCCESS;
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "NCCL: this process's communicator is on "
                        "device %d, but the tensor is on device %d: one rank drives one device; "
@@ -128,7 +135,10 @@ static hwrt_status ensure_comm(hwi_stream *s, hc_CUcontext ctx)
                        comm_device);
     }
     hc_ncclUniqueId id;
-    HWI_TRY(hwi_nccl_exchange_id(hwi_dist_g.eng, hwi_dist_g.rank, hwi_dist_g.size, &id));
+    char local_msg[244];
+    snprintf(local_msg, sizeof local_msg, "%s", local_st ? hwrt_last_error() : "");
+    HWI_TRY(hwi_nccl_exchange_id(hwi_dist_g.eng, hwi_dist_g.rank, hwi_dist_g.size, local_st,
+                                 local_msg, &id));
     hc_ncclComm_t c = NULL;
     hc_ncclResult_t r = nc->ncclCommInitRank(&c, hwi_dist_g.size, id, hwi_dist_g.rank);
     /* every rank learns whether all made their communicator */
@@ -189,10 +199,11 @@ typedef struct {
 
 static hwrt_status run(const nccl_call *k, hwi_stream *s, const char *what)
 {
-    hc_CUstream cs;
-    hc_CUcontext ctx;
-    HWI_TRY(enter_ctx(s, &cs, &ctx));
-    hwrt_status st = ensure_comm(s, ctx);
+    hc_CUstream cs = NULL;
+    hc_CUcontext ctx = NULL;
+    hwrt_status lst = enter_ctx(s, &cs, &ctx);
+    hwrt_status st = ensure_comm(s, ctx, lst);
+    if (lst != HWRT_SUCCESS) return st;      /* nothing was pushed */
     if (st == HWRT_SUCCESS) {
         hc_ncclResult_t r;
         switch (k->kind) {

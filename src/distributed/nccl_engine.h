@@ -9,10 +9,12 @@
  * why otherwise. Its communicator is made at the first collective. */
 hwrt_status hwi_nccl_engine_open(const hwi_coll_engine **eng, char *why, size_t len);
 
-/* Collective over mpi (host memory): every rank loads NCCL and reports; rank 0 makes the
- * unique id (ncclGetUniqueId) and broadcasts it. All ranks get the same verdict: the id,
- * or the first failing rank's sentence (UNAVAILABLE when its NCCL would not load). */
+/* Collective over mpi (host memory): every rank loads NCCL and reports (with local_st
+ * and local_msg, a failure of its own found before); rank 0 makes the unique id
+ * (ncclGetUniqueId) and broadcasts it. All ranks get the same verdict: the id, or the
+ * first failing rank's sentence (UNAVAILABLE when its NCCL would not load). */
 hwrt_status hwi_nccl_exchange_id(const hwi_coll_engine *mpi, int rank, int size,
+                                 hwrt_status local_st, const char *local_msg,
                                  hc_ncclUniqueId *id);
 
 #endif

@@ -14,6 +14,7 @@
  *               over the MPI plugin: every rank holds the same, non-zero id
  *   uniqueid_fail  HWRT_NCCL_LIBRARY=/nonexistent on rank 1 only: every rank fails
  *               naming rank 1 and the path
+ *   uniqueid_localfail  rank 1 reports a failure of its own: every rank fails with it
  * Each process prints "N passed, M failed" and exits non-zero on any failure. */
 #include "harness.h"
 #include "distributed/coll_select.h"
@@ -159,7 +160,17 @@ static void uniqueid(int expect_fail)
     rank = hwrt_dist_rank();
     size = hwrt_dist_size();
     hc_ncclUniqueId id;
-    hwrt_status st = hwi_nccl_exchange_id(hwi_dist_g.eng, rank, size, &id);
+    if (expect_fail == 2) {        /* rank 1 failed on its own before (its stream, its context) */
+        hwrt_status st = hwi_nccl_exchange_id(hwi_dist_g.eng, rank, size,
+                                              rank == 1 ? HWRT_ERROR_NOT_SUPPORTED : HWRT_SUCCESS,
+                                              rank == 1 ? "no native stream here" : "", &id);
+        EXPECT(st == HWRT_ERROR_NOT_SUPPORTED);
+        EXPECT(strstr(hwrt_last_error(), "rank 1 of 2 cannot take part: no native stream here") != NULL);
+        OK(hwrt_barrier());
+        OK(hwrt_dist_finalize());
+        return;
+    }
+    hwrt_status st = hwi_nccl_exchange_id(hwi_dist_g.eng, rank, size, HWRT_SUCCESS, "", &id);
     if (expect_fail) {
         EXPECT(st == HWRT_ERROR_UNAVAILABLE);
         EXPECT(strstr(hwrt_last_error(), "rank 1 of 2 cannot take part") != NULL);
@@ -178,7 +189,7 @@ static void uniqueid(int expect_fail)
         free(all);
         /* a second exchange makes a fresh id (ncclGetUniqueId is not a constant) */
         hc_ncclUniqueId id2;
-        OK(hwi_nccl_exchange_id(hwi_dist_g.eng, rank, size, &id2));
+        OK(hwi_nccl_exchange_id(hwi_dist_g.eng, rank, size, HWRT_SUCCESS, "", &id2));
         EXPECT(memcmp(&id, &id2, sizeof id) != 0);
     }
     OK(hwrt_barrier());
@@ -220,12 +231,15 @@ int main(int argc, char **argv)
     } else if (!strcmp(s, "uniqueid")) {
         TEST_CASE("uniqueid");
         uniqueid(0);
+    } else if (!strcmp(s, "uniqueid_localfail")) {
+        TEST_CASE("uniqueid_localfail");
+        uniqueid(2);
     } else if (!strcmp(s, "uniqueid_fail")) {
         TEST_CASE("uniqueid_fail");
         uniqueid(1);
     } else {
         fprintf(stderr, "usage: test_coll_engine decide [libnccl]|badvalue|auto|forcedmpi|"
-                "forcednccl|forcednccl1|mixed|uniqueid|uniqueid_fail\n");
+                "forcednccl|forcednccl1|mixed|uniqueid|uniqueid_fail|uniqueid_localfail\n");
         return 2;
     }
     return test_report();
