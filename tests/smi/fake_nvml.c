@@ -8,7 +8,8 @@
  * pids 4000000+i (none alive), so that the first query (64 entries) is too small.
  * FAKE_NVML_MODE=nodriver makes nvmlInit_v2 fail with NVML_ERROR_DRIVER_NOT_LOADED;
  * FAKE_NVML_MODE=lost makes device 1 "fall off the bus" (NVML_ERROR_GPU_IS_LOST);
- * FAKE_NVML_MODE=nov1mem makes the v1 memory query unsupported. Built three times: with
+ * FAKE_NVML_MODE=nov1mem makes the v1 memory query unsupported; FAKE_NVML_PID=<pid> puts
+ * that process in the calling process's place. Built three times: with
  * every entry point, without the _v3 process query (-DFAKE_NO_V3, a driver before R470:
  * the unversioned query answers) and without the unversioned one (-DFAKE_NO_V1). */
 #include <stdio.h>
@@ -124,7 +125,8 @@ static void proc_at(dev_st *d, unsigned int i, unsigned int *pid, unsigned long 
         *pid = 4000000 + i;
         *used = MIB;
     } else {
-        *pid = i ? 1 : (unsigned)getpid();
+        const char *who = getenv("FAKE_NVML_PID");   /* another process than the caller */
+        *pid = i ? 1 : who ? (unsigned)atoi(who) : (unsigned)getpid();
         *used = i ? 200 * MIB : 1500 * MIB;
     }
 }
