@@ -53,6 +53,13 @@ try:
     check(("    0 %8d  sleep" % holder.pid) in t and "1500MiB     476MiB        1024MiB      600MiB" in t,
           "process row: %s" % t)
 
+    # sampled (hwrt-smi's default 100 ms window): NVML's utilisation stays the driver's own
+    # figure (no process reports busy time to sample), not 0
+    out = subprocess.run([SMI, "--backend", "cuda", "--query=index,utilization",
+                          "--format=csv,noheader,nounits"], env=ENV, capture_output=True,
+                         text=True, timeout=30)
+    check(out.stdout.splitlines()[:2] == ["0, 37.0", "1, 0.0"], "sampled utilisation: %r" % out.stdout)
+
     out = smi("--query-processes=pid,device,used_memory,overhead,reserved,allocated",
               "--format=csv,noheader,nounits")
     rows = [[x.strip() for x in r.split(",")] for r in out.stdout.strip().splitlines()]
