@@ -27,6 +27,7 @@ typedef struct hwrt_smi_device {
     double busy_pct;           /* compute-engine busy share over the sample window */
     int simulated;
     int processes;
+    char bus_id[32];           /* PCI domain:bus:device.function where the driver says (NVML) */
 } hwrt_smi_device;
 
 typedef struct hwrt_smi_process {
@@ -47,6 +48,7 @@ typedef struct hwrt_smi_snapshot {
     hwrt_smi_device devices[HWRT_SMI_MAX_DEVICES];
     hwrt_smi_process processes[HWRT_SMI_MAX_PROCESSES];
     char warnings[1024];       /* corrupt or hostile entries that were ignored */
+    char driver[128];          /* driver and library versions ("" where none: sim) */
 } hwrt_smi_snapshot;
 
 /* Read the device-wide view of a backend ("sim", ...; NULL/"auto" = the default).

@@ -1,13 +1,16 @@
 /* Collectives on device tensors.
  *
- * Ordering: "synchronize, then run". A collective first waits on the host for the work
- * queued on its stream (and on any stream that used its tensors), then runs the engine in
- * the calling thread, and returns with the result in device memory. It is therefore
- * ordered after all earlier work and before all later work on the stream. Enqueuing a host
+ * Ordering with a host engine (self, MPI): "synchronize, then run". A collective first
+ * waits on the host for the work queued on its stream (and on any stream that used its
+ * tensors), then runs the engine in the calling thread, and returns with the result in
+ * device memory. It is therefore ordered after all earlier work and before all later work
+ * on the stream. Enqueuing a host
  * function instead would run MPI on a device engine thread (needing MPI_THREAD_MULTIPLE),
  * could let two streams issue collectives in different orders on different ranks, and
  * could only report a dead peer later as a sticky error, not as this call's
- * HWRT_ERROR_DIST. Device engines (NCCL/HCCL) can enqueue for real behind the same seam.
+ * HWRT_ERROR_DIST. A device engine (NCCL, host_memory = 0) enqueues on the stream for real:
+ * only the other streams that used the tensors are waited for, and the tensors are
+ * recorded as used by the stream (coll_select.c picks the engine at the first call).
  *
  * Data: when the backend's device memory is host-addressable (sim), a host engine works on
  * it directly, as CUDA-aware MPI or NCCL work on device memory without staging; otherwise
@@ -16,6 +19,7 @@
 #include "dist.h"
 #include "comm_thread.h"
 #include "../base/dtype.h"
+#include "coll_select.h"
 #include "../base/config.h"
 #include "../base/status.h"
 #include "../tensor/tensor.h"
@@ -42,6 +46,7 @@ typedef struct {
     hwi_tensor *x;              /* the tensor written (allreduce/broadcast: also read) */
     hwi_tensor *y;              /* the tensor read by allgather / reduce_scatter */
     int direct;                 /* engine works on device memory in place */
+    const hwi_coll_engine *e;   /* the engine of tensor collectives (coll_select.c) */
 } coll;
 
 /* A collective holds its tensors and stream pinned until it returns (runtime/handle.h). */
@@ -105,17 +110,37 @@ static void leave(coll *c)
 }
 
 /* Under coll_mu, after validation: the group is still alive (destroy takes coll_mu),
- * wait for earlier work, check the binding once (a world collective: on the world). */
+ * check the binding once (a world collective: on the world), pick the engine, wait for
+ * earlier work. The world's engine is chosen by every rank together at the first world
+ * collective (coll_select.c); a group's collectives run on the host engine, which made
+ * its communicator. A device engine (NCCL) enqueues on s itself: only the other streams
+ * that used the tensors are waited for, and s is not. */
 static hwrt_status order(coll *c)
 {
     HWI_TRY(hwi_group_get(c->api, c->g, &c->comm, &c->grank, &c->gsize));
-    HWI_TRY(hwi_stream_sync(c->s, c->api));
-    HWI_TRY(hwi_tensor_wait(c->x, 0, c->api));
-    if (c->y) HWI_TRY(hwi_tensor_wait(c->y, 1, c->api));
     if (!hwi_dist_g.devices_checked && !c->g)
         HWI_TRY(hwi_dist_exchange_devices(c->api, hwrt_current_backend(), c->x->device,
                                           HWRT_SUCCESS, ""));
+    if (c->g) c->e = hwi_dist_g.eng;
+    else HWI_TRY(hwi_coll_engine_get(&c->e));
+    if (!c->e->host_memory) {
+        c->direct = 1;
+        HWI_TRY(hwi_tensor_wait_except(c->x, 0, c->s, c->api));
+        if (c->y) HWI_TRY(hwi_tensor_wait_except(c->y, 1, c->s, c->api));
+        return HWRT_SUCCESS;
+    }
+    HWI_TRY(hwi_stream_sync(c->s, c->api));
+    HWI_TRY(hwi_tensor_wait(c->x, 0, c->api));
+    if (c->y) HWI_TRY(hwi_tensor_wait(c->y, 1, c->api));
     return HWRT_SUCCESS;
+}
+
+/* A device engine queued the collective on s: later host reads and frees wait for s. */
+static void note_queued(coll *c)
+{
+    if (c->e->host_memory) return;
+    hwi_tensor_note_use(c->x, c->s, 1);
+    if (c->y) hwi_tensor_note_use(c->y, c->s, 0);
 }
 
 /* A host-addressable view of t: its memory (direct) or staging slot `slot`, filled from
@@ -176,12 +201,15 @@ static hwrt_status check_reduce(const char *api, const hwi_tensor *t, hwrt_reduc
 
 static hwrt_status run_reduce(coll *c, hwrt_reduce_op op, void *out, const void *in, size_t n)
 {
-    const hwi_coll_engine *e = hwi_dist_g.eng;
-    hwrt_reduce_op eop = op == HWRT_REDUCE_AVG ? HWRT_REDUCE_SUM : op;
+    const hwi_coll_engine *e = c->e;
+    /* host engines: AVG is SUM + a division here; device engines take AVG themselves */
+    int host_avg = op == HWRT_REDUCE_AVG && e->host_memory;
+    hwrt_reduce_op eop = host_avg ? HWRT_REDUCE_SUM : op;
     hwrt_status st = in ? e->reduce_scatter(c->comm, in, out, n, c->x->dtype, eop, c->s)
                         : e->allreduce(c->comm, out, n, c->x->dtype, eop, c->s);
-    if (st == HWRT_SUCCESS && op == HWRT_REDUCE_AVG)
+    if (st == HWRT_SUCCESS && host_avg)
         hwi_dist_divide(out, n, c->x->dtype, c->gsize);
+    if (st == HWRT_SUCCESS) note_queued(c);
     return st;
 }
 
@@ -214,8 +242,8 @@ hwrt_status hwrt_group_broadcast(hwrt_group g, hwrt_tensor t, int root, hwrt_str
     hwrt_status st = order(&c);
     int is_root = root == c.grank;
     if (st == HWRT_SUCCESS) st = map(&c, c.x, 0, is_root, &buf);
-    if (st == HWRT_SUCCESS && c.x->nbytes)
-        st = hwi_dist_g.eng->broadcast(c.comm, buf, c.x->nbytes, root, c.s);
+    if (st == HWRT_SUCCESS && c.x->nbytes) st = c.e->broadcast(c.comm, buf, c.x->nbytes, root, c.s);
+    if (st == HWRT_SUCCESS && c.x->nbytes) note_queued(&c);
     abandon(&c, st);
     if (st == HWRT_SUCCESS && !is_root) st = unmap(&c, c.x, buf);
     leave(&c);
@@ -252,7 +280,8 @@ hwrt_status hwrt_group_allgather(hwrt_group g, hwrt_tensor out, hwrt_tensor in, 
     hwrt_status st = order(&c);
     if (st == HWRT_SUCCESS) st = map(&c, c.y, 1, 1, &ib);
     if (st == HWRT_SUCCESS) st = map(&c, c.x, 0, 0, &ob);
-    if (st == HWRT_SUCCESS && c.x->nbytes) st = hwi_dist_g.eng->allgather(c.comm, ib, ob, c.y->nbytes, c.s);
+    if (st == HWRT_SUCCESS && c.x->nbytes) st = c.e->allgather(c.comm, ib, ob, c.y->nbytes, c.s);
+    if (st == HWRT_SUCCESS && c.x->nbytes) note_queued(&c);
     abandon(&c, st);
     if (st == HWRT_SUCCESS) st = unmap(&c, c.x, ob);
     leave(&c);

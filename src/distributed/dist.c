@@ -1,5 +1,6 @@
 /* Joining and leaving the group; rank, size and local rank. */
 #include "dist.h"
+#include "coll_select.h"
 #include "../base/status.h"
 
 #include <pthread.h>
@@ -126,7 +127,9 @@ hwrt_status hwrt_dist_init(void)
     hwi_dist_lock();
     if (hwi_dist_g.inited) { hwi_dist_unlock(); return HWRT_SUCCESS; }
     hwi_dist d = {0};
-    hwrt_status st = hwrt_dist_detect(&d.info);
+    int want;
+    hwrt_status st = hwi_coll_want(&want);    /* a bad HWRT_COLL_ENGINE fails before MPI */
+    if (st == HWRT_SUCCESS) st = hwrt_dist_detect(&d.info);
     if (st == HWRT_SUCCESS && d.info.size == 1) {
         d.eng = &hwi_engine_self;
         d.rank = 0; d.size = 1; d.local_rank = 0; d.local_size = 1; d.nhosts = 1;
@@ -149,7 +152,10 @@ hwrt_status hwrt_dist_finalize(void)
     hwrt_status st = HWRT_SUCCESS;
     if (hwi_dist_g.inited) {
         hwi_group_drop_all();
-        st = hwi_dist_g.eng->finalize();
+        if (hwi_dist_g.coll && hwi_dist_g.coll != hwi_dist_g.eng)
+            st = hwi_dist_g.coll->finalize();          /* NCCL's communicator first */
+        hwrt_status mst = hwi_dist_g.eng->finalize();
+        if (st == HWRT_SUCCESS) st = mst;
         hwi_dist_free_staging();
         free(hwi_dist_g.hosts);
         memset(&hwi_dist_g, 0, sizeof hwi_dist_g);

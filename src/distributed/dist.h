@@ -11,7 +11,8 @@ typedef struct hwi_dist {
     hwrt_dist_info info;           /* what the launcher said */
     int rank, size, local_rank, local_size, nhosts;
     char (*hosts)[HWI_HOST_LEN];   /* host of every rank (size entries) */
-    const hwi_coll_engine *eng;
+    const hwi_coll_engine *eng;    /* host engine: self or MPI (exchanges, barrier) */
+    const hwi_coll_engine *coll;   /* tensor collectives: eng or NCCL (coll_select.c) */
     char mpi_version[128];
     int devices_checked;           /* hwrt_dist_check_devices passed once */
 } hwi_dist;

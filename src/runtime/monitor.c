@@ -30,7 +30,9 @@ hwrt_status hwrt_smi_query(const char *backend, int sample_ms, hwrt_smi_snapshot
     HWI_TRY(ops->monitor(out));
     if (sample_ms == 0)
         return HWRT_SUCCESS;
-    /* busy share: compute-engine busy time gained over the window, per device */
+    /* busy share: compute-engine busy time gained over the window, per device, where the
+     * processes report it (sim); a driver that samples utilisation itself (NVML) keeps
+     * its own figure from the second reading */
     uint64_t before[HWRT_SMI_MAX_DEVICES] = {0};
     for (int i = 0; i < out->nprocesses; i++) {
         before[out->processes[i].device] += out->processes[i].busy_ns;
@@ -42,6 +44,7 @@ hwrt_status hwrt_smi_query(const char *backend, int sample_ms, hwrt_smi_snapshot
     for (int i = 0; i < out->nprocesses; i++)
         after[out->processes[i].device] += out->processes[i].busy_ns;
     for (int d = 0; d < out->ndevices; d++) {
+        if (!after[d]) continue;   /* no process reports busy time (NVML): the driver's figure */
         double pct = after[d] > before[d] ? (double)(after[d] - before[d]) / (sample_ms * 1e6) * 100 : 0;
         out->devices[d].busy_pct = pct > 100 ? 100 : pct;
     }

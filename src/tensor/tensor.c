@@ -162,6 +162,12 @@ void hwi_tensor_note_use(hwi_tensor *t, hwi_stream *s, int write)
 
 hwrt_status hwi_tensor_wait(hwi_tensor *t, int write_only, const char *api)
 {
+    return hwi_tensor_wait_except(t, write_only, NULL, api);
+}
+
+hwrt_status hwi_tensor_wait_except(hwi_tensor *t, int write_only, const hwi_stream *except,
+                                   const char *api)
+{
     hwrt_stream list[HWI_TENSOR_STREAMS];
     pthread_mutex_lock(&t->mu);
     int n = write_only ? t->nwriters : t->nusers;
@@ -172,6 +178,7 @@ hwrt_status hwi_tensor_wait(hwi_tensor *t, int write_only, const char *api)
         return hwi_streams_sync_device(t->device, api);
     for (int i = 0; i < n; i++) {
         HWI_STREAM_REF(s);
+        if (except && list[i] == except->handle) continue;
         s = hwi_handle_acquire(list[i], HWI_H_STREAM);
         if (s) HWI_TRY(hwi_stream_sync(s, api));   /* destroyed streams were synchronized */
     }

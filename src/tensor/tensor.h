@@ -46,5 +46,8 @@ hwrt_status hwi_tensor_wrap(hwrt_dtype dt, int ndim, const int64_t *shape, int d
 void hwi_tensor_note_use(hwi_tensor *t, hwi_stream *s, int write);
 /* Wait on the host until every stream that wrote t (write_only) or used t is done. */
 hwrt_status hwi_tensor_wait(hwi_tensor *t, int write_only, const char *api);
+/* The same, except for stream `except` (work queued after it on that stream is ordered). */
+hwrt_status hwi_tensor_wait_except(hwi_tensor *t, int write_only, const hwi_stream *except,
+                                   const char *api);
 
 #endif

@@ -14,7 +14,7 @@ static void usage(FILE *f)
             "                [--query=FIELDS | --query-processes=FIELDS]\n"
             "                [--format=csv[,noheader][,nounits]] [--json] [--explain [--pid PID]]\n"
             "device fields: index,name,backend,health,memory.used,memory.total,memory.free,\n"
-            "               utilization,simulated,processes\n"
+            "               utilization,simulated,processes,pci.bus_id,driver_version\n"
             "process fields: pid,name,device,used_memory,overhead,comm,reserved,allocated,exclusive\n");
 }
 

@@ -9,7 +9,12 @@ static double mib(size_t b) { return (double)b / 1048576.0; }
 
 void smi_print_table(FILE *f, const hwrt_smi_snapshot *s)
 {
-    fprintf(f, "hwrt-smi %s\n", hwrt_version());
+    fprintf(f, "hwrt-smi %s", hwrt_version());
+    if (s->driver[0]) {
+        fputs("    ", f);
+        hwi_term_str(f, s->driver, -1);
+    }
+    fputc('\n', f);
     fprintf(f, "+-----+----------------------------+---------+--------+-----------------------+--------+\n");
     fprintf(f, "| Dev | Name                       | Backend | Health | Memory-Usage          | Busy   |\n");
     fprintf(f, "+=====+============================+=========+========+=======================+========+\n");
@@ -25,6 +30,12 @@ void smi_print_table(FILE *f, const hwrt_smi_snapshot *s)
                 d->busy_pct);
     }
     fprintf(f, "+-----+----------------------------+---------+--------+-----------------------+--------+\n");
+    for (int i = 0; i < s->ndevices; i++)      /* NVML: where each device sits (nvidia-smi's Bus-Id) */
+        if (s->devices[i].bus_id[0]) {
+            fprintf(f, "  device %d: Bus-Id ", s->devices[i].id);
+            hwi_term_str(f, s->devices[i].bus_id, -1);
+            fputc('\n', f);
+        }
     if (s->ndevices && s->devices[0].simulated)
         fprintf(f, "  (simulated NPU: figures are modelled by hwrt's sim backend)\n");
     fprintf(f, "Processes:\n");
@@ -91,7 +102,8 @@ static int dev_field(const void *ctx, int row, const char *k, FILE *f, smi_csv o
     struct { const char *name; ftype t; } tab[] = {
         {"index", F_INT}, {"name", F_STR}, {"backend", F_STR}, {"health", F_STR},
         {"memory.used", F_MEM}, {"memory.total", F_MEM}, {"memory.free", F_MEM},
-        {"utilization", F_PCT}, {"simulated", F_INT}, {"processes", F_INT}};
+        {"utilization", F_PCT}, {"simulated", F_INT}, {"processes", F_INT},
+        {"pci.bus_id", F_STR}, {"driver_version", F_STR}};
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++) {
         if (strcmp(k, tab[i].name)) continue;
         if (!d) return 0;
@@ -105,7 +117,9 @@ static int dev_field(const void *ctx, int row, const char *k, FILE *f, smi_csv o
         case 6: emit(f, F_MEM, 0, 0, mib(d->total > d->used ? d->total - d->used : 0), o); break;
         case 7: emit(f, F_PCT, 0, 0, d->busy_pct, o); break;
         case 8: emit(f, F_INT, d->simulated, 0, 0, o); break;
-        default: emit(f, F_INT, d->processes, 0, 0, o); break;
+        case 9: emit(f, F_INT, d->processes, 0, 0, o); break;
+        case 10: emit(f, F_STR, 0, d->bus_id, 0, o); break;
+        default: emit(f, F_STR, 0, s->driver, 0, o); break;
         }
         return 0;
     }
@@ -159,8 +173,10 @@ void smi_print_json(FILE *f, const hwrt_smi_snapshot *s)
         fputs(", \"health\": ", f);
         hwi_json_str(f, d->health);
         fprintf(f, ", \"memory_used\": %zu, \"memory_total\": %zu, \"utilization\": %.1f, "
-                "\"simulated\": %s, \"processes\": %d}", d->used, d->total, d->busy_pct,
+                "\"simulated\": %s, \"processes\": %d, \"bus_id\": ", d->used, d->total, d->busy_pct,
                 d->simulated ? "true" : "false", d->processes);
+        hwi_json_str(f, d->bus_id);
+        fputc('}', f);
     }
     fprintf(f, "], \"processes\": [");
     for (int i = 0; i < s->nprocesses; i++) {
@@ -173,6 +189,8 @@ void smi_print_json(FILE *f, const hwrt_smi_snapshot *s)
     }
     fprintf(f, "], \"warnings\": ");
     hwi_json_str(f, s->warnings);
+    fprintf(f, ", \"driver\": ");
+    hwi_json_str(f, s->driver);
     fprintf(f, "}\n");
 }
 
@@ -196,8 +214,14 @@ void smi_print_explain(FILE *f, const hwrt_smi_snapshot *s, int pid)
         size_t cached = reserved - allocated, other = left;
         fprintf(f, "process %d (", p->pid);
         hwi_term_str(f, p->name, -1);
-        fprintf(f, ") on device %d uses %.1f MiB of device memory (what hwrt-smi and npu-smi "
-                "show):\n", p->device, mib(p->used));
+        fprintf(f, ") on device %d uses %.1f MiB of device memory (what hwrt-smi, npu-smi "
+                "and nvidia-smi show):\n", p->device, mib(p->used));
+        if (p->used && !p->overhead && !p->comm && !p->reserved && !p->allocated) {
+            fprintf(f, "  %10.1f MiB  all of it the driver's figure: this process publishes no "
+                    "pool figures (not an hwrt process, or it has allocated nothing yet)\n",
+                    mib(p->used));
+            continue;
+        }
         fprintf(f, "  %10.1f MiB  context / driver overhead (not in the runtime's figures)\n", mib(overhead));
         fprintf(f, "  %10.1f MiB  communication buffers\n", mib(comm));
         fprintf(f, "  %10.1f MiB  pool reserved (memory_reserved) =\n", mib(reserved));

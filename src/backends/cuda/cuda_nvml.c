@@ -1,0 +1,274 @@
+/* NVML through dlopen: the loader and the monitor slot (see cuda_nvml.h). */
+#define _GNU_SOURCE 1
+#include "cuda_nvml.h"
+#include "cuda_usage.h"
+#include "../../base/status.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NVML_SONAME "libnvidia-ml.so.1"
+
+static struct {
+#define HN_FIELD(name, ret, params) hn_##name##_fn name;
+    HN_NVML_FUNCS(HN_FIELD)
+#undef HN_FIELD
+} nv;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
+static int loaded, inited;
+static char load_why[1024];
+
+/* Entry points a driver may lack: older drivers have no _v3 process query, no v2 memory
+ * query, no CUDA driver version; everything else must be there. */
+static int optional(const char *name)
+{
+    static const char *const opt[] = {"nvmlShutdown", "nvmlSystemGetCudaDriverVersion",
+                                      "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetMemoryInfo_v2",
+                                      "nvmlDeviceGetComputeRunningProcesses_v3",
+                                      "nvmlDeviceGetComputeRunningProcesses", NULL};
+    for (int i = 0; opt[i]; i++)
+        if (!strcmp(opt[i], name)) return 1;
+    return 0;
+}
+
+static void load(void)
+{
+    const char *env = getenv("HWRT_NVML_LIBRARY");
+    const char *lib = env && *env ? env : NVML_SONAME;
+    dlerror();
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(load_why, sizeof load_why, "NVML could not be loaded (%s): install the NVIDIA "
+                 "driver, which ships " NVML_SONAME ", or point HWRT_NVML_LIBRARY at it%s",
+                 e ? e : lib, env && *env ? " (it is set to that path now)" : "");
+        return;
+    }
+#define HN_SYM(name, ret, params)                                                           \
+    nv.name = (hn_##name##_fn)dlsym(h, #name);                                               \
+    if (!nv.name && !optional(#name)) {                                                      \
+        snprintf(load_why, sizeof load_why, "%s has no %s: the NVIDIA driver is too old "    \
+                 "for hwrt's monitor (R470 or later is needed)", lib, #name);                \
+        dlclose(h);                                                                          \
+        memset(&nv, 0, sizeof nv);                                                           \
+        return;                                                                              \
+    }
+    HN_NVML_FUNCS(HN_SYM)
+#undef HN_SYM
+    if (!nv.nvmlDeviceGetComputeRunningProcesses_v3 && !nv.nvmlDeviceGetComputeRunningProcesses) {
+        snprintf(load_why, sizeof load_why, "%s has no nvmlDeviceGetComputeRunningProcesses", lib);
+        dlclose(h);
+        memset(&nv, 0, sizeof nv);
+        return;
+    }
+    loaded = 1;    /* kept open for the process, like the driver library itself */
+}
+
+static const char *nv_str(hn_nvmlReturn_t r)
+{
+    const char *s = nv.nvmlErrorString(r);
+    return s ? s : "unknown NVML error";
+}
+
+/* Load and nvmlInit_v2 once; a failed init is retried by the next call (the driver may
+ * come up later). */
+static hwrt_status nvml_ready(void)
+{
+    pthread_once(&load_once, load);
+    if (!loaded) return hwi_err(HWRT_ERROR_UNAVAILABLE, "cuda monitor: %s", load_why);
+    pthread_mutex_lock(&init_mu);
+    hn_nvmlReturn_t r = inited ? HN_NVML_SUCCESS : nv.nvmlInit_v2();
+    if (r == HN_NVML_SUCCESS) inited = 1;
+    pthread_mutex_unlock(&init_mu);
+    if (r != HN_NVML_SUCCESS)
+        return hwi_err(HWRT_ERROR_UNAVAILABLE, "cuda monitor: nvmlInit_v2 failed: %s (NVML "
+                       "error %u)%s", nv_str(r), r,
+                       r == HN_NVML_ERROR_DRIVER_NOT_LOADED ? "; is the NVIDIA kernel module "
+                       "loaded (nvidia-smi, lsmod | grep nvidia)?" :
+                       r == HN_NVML_ERROR_NO_PERMISSION ? "; this user may not open "
+                       "/dev/nvidiactl" : "");
+    return HWRT_SUCCESS;
+}
+
+static void warn(hwrt_smi_snapshot *out, const char *fmt, ...)
+{
+    size_t o = strlen(out->warnings);
+    if (o >= sizeof out->warnings - 1) return;
+    if (o) o += (size_t)snprintf(out->warnings + o, sizeof out->warnings - o, "; ");
+    if (o >= sizeof out->warnings - 1) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->warnings + o, sizeof out->warnings - o, fmt, ap);
+    va_end(ap);
+}
+
+/* The process's name as the kernel has it (its pid namespace's /proc). */
+static void proc_name(int pid, char *buf, size_t len)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", pid);
+    FILE *f = fopen(path, "r");
+    buf[0] = 0;
+    if (f) {
+        if (fgets(buf, (int)len, f)) buf[strcspn(buf, "\n")] = 0;
+        fclose(f);
+    }
+    if (!buf[0]) snprintf(buf, len, "?");
+}
+
+/* Compute processes of one device: the _v3 query, else the unversioned one, with a
+ * buffer grown to the count NVML asks for. *n = 0 and a warning on failure. */
+static void device_processes(hwrt_smi_snapshot *out, int index, hn_nvmlDevice_t dev,
+                             int have_loc, hwi_pci_loc loc)
+{
+    unsigned int cap = 64, n = 0;
+    hn_nvmlProcessInfo_t *v3 = NULL;
+    hn_nvmlProcessInfo_v1_t *v1 = NULL;
+    hn_nvmlReturn_t r = HN_NVML_ERROR_INSUFFICIENT_SIZE;
+    for (int tries = 0; tries < 4 && r == HN_NVML_ERROR_INSUFFICIENT_SIZE; tries++) {
+        free(v3);
+        free(v1);
+        v3 = NULL;
+        v1 = NULL;
+        n = cap;
+        if (nv.nvmlDeviceGetComputeRunningProcesses_v3) {
+            v3 = calloc(cap, sizeof *v3);
+            r = v3 ? nv.nvmlDeviceGetComputeRunningProcesses_v3(dev, &n, v3) : HN_NVML_ERROR_UNKNOWN;
+        } else {
+            v1 = calloc(cap, sizeof *v1);
+            r = v1 ? nv.nvmlDeviceGetComputeRunningProcesses(dev, &n, v1) : HN_NVML_ERROR_UNKNOWN;
+        }
+        if (r == HN_NVML_ERROR_INSUFFICIENT_SIZE) cap = n > cap ? n + 8 : cap * 2;
+    }
+    if (r != HN_NVML_SUCCESS) {
+        warn(out, "device %d: no process list: %s", index, v3 || v1 ? nv_str(r) : "host out of memory");
+        n = 0;
+    }
+    hwrt_smi_device *d = &out->devices[index];
+    for (unsigned int i = 0; i < n && out->nprocesses < HWRT_SMI_MAX_PROCESSES; i++) {
+        unsigned int pid = v3 ? v3[i].pid : v1[i].pid;
+        unsigned long long used = v3 ? v3[i].usedGpuMemory : v1[i].usedGpuMemory;
+        hwrt_smi_process *p = &out->processes[out->nprocesses++];
+        p->pid = (int)pid;
+        p->device = index;
+        proc_name(p->pid, p->name, sizeof p->name);
+        if (used == HN_NVML_VALUE_NOT_AVAILABLE_ULL) {
+            warn(out, "device %d: the driver does not report pid %u's memory", index, pid);
+            used = 0;
+        }
+        p->used = (size_t)used;
+        d->processes++;
+        size_t resv = 0, alloc = 0;
+        char why[512] = "";
+        int got = have_loc ? hwi_cuda_usage_read(p->pid, loc, &resv, &alloc, why, sizeof why) : 0;
+        if (got < 0) warn(out, "%s", why);
+        if (got > 0) {
+            /* the pool's segments are inside the driver's figure; what is left is the
+             * context, the kernels' modules and anything outside the pool */
+            p->reserved = resv < p->used ? resv : p->used;
+            p->allocated = alloc < p->reserved ? alloc : p->reserved;
+            p->overhead = p->used - p->reserved;
+            if (resv > p->used)
+                warn(out, "pid %d: its pool says %zu bytes reserved on device %d but NVML "
+                     "counts %zu for it; shown clamped", p->pid, resv, index, p->used);
+        }
+    }
+    free(v3);
+    free(v1);
+}
+
+static void driver_line(hwrt_smi_snapshot *out)
+{
+    char ver[HN_NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = "";
+    int cuda = 0;
+    if (nv.nvmlSystemGetDriverVersion(ver, sizeof ver) != HN_NVML_SUCCESS) snprintf(ver, sizeof ver, "?");
+    if (nv.nvmlSystemGetCudaDriverVersion &&
+        nv.nvmlSystemGetCudaDriverVersion(&cuda) == HN_NVML_SUCCESS && cuda > 0)
+        snprintf(out->driver, sizeof out->driver, "NVIDIA driver %s, CUDA %d.%d", ver,
+                 cuda / 1000, cuda % 1000 / 10);
+    else
+        snprintf(out->driver, sizeof out->driver, "NVIDIA driver %s", ver);
+}
+
+/* Device-wide memory: v1's used is total - free (driver reservation included); the
+ * v2 query is the fallback for drivers that refuse v1. */
+static hn_nvmlReturn_t device_memory(hn_nvmlDevice_t dev, hwrt_smi_device *d)
+{
+    hn_nvmlMemory_t m;
+    hn_nvmlReturn_t r = nv.nvmlDeviceGetMemoryInfo(dev, &m);
+    if (r == HN_NVML_SUCCESS) {
+        d->total = (size_t)m.total;
+        d->used = (size_t)(m.total > m.free ? m.total - m.free : 0);
+        return r;
+    }
+    if (!nv.nvmlDeviceGetMemoryInfo_v2) return r;
+    hn_nvmlMemory_v2_t m2;
+    memset(&m2, 0, sizeof m2);
+    m2.version = HN_NVML_MEMORY_V2;
+    hn_nvmlReturn_t r2 = nv.nvmlDeviceGetMemoryInfo_v2(dev, &m2);
+    if (r2 != HN_NVML_SUCCESS) return r;
+    d->total = (size_t)m2.total;
+    d->used = (size_t)(m2.total > m2.free ? m2.total - m2.free : 0);
+    return r2;
+}
+
+hwrt_status hwi_cuda_nvml_monitor(hwrt_smi_snapshot *out)
+{
+    if (!out) return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "cuda monitor: out is NULL");
+    HWI_TRY(nvml_ready());
+    memset(out, 0, sizeof *out);
+    unsigned int count = 0;
+    hn_nvmlReturn_t r = nv.nvmlDeviceGetCount_v2(&count);
+    if (r != HN_NVML_SUCCESS)
+        return hwi_err(HWRT_ERROR_UNAVAILABLE, "cuda monitor: nvmlDeviceGetCount_v2 failed: %s "
+                       "(NVML error %u)", nv_str(r), r);
+    driver_line(out);
+    if (count > HWRT_SMI_MAX_DEVICES) {
+        warn(out, "NVML sees %u devices; the first %d are shown", count, HWRT_SMI_MAX_DEVICES);
+        count = HWRT_SMI_MAX_DEVICES;
+    }
+    out->ndevices = (int)count;
+    for (unsigned int i = 0; i < count; i++) {
+        hwrt_smi_device *d = &out->devices[i];
+        d->id = (int)i;
+        snprintf(d->backend, sizeof d->backend, "cuda");
+        snprintf(d->health, sizeof d->health, "OK");
+        hn_nvmlDevice_t dev = NULL;
+        r = nv.nvmlDeviceGetHandleByIndex_v2(i, &dev);
+        if (r != HN_NVML_SUCCESS) {
+            snprintf(d->name, sizeof d->name, "?");
+            snprintf(d->health, sizeof d->health, r == HN_NVML_ERROR_GPU_IS_LOST ? "LOST" : "ERROR");
+            warn(out, "device %u: %s", i, nv_str(r));
+            continue;
+        }
+        char name[HN_NVML_DEVICE_NAME_V2_BUFFER_SIZE] = "";
+        if (nv.nvmlDeviceGetName(dev, name, sizeof name) != HN_NVML_SUCCESS) snprintf(name, sizeof name, "?");
+        snprintf(d->name, sizeof d->name, "%s", name);
+        hn_nvmlPciInfo_t pci;
+        memset(&pci, 0, sizeof pci);
+        int have_loc = nv.nvmlDeviceGetPciInfo_v3 &&
+                       nv.nvmlDeviceGetPciInfo_v3(dev, &pci) == HN_NVML_SUCCESS;
+        hwi_pci_loc loc = {pci.domain, pci.bus, pci.device};
+        if (have_loc) {
+            pci.busId[sizeof pci.busId - 1] = 0;
+            snprintf(d->bus_id, sizeof d->bus_id, "%s", pci.busId);
+        }
+        r = device_memory(dev, d);
+        if (r != HN_NVML_SUCCESS) {
+            snprintf(d->health, sizeof d->health, r == HN_NVML_ERROR_GPU_IS_LOST ? "LOST" : "ERROR");
+            warn(out, "device %u: no memory figures: %s", i, nv_str(r));
+        }
+        hn_nvmlUtilization_t u;
+        r = nv.nvmlDeviceGetUtilizationRates(dev, &u);
+        if (r == HN_NVML_SUCCESS) d->busy_pct = u.gpu > 100 ? 100 : u.gpu;
+        else if (r != HN_NVML_ERROR_NOT_SUPPORTED) warn(out, "device %u: no utilisation: %s", i, nv_str(r));
+        device_processes(out, (int)i, dev, have_loc, loc);
+    }
+    return HWRT_SUCCESS;
+}

@@ -1,0 +1,304 @@
+/* The NCCL engine: collectives on cuda device memory, enqueued on the collective's own
+ * stream (its CUstream, from the backend's stream_native slot), so they are ordered after
+ * earlier work on that stream and before later work without the host waiting.
+ *
+ * One communicator per process, made at the first collective on the device of its
+ * tensor: rank 0 asks NCCL for a unique id, the MPI engine broadcasts it (after every
+ * rank said it has NCCL), and every rank calls ncclCommInitRank. NCCL works on the
+ * calling thread's current context: each NCCL call runs with the stream's context
+ * pushed (cuStreamGetCtx + cuCtxPushCurrent, popped after), so no backend slot is needed
+ * for it. An NCCL error gives HWRT_ERROR_DIST with NCCL's sentence; a communicator that
+ * reports an asynchronous error is aborted (ncclCommAbort) and every later collective
+ * fails at once, as with MPI. */
+#include "nccl_engine.h"
+#include "../base/log.h"
+#include "../base/status.h"
+#include "../runtime/device_ops.h"
+#include "../runtime/runtime.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const hc_nccl *nc;
+static hc_ncclComm_t comm;
+static int comm_device = -1;
+static hc_CUcontext comm_ctx;  /* the context the communicator was made in */
+static char broken[512];       /* the failure that ended the communicator ("" while fine) */
+
+/* What each rank says before the id is broadcast. */
+typedef struct {
+    int32_t status;
+    char msg[244];
+} id_vote;
+
+hwrt_status hwi_nccl_exchange_id(const hwi_coll_engine *mpi, int rank, int size,
+                                 hwrt_status local_st, const char *local_msg, hc_ncclUniqueId *id)
+{
+    id_vote me = {local_st, ""};
+    const hc_nccl *t = NULL;
+    memset(id, 0, sizeof *id);
+    if (local_st != HWRT_SUCCESS) {
+        snprintf(me.msg, sizeof me.msg, "%s", local_msg);
+    } else if (!(t = hwi_nccl_load(0, me.msg, sizeof me.msg))) {
+        me.status = HWRT_ERROR_UNAVAILABLE;
+    }
+    if (t && rank == 0) {
+        hc_ncclResult_t r = t->ncclGetUniqueId(id);
+        if (r != HC_ncclSuccess) {
+            me.status = HWRT_ERROR_DIST;
+            snprintf(me.msg, sizeof me.msg, "ncclGetUniqueId failed: %s (ncclResult %u)",
+                     t->ncclGetErrorString(r), r);
+        }
+    }
+    id_vote *all = calloc((size_t)size, sizeof *all);
+    if (!all) return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "NCCL setup: host out of memory");
+    hwrt_status st = mpi->allgather(NULL, &me, all, sizeof me, NULL);
+    if (st != HWRT_SUCCESS) {
+        free(all);
+        return hwi_err_prefix(st, "NCCL setup: ranks could not report over MPI");
+    }
+    for (int r = 0; r < size; r++)
+        if (all[r].status != HWRT_SUCCESS) {
+            all[r].msg[sizeof all[r].msg - 1] = 0;
+            st = hwi_err((hwrt_status)all[r].status, "NCCL setup: rank %d of %d cannot take "
+                         "part: %s", r, size, all[r].msg);
+            free(all);
+            return st;
+        }
+    free(all);
+    st = mpi->broadcast(NULL, id, sizeof *id, 0, NULL);
+    if (st != HWRT_SUCCESS) return hwi_err_prefix(st, "NCCL setup: broadcasting the unique id");
+    return HWRT_SUCCESS;
+}
+
+static hwrt_status nccl_fail(const char *what, hc_ncclResult_t r)
+{
+    hc_ncclResult_t async = HC_ncclSuccess;
+    if (comm) nc->ncclCommGetAsyncError(comm, &async);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s failed: %s (ncclResult %u)%s%s", what, nc->ncclGetErrorString(r),
+             r, async != HC_ncclSuccess && async != HC_ncclInProgress ? "; the communicator "
+             "reports: " : "", async != HC_ncclSuccess && async != HC_ncclInProgress ?
+             nc->ncclGetErrorString(async) : "");
+    /* argument errors leave the communicator usable; anything else ends it */
+    if (r != HC_ncclInvalidArgument && r != HC_ncclInvalidUsage) {
+        snprintf(broken, sizeof broken, "%s", msg);
+        if (comm) nc->ncclCommAbort(comm);
+        comm = NULL;
+    }
+    return hwi_err(HWRT_ERROR_DIST, "%s", msg);
+}
+
+/* The stream's CUstream, with its context pushed on this thread. */
+static hwrt_status enter_ctx(hwi_stream *s, hc_CUstream *cs, hc_CUcontext *ctx_out)
+{
+    hwi_device *d = NULL;
+    HWI_TRY(hwi_device_get(s->device, &d));
+    *cs = (hc_CUstream)hwi_dev_stream_native(d, s->bs);
+    if (!*cs)
+        return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "NCCL: the %s backend gives no native stream "
+                       "for device %d; NCCL runs on cuda devices only (HWRT_COLL_ENGINE=mpi "
+                       "uses MPI)", d->ops->name, s->device);
+    hc_CUcontext ctx = NULL;
+    hc_CUresult r = nc->cuStreamGetCtx(*cs, &ctx);
+    if (r == 0) r = nc->cuCtxPushCurrent_v2(ctx);
+    if (r != 0)
+        return hwi_err(HWRT_ERROR_DIST, "NCCL: the context of device %d's stream could not be "
+                       "made current (CUresult %u)", s->device, r);
+    *ctx_out = ctx;
+    return HWRT_SUCCESS;
+}
+
+static void leave_ctx(void)
+{
+    hc_CUcontext old;
+    nc->cuCtxPopCurrent_v2(&old);
+}
+
+/* The communicator, made at the first collective (with s's context current). */
+/* local_st: whether this rank's stream and context are usable (every rank must still
+ * take part in the setup, so that a failure on one is everyone's verdict, not a hang). */
+static hwrt_status ensure_comm(hwi_stream *s, hc_CUcontext ctx, hwrt_status local_st)
+{
+    if (broken[0])
+        return hwi_err(HWRT_ERROR_DIST, "NCCL failed earlier (%s); the communicator was "
+                       "aborted: collectives need a new process", broken);
+    if (comm) {
+        HWI_TRY(local_st);
+        if (s->device == comm_device) return HWRT_SUCCESS;
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "NCCL: this process's communicator is on "
+                       "device %d, but the tensor is on device %d: one rank drives one device; "
+                       "use device %d (hwrt_dist_bind_device)", comm_device, s->device,
+                       comm_device);
+    }
+    hc_ncclUniqueId id;
+    char local_msg[244];
+    snprintf(local_msg, sizeof local_msg, "%s", local_st ? hwrt_last_error() : "");
+    HWI_TRY(hwi_nccl_exchange_id(hwi_dist_g.eng, hwi_dist_g.rank, hwi_dist_g.size, local_st,
+                                 local_msg, &id));
+    hc_ncclComm_t c = NULL;
+    hc_ncclResult_t r = nc->ncclCommInitRank(&c, hwi_dist_g.size, id, hwi_dist_g.rank);
+    /* every rank learns whether all made their communicator */
+    int32_t mine = r == HC_ncclSuccess ? 0 : (int32_t)r + 1;
+    int32_t *all = calloc((size_t)hwi_dist_g.size, sizeof *all);
+    if (!all) {
+        if (c) nc->ncclCommDestroy(c);
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "NCCL setup: host out of memory");
+    }
+    hwrt_status st = hwi_dist_g.eng->allgather(NULL, &mine, all, sizeof mine, NULL);
+    int bad = -1;
+    for (int i = 0; st == HWRT_SUCCESS && i < hwi_dist_g.size && bad < 0; i++)
+        if (all[i]) bad = i;
+    hc_ncclResult_t bad_r = bad >= 0 ? (hc_ncclResult_t)(all[bad] - 1) : 0;
+    free(all);
+    if (st != HWRT_SUCCESS || bad >= 0) {
+        if (c && r == HC_ncclSuccess) nc->ncclCommAbort(c);
+        if (st != HWRT_SUCCESS) return hwi_err_prefix(st, "NCCL setup");
+        return hwi_err(HWRT_ERROR_DIST, "NCCL setup: ncclCommInitRank failed on rank %d of %d: "
+                       "%s (ncclResult %u)", bad, hwi_dist_g.size, nc->ncclGetErrorString(bad_r),
+                       bad_r);
+    }
+    comm = c;
+    comm_device = s->device;
+    comm_ctx = ctx;
+    hwi_log(HWI_LOG_INFO, "NCCL %d.%d.%d communicator: rank %d of %d on device %d",
+            nc->version / 10000, nc->version / 100 % 100, nc->version % 100, hwi_dist_g.rank,
+            hwi_dist_g.size, s->device);
+    return HWRT_SUCCESS;
+}
+
+static hc_ncclDataType_t nccl_type(hwrt_dtype dt)
+{
+    switch (dt) {
+    case HWRT_FLOAT32: return HC_ncclFloat32;
+    case HWRT_FLOAT16: return HC_ncclFloat16;
+    case HWRT_BFLOAT16: return HC_ncclBfloat16;
+    case HWRT_FLOAT64: return HC_ncclFloat64;
+    case HWRT_INT8: return HC_ncclInt8;
+    case HWRT_INT32: return HC_ncclInt32;
+    case HWRT_INT64: return HC_ncclInt64;
+    default: return HC_ncclUint8;       /* UINT8 (and bytes) */
+    }
+}
+
+/* hwrt's ops map 1:1; AVG is NCCL's ncclAvg (integers: the sum divided, truncated). */
+static hc_ncclRedOp_t nccl_op(hwrt_reduce_op op) { return (hc_ncclRedOp_t)op; }
+
+typedef struct {
+    enum { N_ALLREDUCE, N_BCAST, N_ALLGATHER, N_REDUCE_SCATTER } kind;
+    const void *in;
+    void *out;
+    size_t count;
+    hwrt_dtype dt;
+    hwrt_reduce_op op;
+    int root;
+} nccl_call;
+
+static hwrt_status run(const nccl_call *k, hwi_stream *s, const char *what)
+{
+    hc_CUstream cs = NULL;
+    hc_CUcontext ctx = NULL;
+    hwrt_status lst = enter_ctx(s, &cs, &ctx);
+    hwrt_status st = ensure_comm(s, ctx, lst);
+    if (lst != HWRT_SUCCESS) return st;      /* nothing was pushed */
+    if (st == HWRT_SUCCESS) {
+        hc_ncclResult_t r;
+        switch (k->kind) {
+        case N_ALLREDUCE:
+            r = nc->ncclAllReduce(k->in, k->out, k->count, nccl_type(k->dt), nccl_op(k->op), comm, cs);
+            break;
+        case N_BCAST:
+            r = nc->ncclBroadcast(k->in, k->out, k->count, HC_ncclUint8, k->root, comm, cs);
+            break;
+        case N_ALLGATHER:
+            r = nc->ncclAllGather(k->in, k->out, k->count, HC_ncclUint8, comm, cs);
+            break;
+        default:
+            r = nc->ncclReduceScatter(k->in, k->out, k->count, nccl_type(k->dt), nccl_op(k->op),
+                                      comm, cs);
+            break;
+        }
+        hc_ncclResult_t async = HC_ncclSuccess;
+        if (r == HC_ncclSuccess) nc->ncclCommGetAsyncError(comm, &async);
+        if (r != HC_ncclSuccess) st = nccl_fail(what, r);
+        else if (async != HC_ncclSuccess && async != HC_ncclInProgress) st = nccl_fail(what, async);
+    }
+    leave_ctx();
+    return st;
+}
+
+static hwrt_status n_allreduce(void *comm_, void *buf, size_t count, hwrt_dtype dt, hwrt_reduce_op op,
+                               hwi_stream *s)
+{
+    nccl_call k = {.kind = N_ALLREDUCE, .in = buf, .out = buf, .count = count, .dt = dt, .op = op};
+    return run(&k, s, "ncclAllReduce");
+}
+
+static hwrt_status n_broadcast(void *comm_, void *buf, size_t bytes, int root, hwi_stream *s)
+{
+    nccl_call k = {.kind = N_BCAST, .in = buf, .out = buf, .count = bytes, .root = root};
+    return run(&k, s, "ncclBroadcast");
+}
+
+static hwrt_status n_allgather(void *comm_, const void *in, void *out, size_t bytes, hwi_stream *s)
+{
+    nccl_call k = {.kind = N_ALLGATHER, .in = in, .out = out, .count = bytes};
+    return run(&k, s, "ncclAllGather");
+}
+
+static hwrt_status n_reduce_scatter(void *comm_, const void *in, void *out, size_t count, hwrt_dtype dt,
+                                    hwrt_reduce_op op, hwi_stream *s)
+{
+    nccl_call k = {.kind = N_REDUCE_SCATTER, .in = in, .out = out, .count = count, .dt = dt,
+                   .op = op};
+    return run(&k, s, "ncclReduceScatter");
+}
+
+static hwrt_status n_barrier(void *comm_) { return hwi_dist_g.eng->barrier(comm_); }
+
+/* Groups' collectives run on the host engine, which makes their communicators
+ * (collective.c): this engine has the world's communicator only. */
+static hwrt_status n_group_create(const int *ranks, int n, void **out)
+{
+    return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "the NCCL engine runs world collectives only; "
+                   "groups use the MPI engine");
+}
+static hwrt_status n_group_free(void *comm_) { return HWRT_SUCCESS; }
+
+/* The communicator goes first (its device context must still exist: hwrt_dist_finalize
+ * before hwrt_shutdown); the MPI engine is finalized by the caller. */
+static hwrt_status n_finalize(void)
+{
+    hwrt_status st = HWRT_SUCCESS;
+    if (comm) {
+        int pushed = nc->cuCtxPushCurrent_v2(comm_ctx) == 0;
+        hc_ncclResult_t r = nc->ncclCommDestroy(comm);
+        if (pushed) leave_ctx();
+        if (r != HC_ncclSuccess)
+            st = hwi_err(HWRT_ERROR_DIST, "ncclCommDestroy failed: %s (ncclResult %u)",
+                         nc->ncclGetErrorString(r), r);
+    }
+    comm = NULL;
+    comm_device = -1;
+    broken[0] = 0;
+    return st;
+}
+
+static const hwi_coll_engine nccl_engine = {
+    .name = "nccl", .host_memory = 0,
+    .allreduce = n_allreduce, .broadcast = n_broadcast, .allgather = n_allgather,
+    .reduce_scatter = n_reduce_scatter, .barrier = n_barrier,
+    .group_create = n_group_create, .group_free = n_group_free, .finalize = n_finalize,
+};
+
+hwrt_status hwi_nccl_engine_open(const hwi_coll_engine **eng, char *why, size_t len)
+{
+    const hc_nccl *t = hwi_nccl_load(1, why, len);
+    if (!t) return HWRT_ERROR_UNAVAILABLE;
+    nc = t;
+    *eng = &nccl_engine;
+    return HWRT_SUCCESS;
+}
