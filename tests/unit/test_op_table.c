@@ -3,6 +3,7 @@
  * reading past it. op_table.c is compiled into the test (tests/unit/CMakeLists.txt). */
 #include "harness.h"
 #include "base/op_table.h"
+#include "base/dtype.h"
 
 int main(void)
 {
@@ -41,7 +42,10 @@ int main(void)
     EXPECT(hwi_op_allows(HWRT_K_ADD, HWRT_UINT8));
     EXPECT(hwi_op_allows(HWRT_K_SUM, HWRT_BOOL));
     EXPECT(hwi_op_allows(HWRT_K_CAST, HWRT_BOOL));
-    for (int d = 0; d < HWRT_DTYPE_COUNT; d++) EXPECT(hwi_op_allows(HWRT_K_FILL, (hwrt_dtype)d));
+    /* FILL takes every dtype with kernels; those appended after bool have none */
+    for (int d = 0; d < HWRT_DTYPE_COUNT; d++)
+        EXPECT(hwi_op_allows(HWRT_K_FILL, (hwrt_dtype)d) == hwi_dtype_has_kernel((hwrt_dtype)d));
+    EXPECT(!hwi_op_allows(HWRT_K_CAST, HWRT_COMPLEX64));
     EXPECT(!hwi_op_allows(HWRT_K_COUNT, HWRT_FLOAT32));       /* outside the table */
     EXPECT(!hwi_op_allows(HWRT_K_FILL, HWRT_DTYPE_COUNT));    /* not a dtype */
     EXPECT(!hwi_op_allows(HWRT_K_FILL, (hwrt_dtype)40));
