@@ -154,6 +154,10 @@ typedef struct hwrt_backend_ops {
      * NULL: the profiler places work with one event (marker) per launch instead. */
     hwrt_status (*activity_enable)(hwrt_activity_fn fn, void *ctx);
     hwrt_status (*activity_query)(void);
+
+    /* Optional: the driver's own handle of a stream (CUstream for cuda), for libraries
+     * that queue work on it themselves (NCCL). NULL, or NULL returned: none. */
+    void *(*stream_native)(hwrt_bstream *s);
 } hwrt_backend_ops;
 
 /* Registry (registry.c). */

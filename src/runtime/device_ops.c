@@ -204,6 +204,11 @@ hwrt_status hwi_dev_activity_query(const hwi_device *d)
     return d->ops->activity_query();
 }
 
+void *hwi_dev_stream_native(const hwi_device *d, hwrt_bstream *s)
+{
+    return d->ops->stream_native ? d->ops->stream_native(s) : NULL;
+}
+
 int hwi_dev_has_va(const hwi_device *d)
 {
     const hwrt_backend_ops *o = d->ops;

@@ -40,6 +40,8 @@ void hwi_dev_report_usage(const hwi_device *d, size_t reserved, size_t allocated
 hwrt_status hwi_dev_monitor(const hwi_device *d, hwrt_smi_snapshot *out);
 hwrt_status hwi_dev_activity_enable(const hwi_device *d, hwrt_activity_fn fn, void *ctx);
 hwrt_status hwi_dev_activity_query(const hwi_device *d);
+/* The driver's handle of s (CUstream), or NULL when the backend has none. */
+void *hwi_dev_stream_native(const hwi_device *d, hwrt_bstream *s);
 
 /* 1 when the backend has every virtual-memory slot (expandable segments are possible). */
 int hwi_dev_has_va(const hwi_device *d);
