@@ -61,11 +61,21 @@ ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 } > "$OUT/env.txt" 2>&1
 say "device-check: $ngpu GPU(s); results in $OUT"
 
-# step NAME TIMEOUT_S CMD...: runs CMD with its output in $OUT/NAME.log; records the verdict
+# step NAME TIMEOUT_S CMD...: runs CMD with its output in $OUT/NAME.log; records the verdict.
+# Every step's timeout is cut to what is left of the whole run's budget (BUDGET_S, 470 s:
+# under 8 minutes with the detection and the summary).
+BUDGET_S=${BUDGET_S:-470}
 step() {
     local name=$1 limit=$2
     shift 2
-    local t0 rc
+    local t0 rc left
+    left=$((BUDGET_S - ($(date +%s) - t_start)))
+    if [ "$left" -lt 10 ]; then
+        say "FAIL  $name: not run, the ${BUDGET_S}s budget is spent"
+        failed="$failed $name"
+        return 1
+    fi
+    [ "$limit" -le "$left" ] || limit=$left
     t0=$(date +%s)
     timeout --kill-after=10 "$limit" "$@" > "$OUT/$name.log" 2>&1
     rc=$?
@@ -155,6 +165,8 @@ if launch and base:
           f"cuStreamSynchronize {base['launch_sync_us_median']:.2f} us: {ratio:.3f}x "
           f"(goal <= 1.1: {goal(ratio <= 1.1)})")
 if pool and base:
+    if pool["latency"].get("backend") != "cuda":
+        print(f"  pool: the latency rows ran on {pool['latency'].get('backend', 'sim')}, not cuda")
     hw = {r["size"]: r["hwrt_ns"] for r in pool["latency"]["rows"]}
     for r in base["alloc"]:
         if r["size"] not in hw: continue

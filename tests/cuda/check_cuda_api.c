@@ -3,6 +3,9 @@
  * is checked against the real declarations. A mismatch fails the build of this unit;
  * the test then also runs it, which prints what was checked. */
 #include <cuda.h>
+#ifdef HWRT_CHECK_CUPTI
+#include <cupti.h>
+#endif
 #include "backends/cuda/cuda_api.h"
 
 #include <stddef.h>
@@ -107,9 +110,56 @@ CONSTANTS(CHECK_CONST)
 #define COUNT_CONST(mine, real) +1
 enum { N_CONSTS = 0 CONSTANTS(COUNT_CONST) };
 
+#ifdef HWRT_CHECK_CUPTI
+/* CUPTI: prototypes, constants, and the record offsets in every record version */
+HCUPTI_FUNCS(CHECK_FN, CUpti_Activity)
+enum { N_CUPTI = 0 HCUPTI_FUNCS(COUNT_FN, CUpti_Activity) };
+_Static_assert(__builtin_types_compatible_p(hcupti_result, CUptiResult), "CUptiResult");
+_Static_assert(__builtin_types_compatible_p(hcupti_buffer_requested, CUpti_BuffersCallbackRequestFunc), "request");
+_Static_assert(__builtin_types_compatible_p(hcupti_buffer_completed, CUpti_BuffersCallbackCompleteFunc), "complete");
+_Static_assert(offsetof(CUpti_Activity, kind) == offsetof(hcupti_activity, kind), "CUpti_Activity.kind");
+#define CUPTI_CONSTANTS(X)                                                                 \
+    X(HCUPTI_SUCCESS, CUPTI_SUCCESS) X(HCUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY) \
+    X(HCUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET)                             \
+    X(HCUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)       \
+    X(HCUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) \
+    X(HCUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)   \
+    X(HCUPTI_ACTIVITY_FLAG_FLUSH_FORCED, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)
+CUPTI_CONSTANTS(CHECK_CONST)
+#define REC(T, CORR)                                                                       \
+    _Static_assert(offsetof(T, start) == HCUPTI_OFF_START && offsetof(T, end) == HCUPTI_OFF_END && \
+                   offsetof(T, correlationId) == CORR, #T);
+REC(CUpti_ActivityKernel4, HCUPTI_OFF_KERNEL_CORRELATION)
+REC(CUpti_ActivityKernel5, HCUPTI_OFF_KERNEL_CORRELATION)
+REC(CUpti_ActivityKernel6, HCUPTI_OFF_KERNEL_CORRELATION)
+REC(CUpti_ActivityKernel7, HCUPTI_OFF_KERNEL_CORRELATION)
+REC(CUpti_ActivityKernel8, HCUPTI_OFF_KERNEL_CORRELATION)
+REC(CUpti_ActivityKernel9, HCUPTI_OFF_KERNEL_CORRELATION)
+REC(CUpti_ActivityKernel10, HCUPTI_OFF_KERNEL_CORRELATION)
+REC(CUpti_ActivityMemcpy, HCUPTI_OFF_MEMCPY_CORRELATION)
+REC(CUpti_ActivityMemcpy3, HCUPTI_OFF_MEMCPY_CORRELATION)
+REC(CUpti_ActivityMemcpy4, HCUPTI_OFF_MEMCPY_CORRELATION)
+REC(CUpti_ActivityMemcpy5, HCUPTI_OFF_MEMCPY_CORRELATION)
+REC(CUpti_ActivityMemcpy6, HCUPTI_OFF_MEMCPY_CORRELATION)
+REC(CUpti_ActivityMemset, HCUPTI_OFF_MEMSET_CORRELATION)
+REC(CUpti_ActivityMemset2, HCUPTI_OFF_MEMSET_CORRELATION)
+REC(CUpti_ActivityMemset3, HCUPTI_OFF_MEMSET_CORRELATION)
+REC(CUpti_ActivityMemset4, HCUPTI_OFF_MEMSET_CORRELATION)
+_Static_assert(offsetof(CUpti_ActivityExternalCorrelation, externalKind) == HCUPTI_OFF_EXT_KIND &&
+               offsetof(CUpti_ActivityExternalCorrelation, externalId) == HCUPTI_OFF_EXT_ID &&
+               offsetof(CUpti_ActivityExternalCorrelation, correlationId) == HCUPTI_OFF_EXT_CORRELATION,
+               "CUpti_ActivityExternalCorrelation");
+#endif
+
 int main(void)
 {
     printf("cuda_api.h matches cuda.h (CUDA_VERSION %d): %d entry points, %d constants, "
            "3 struct layouts, 10 handle types\n", CUDA_VERSION, (int)N_FUNCS, (int)N_CONSTS);
+#ifdef HWRT_CHECK_CUPTI
+    printf("and cupti.h (CUPTI_API_VERSION %d): %d entry points, 7 constants, 16 activity "
+           "record versions\n", CUPTI_API_VERSION, (int)N_CUPTI);
+#else
+    printf("cupti.h was not found: the CUPTI declarations are not checked\n");
+#endif
     return 0;
 }

@@ -15,6 +15,7 @@
 #include <time.h>
 
 hcu_api hcu;
+_Atomic int cu_faulted;
 
 static pthread_mutex_t load_mu = PTHREAD_MUTEX_INITIALIZER;
 static int loaded;                    /* 0 not tried, 1 done (see load_status) */
@@ -211,6 +212,7 @@ hwrt_status cu_err(cu_dev *d, hcu_result r, const char *fmt, ...)
         if (!atomic_load(&d->fault)) {
             snprintf(d->fault_msg, sizeof d->fault_msg, "%s, seen by %s", desc, what);
             atomic_store(&d->fault, HWRT_ERROR_DEVICE_FAULT);
+            atomic_store(&cu_faulted, 1);
         }
         pthread_mutex_unlock(&d->fault_mu);
         return cu_dev_fault(d);

@@ -193,4 +193,59 @@ typedef struct hcu_api {
 #undef HCU_SLOT
 } hcu_api;
 
+/* ---- CUPTI's activity API (libcupti, dlopen; cuda_cupti.c) ---- */
+typedef unsigned int hcupti_result;       /* CUptiResult */
+typedef struct hcupti_activity {          /* CUpti_Activity: every record starts with it */
+    unsigned int kind;                    /* HCUPTI_ACTIVITY_KIND_* */
+} hcupti_activity;
+typedef void (*hcupti_buffer_requested)(uint8_t **buffer, size_t *size, size_t *max_records);
+typedef void (*hcupti_buffer_completed)(hcu_context ctx, uint32_t stream_id, uint8_t *buffer,
+                                        size_t size, size_t valid_size);
+
+enum {
+    HCUPTI_SUCCESS = 0,
+    HCUPTI_ACTIVITY_KIND_MEMCPY = 1,
+    HCUPTI_ACTIVITY_KIND_MEMSET = 2,
+    HCUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL = 10,
+    HCUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION = 39,
+    HCUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 = 3,
+    HCUPTI_ACTIVITY_FLAG_FLUSH_FORCED = 1,
+};
+
+/* Byte offsets of the fields hwrt reads in activity records. CUPTI appends fields to new
+ * record versions, so these are the same in every version of a kind (the type check
+ * asserts it for CUpti_ActivityKernel4..10, Memcpy..Memcpy6, Memset..Memset4). */
+enum {
+    HCUPTI_OFF_START = 16,                /* uint64_t start (ns, CUPTI's clock) */
+    HCUPTI_OFF_END = 24,                  /* uint64_t end */
+    HCUPTI_OFF_KERNEL_CORRELATION = 92,   /* uint32_t correlationId, kernel records */
+    HCUPTI_OFF_MEMCPY_CORRELATION = 44,   /* memcpy and memset records */
+    HCUPTI_OFF_MEMSET_CORRELATION = 44,
+    HCUPTI_OFF_EXT_KIND = 4,              /* CUpti_ActivityExternalCorrelation.externalKind */
+    HCUPTI_OFF_EXT_ID = 8,                /* .externalId (uint64_t) */
+    HCUPTI_OFF_EXT_CORRELATION = 16,      /* .correlationId (uint32_t) */
+};
+
+/* X(slot, symbol, return type, parameters); ACT is the record type (CUpti_Activity in the
+ * type check). */
+#define HCUPTI_FUNCS(X, ACT)                                                                \
+    X(GetTimestamp, cuptiGetTimestamp, hcupti_result, (uint64_t *))                        \
+    X(ActivityEnable, cuptiActivityEnable, hcupti_result, (unsigned int))                  \
+    X(ActivityDisable, cuptiActivityDisable, hcupti_result, (unsigned int))                \
+    X(ActivityRegisterCallbacks, cuptiActivityRegisterCallbacks, hcupti_result,            \
+      (hcupti_buffer_requested, hcupti_buffer_completed))                                  \
+    X(ActivityGetNextRecord, cuptiActivityGetNextRecord, hcupti_result,                    \
+      (uint8_t *, size_t, ACT **))                                                         \
+    X(ActivityFlushAll, cuptiActivityFlushAll, hcupti_result, (uint32_t))                  \
+    X(ActivityPushExternalCorrelationId, cuptiActivityPushExternalCorrelationId,           \
+      hcupti_result, (unsigned int, uint64_t))                                             \
+    X(ActivityPopExternalCorrelationId, cuptiActivityPopExternalCorrelationId,             \
+      hcupti_result, (unsigned int, uint64_t *))
+
+typedef struct hcupti_api {
+#define HCUPTI_SLOT(slot, sym, ret, args) ret(*slot) args;
+    HCUPTI_FUNCS(HCUPTI_SLOT, hcupti_activity)
+#undef HCUPTI_SLOT
+} hcupti_api;
+
 #endif

@@ -70,11 +70,12 @@ const hwrt_backend_ops hwrt_backend_cuda = {
     .device_synchronize = cu_device_synchronize,
     /* CUDA's sticky errors cannot be cleared in the process: recovery is a new process */
     .device_reset = NULL,
-    /* monitor (NVML) and CUPTI activity records are not wired here yet: the profiler
-     * places work with events */
+    /* monitor (NVML) is not wired into this table yet */
     .report_usage = NULL,
     .monitor = NULL,
-    .activity_enable = NULL,
-    .activity_query = NULL,
+    /* CUPTI's activity API when libcupti loads; otherwise enable fails and the profiler
+     * places work with events */
+    .activity_enable = cu_activity_enable,
+    .activity_query = cu_activity_query,
     .stream_native = cu_stream_native,
 };

@@ -30,6 +30,18 @@ void cu_describe(hcu_result r, char *buf, size_t len);
 /* 1 for the errors that leave the context unusable (CUDA's sticky errors). */
 int cu_sticky(hcu_result r);
 uint64_t cu_now_ns(void);
+/* 1 once any device had a sticky fault (activity_query stops waiting for its ops). */
+extern _Atomic int cu_faulted;
+
+/* CUPTI (cuda_cupti.c). Around an enqueue: push returns the correlation id it pushed
+ * (0: none, not profiling), pop takes it and whether the op was queued. Host work that
+ * CUPTI does not see: begin at enqueue, record when it ran (or was skipped: ran 0). */
+uint64_t cu_cupti_push(void);
+void cu_cupti_pop(uint64_t pushed, int queued);
+uint64_t cu_cupti_host_begin(void);
+void cu_cupti_host_record(uint64_t id, uint64_t start_ns, uint64_t end_ns, int ran);
+hwrt_status cu_activity_enable(hwrt_activity_fn fn, void *ctx);
+hwrt_status cu_activity_query(void);
 
 /* Kernel functions of the embedded PTX module (cuda_launch.c). */
 enum { CU_K_EW_F32, CU_K_EW, CU_K_CAST, CU_K_MATMUL, CU_K_SUM, CU_K_COUNT };

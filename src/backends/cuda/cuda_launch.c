@@ -116,7 +116,9 @@ hwrt_status cu_kernel_launch(hwrt_bstream *s, const hwrt_kernel *k)
         }
         break;
     }
+    uint64_t corr = cu_cupti_push();
     hcu_result r = hcu.LaunchKernel(d->fn[which], gx, gy, 1, bx, by, 1, 0, s->s, args, NULL);
+    cu_cupti_pop(corr, r == HCU_SUCCESS);
     if (r != HCU_SUCCESS)
         return cu_err(d, r, "cuda device %d: cuLaunchKernel(%s, grid %ux%u, block %ux%u)",
                       d->ordinal, fn_names[which], gx, gy, bx, by);

@@ -95,6 +95,8 @@ hwrt_status cu_memcpy_async(hwrt_bstream *s, void *dst, const void *src, size_t 
     const hcu_dptr dd = (hcu_dptr)(uintptr_t)dst, ds = (hcu_dptr)(uintptr_t)src;
     hcu_result r;
     int wait = !host_pinned;
+    uint64_t corr = kind == HWRT_MEMCPY_HOST_TO_HOST ? cu_cupti_host_begin() : cu_cupti_push();
+    uint64_t t0 = corr ? cu_now_ns() : 0;
     switch (kind) {
     case HWRT_MEMCPY_HOST_TO_DEVICE: r = hcu.MemcpyHtoDAsync(dd, src, bytes, s->s); break;
     case HWRT_MEMCPY_DEVICE_TO_HOST: r = hcu.MemcpyDtoHAsync(dst, ds, bytes, s->s); break;
@@ -102,11 +104,17 @@ hwrt_status cu_memcpy_async(hwrt_bstream *s, void *dst, const void *src, size_t 
     case HWRT_MEMCPY_HOST_TO_HOST:
         /* in stream order: after the work before it, on the host */
         r = hcu.StreamSynchronize(s->s);
-        if (r == HCU_SUCCESS) memmove(dst, src, bytes);
+        if (r == HCU_SUCCESS) {
+            t0 = corr ? cu_now_ns() : 0;
+            memmove(dst, src, bytes);
+        }
+        cu_cupti_host_record(corr, t0, corr ? cu_now_ns() : 0, r == HCU_SUCCESS);
+        corr = 0;
         wait = 0;
         break;
     default: r = hcu.MemcpyAsync(dd, ds, bytes, s->s); break;   /* unified addressing */
     }
+    cu_cupti_pop(corr, r == HCU_SUCCESS);
     if (r == HCU_SUCCESS && wait) r = hcu.StreamSynchronize(s->s);
     if (r != HCU_SUCCESS)
         return cu_err(d, r, "cuda device %d: %s copy of %zu bytes (%p -> %p, %s host memory)",
@@ -118,7 +126,9 @@ hwrt_status cu_memcpy_async(hwrt_bstream *s, void *dst, const void *src, size_t 
 hwrt_status cu_memset_async(hwrt_bstream *s, void *dptr, int value, size_t bytes)
 {
     HWI_TRY(cu_enter(s->dev));
+    uint64_t corr = cu_cupti_push();
     hcu_result r = hcu.MemsetD8Async((hcu_dptr)(uintptr_t)dptr, (unsigned char)value, bytes, s->s);
+    cu_cupti_pop(corr, r == HCU_SUCCESS);
     if (r != HCU_SUCCESS)
         return cu_err(s->dev, r, "cuda device %d: cuMemsetD8Async(%p, %d, %zu bytes)",
                       s->dev->ordinal, dptr, value, bytes);
@@ -131,6 +141,7 @@ typedef struct host_job {
     hwrt_host_fn fn;
     void *arg;
     cu_dev *dev;
+    uint64_t corr;           /* activity record to report (0: none) */
 } host_job;
 
 /* On CUDA's callback thread. The driver does not call it once the context has an error;
@@ -139,7 +150,10 @@ typedef struct host_job {
 static void run_host_job(void *p)
 {
     host_job *j = p;
-    if (!atomic_load(&j->dev->fault)) j->fn(j->arg);
+    int run = !atomic_load(&j->dev->fault);
+    uint64_t t0 = j->corr ? cu_now_ns() : 0;
+    if (run) j->fn(j->arg);
+    cu_cupti_host_record(j->corr, t0, j->corr ? cu_now_ns() : 0, run);
     free(j);
 }
 
@@ -151,8 +165,10 @@ hwrt_status cu_host_func(hwrt_bstream *s, hwrt_host_fn fn, void *arg)
     j->fn = fn;
     j->arg = arg;
     j->dev = s->dev;
+    j->corr = cu_cupti_host_begin();
     hcu_result r = hcu.LaunchHostFunc(s->s, run_host_job, j);
     if (r != HCU_SUCCESS) {
+        cu_cupti_host_record(j->corr, 0, 0, 0);
         free(j);
         return cu_err(s->dev, r, "cuda device %d: cuLaunchHostFunc", s->dev->ordinal);
     }
