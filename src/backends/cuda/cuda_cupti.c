@@ -226,7 +226,8 @@ hwrt_status cu_activity_enable(hwrt_activity_fn fn, void *ctx)
     pthread_mutex_unlock(&mu);
     if (r != HCUPTI_SUCCESS)
         return hwi_err(HWRT_ERROR_UNAVAILABLE, "cuda activity records: enabling CUPTI's activity "
-                       "API failed (CUptiResult %u; another profiler may hold it)", r);
+                       "API failed (CUptiResult %u: no usable driver, or another profiler holds "
+                       "CUPTI)", r);
     return HWRT_SUCCESS;
 }
 
