@@ -112,6 +112,10 @@ fi
 step async_semantics_cuda 120 "$BUILD/tests/unit/test_async_semantics" cuda
 step ctest_cuda 120 sh -c "cd '$BUILD' && ctest -L cuda -LE conformance --output-on-failure"
 step hardware_op_demo_cuda 60 env HWRT_DEMO_BACKEND=cuda "$BUILD/examples/hardware_op_demo"
+# the profiler on cuda (CUPTI activity records when libcupti loads, events otherwise)
+step prof_cuda 90 sh -c "HWRT_DEMO_BACKEND=cuda '$bin/hwrt-prof' --application='$BUILD/examples/hardware_op_demo' \
+    --output='$OUT/prof' && '$bin/hwrt-prof' --export=on --output='$OUT/prof' && \
+    '$bin/hwrt-prof' --analyze=op --output='$OUT/prof'"
 # the offload demo sizes a simulated device itself (examples/offload_mlp.h): it runs on sim
 step offload_demo 120 "$BUILD/examples/offload_demo"
 
