@@ -96,6 +96,27 @@ hwrt_status cu_dev_fault(cu_dev *d);
 /* Primary context of device 0, for host allocations made before any device was opened. */
 hwrt_status cu_host_ctx(void);
 
+/* One launch, prepared without touching the driver: the function, the grid, and the
+ * parameters (args[i] points into the struct, so it must not move; kinds[i] is 'i' int32,
+ * 'l' 64-bit integer or pointer, 'f' float, 'd' double: tests/cuda/launch_args.c checks
+ * them against the PTX's .param lists). */
+typedef struct cu_launch {
+    int which;                 /* CU_K_* */
+    unsigned gx, gy, bx, by;
+    int nargs;
+    void *args[8];
+    char kinds[8];
+    int op, dt, odt;
+    void *o;
+    const void *a, *b;
+    int64_t n, m, k, nn;
+    float fs;
+    double ds;
+} cu_launch;
+/* SUCCESS with *empty = 1 when there is nothing to run (no element); NOT_SUPPORTED when
+ * the shape exceeds the kernel's grid. */
+hwrt_status cu_launch_prepare(const hwrt_kernel *k, cu_launch *L, int *empty);
+const char *cu_kernel_name(int which);
 hwrt_status cu_kernel_launch(hwrt_bstream *s, const hwrt_kernel *k);
 void cu_module_release(cu_dev *d);
 extern const char hwi_cuda_kernels_ptx[];   /* cuda_kernels_ptx.c (generated) */

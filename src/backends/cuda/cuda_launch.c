@@ -63,64 +63,90 @@ static unsigned blocks_for(int64_t n)
     return b > MAX_BLOCKS ? MAX_BLOCKS : (unsigned)b;
 }
 
-hwrt_status cu_kernel_launch(hwrt_bstream *s, const hwrt_kernel *k)
+const char *cu_kernel_name(int which)
 {
-    cu_dev *d = s->dev;
-    HWI_TRY(cu_enter(d));
-    HWI_TRY(module_get(d));
-    int op = (int)k->op, dt = (int)k->dtype, odt = (int)k->out_dtype;
-    void *o = k->out;
-    const void *a = k->a, *b = k->b;
-    int64_t n = k->n, m = k->m, kk = k->k, nn = k->nn;
-    float fs = (float)k->scalar;
-    double ds = k->scalar;
-    int which;
-    unsigned gx, gy = 1, bx = EW_THREADS, by = 1;
-    void *args[8];
+    return which >= 0 && which < CU_K_COUNT ? fn_names[which] : "?";
+}
+
+/* the parameter's kind follows from the C type passed, so what is checked is what is sent */
+#define ARG(field)                                                                         \
+    (L->args[L->nargs] = &L->field,                                                        \
+     L->kinds[L->nargs++] = _Generic(L->field, int: 'i', int64_t: 'l', void *: 'l',        \
+                                     const void *: 'l', float: 'f', double: 'd'))
+
+hwrt_status cu_launch_prepare(const hwrt_kernel *k, cu_launch *L, int *empty)
+{
+    memset(L, 0, sizeof *L);
+    L->op = (int)k->op;
+    L->dt = (int)k->dtype;
+    L->odt = (int)k->out_dtype;
+    L->o = k->out;
+    L->a = k->a;
+    L->b = k->b;
+    L->n = k->n;
+    L->m = k->m;
+    L->k = k->k;
+    L->nn = k->nn;
+    L->fs = (float)k->scalar;
+    L->ds = k->scalar;
+    L->gy = 1;
+    L->bx = EW_THREADS;
+    L->by = 1;
     switch (k->op) {
     case HWRT_K_MATMUL:
-        if (m == 0 || nn == 0) return HWRT_SUCCESS;
-        if ((m + TILE - 1) / TILE > 65535 || (nn + TILE - 1) / TILE > 0x7fffffff)
+        *empty = L->m == 0 || L->nn == 0;
+        if ((L->m + TILE - 1) / TILE > 65535 || (L->nn + TILE - 1) / TILE > 0x7fffffff)
             return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "cuda: matmul with %lld rows exceeds the "
-                           "kernel's grid (at most %u rows)", (long long)m, 65535u * TILE);
-        which = CU_K_MATMUL;
-        gx = (unsigned)((nn + TILE - 1) / TILE);
-        gy = (unsigned)((m + TILE - 1) / TILE);
-        bx = by = TILE;
-        args[0] = &dt; args[1] = &o; args[2] = &a; args[3] = &b;
-        args[4] = &m; args[5] = &kk; args[6] = &nn;
+                           "kernel's grid (at most %u rows)", (long long)L->m, 65535u * TILE);
+        L->which = CU_K_MATMUL;
+        L->gx = (unsigned)((L->nn + TILE - 1) / TILE);
+        L->gy = (unsigned)((L->m + TILE - 1) / TILE);
+        L->bx = L->by = TILE;
+        ARG(dt); ARG(o); ARG(a); ARG(b); ARG(m); ARG(k); ARG(nn);
         break;
     case HWRT_K_SUM:
-        if (m * nn == 0) return HWRT_SUCCESS;
-        which = CU_K_SUM;
-        gx = blocks_for(m * nn);
-        args[0] = &dt; args[1] = &odt; args[2] = &o; args[3] = &a;
-        args[4] = &m; args[5] = &kk; args[6] = &nn;
+        *empty = L->m * L->nn == 0;
+        L->which = CU_K_SUM;
+        L->gx = blocks_for(L->m * L->nn);
+        ARG(dt); ARG(odt); ARG(o); ARG(a); ARG(m); ARG(k); ARG(nn);
         break;
     case HWRT_K_CAST:
-        if (n == 0) return HWRT_SUCCESS;
-        which = CU_K_CAST;
-        gx = blocks_for(n);
-        args[0] = &dt; args[1] = &odt; args[2] = &o; args[3] = &a; args[4] = &n;
+        *empty = L->n == 0;
+        L->which = CU_K_CAST;
+        L->gx = blocks_for(L->n);
+        ARG(dt); ARG(odt); ARG(o); ARG(a); ARG(n);
         break;
     default:
-        if (n == 0) return HWRT_SUCCESS;
-        gx = blocks_for(n);
+        *empty = L->n == 0;
+        L->gx = blocks_for(L->n);
         if (k->dtype == HWRT_FLOAT32) {
-            which = CU_K_EW_F32;
-            args[0] = &op; args[1] = &o; args[2] = &a; args[3] = &b; args[4] = &n; args[5] = &fs;
+            L->which = CU_K_EW_F32;
+            ARG(op); ARG(o); ARG(a); ARG(b); ARG(n); ARG(fs);
         } else {
-            which = CU_K_EW;
-            args[0] = &op; args[1] = &dt; args[2] = &o; args[3] = &a; args[4] = &b;
-            args[5] = &n; args[6] = &ds;
+            L->which = CU_K_EW;
+            ARG(op); ARG(dt); ARG(o); ARG(a); ARG(b); ARG(n);
+            ARG(ds);
         }
         break;
     }
+    return HWRT_SUCCESS;
+}
+
+hwrt_status cu_kernel_launch(hwrt_bstream *s, const hwrt_kernel *k)
+{
+    cu_dev *d = s->dev;
+    cu_launch L;
+    int empty = 0;
+    HWI_TRY(cu_enter(d));
+    HWI_TRY(cu_launch_prepare(k, &L, &empty));
+    if (empty) return HWRT_SUCCESS;
+    HWI_TRY(module_get(d));
     uint64_t corr = cu_cupti_push();
-    hcu_result r = hcu.LaunchKernel(d->fn[which], gx, gy, 1, bx, by, 1, 0, s->s, args, NULL);
+    hcu_result r = hcu.LaunchKernel(d->fn[L.which], L.gx, L.gy, 1, L.bx, L.by, 1, 0, s->s, L.args,
+                                    NULL);
     cu_cupti_pop(corr, r == HCU_SUCCESS);
     if (r != HCU_SUCCESS)
         return cu_err(d, r, "cuda device %d: cuLaunchKernel(%s, grid %ux%u, block %ux%u)",
-                      d->ordinal, fn_names[which], gx, gy, bx, by);
+                      d->ordinal, fn_names[L.which], L.gx, L.gy, L.bx, L.by);
     return HWRT_SUCCESS;
 }
