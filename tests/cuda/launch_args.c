@@ -44,11 +44,20 @@ static void check(const hwrt_kernel *k, const char *what)
             fprintf(stderr, "%s: %s parameter %d is '%c' in the PTX, '%c' in the launch\n", what,
                     cu_kernel_name(L.which), i, want[i], L.kinds[i]);
     }
-    /* the grid covers the work: elementwise ops stride over it, matmul tiles it */
-    if (k->op == HWRT_K_MATMUL)
-        EXPECT((int64_t)L.gx * L.bx >= k->nn && (int64_t)L.gy * L.by >= k->m);
-    else
-        EXPECT(L.gx >= 1 && L.bx * L.by >= 1);
+    /* the grid is the work's, no idle blocks: matmul one 16x16 tile per block, the rest
+     * 256 threads a block up to 8192 blocks (grid-stride beyond) */
+    if (k->op == HWRT_K_MATMUL) {
+        EXPECT(L.bx == 16 && L.by == 16);
+        EXPECT(L.gx == (unsigned)((k->nn + 15) / 16) && L.gy == (unsigned)((k->m + 15) / 16));
+    } else {
+        int64_t work = k->op == HWRT_K_SUM ? k->m * k->nn : k->n;
+        int64_t blocks = (work + 255) / 256;
+        EXPECT(L.bx == 256 && L.by == 1 && L.gy == 1);
+        EXPECT(L.gx == (unsigned)(blocks > 8192 ? 8192 : blocks));
+    }
+    /* float32 elementwise ops take the fast path */
+    if (k->op <= HWRT_K_RELU)
+        EXPECT((L.which == CU_K_EW_F32) == (k->dtype == HWRT_FLOAT32));
 }
 
 int main(void)
@@ -59,9 +68,13 @@ int main(void)
         for (int op = 0; op < HWRT_K_COUNT; op++) {
             hwrt_kernel k = {.op = (hwrt_kernel_op)op, .dtype = (hwrt_dtype)dt,
                              .out_dtype = (hwrt_dtype)dt, .out = buf, .a = buf, .b = buf,
-                             .n = 1000, .m = 33, .k = 7, .nn = 17, .scalar = 2.5};
+                             .n = 1023, .m = 31, .k = 7, .nn = 17, .scalar = 2.5};
             char what[64];
             snprintf(what, sizeof what, "op %d dtype %s", op, hwrt_dtype_name((hwrt_dtype)dt));
+            check(&k, what);
+            k.n = 3000000;            /* beyond 8192 full blocks */
+            k.m = 1000;
+            k.nn = 4000;
             check(&k, what);
         }
     TEST_CASE("nothing to run");
