@@ -7,7 +7,8 @@
  * Targets -> backends: "Ascend"/"NPU" -> ascend, "GPU"/"CUDA" -> cuda, "CPU" -> the sim
  * backend with a host model (see below), "sim" / "opencl" / "auto" as named.
  *
- * hwrt has no ascend or cuda backend yet. The switch HWRT_SIMULATE (environment: "1" for
+ * hwrt has no ascend backend yet, and cuda needs an NVIDIA driver and GPU. Where the
+ * backend is unavailable, the switch HWRT_SIMULATE (environment: "1" for
  * both, or a comma list of "Ascend", "GPU") lets the simulated NPU stand in for them,
  * modelled on a real product (the presets below); every name it reports says
  * "(simulated)" and get_device_properties(...).simulated is True. Without the switch the

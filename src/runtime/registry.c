@@ -9,6 +9,7 @@ _Thread_local uint64_t hwi_backend_correlation;   /* see backend.h */
 
 extern const hwrt_backend_ops hwrt_backend_sim;
 extern const hwrt_backend_ops hwrt_backend_opencl;
+extern const hwrt_backend_ops hwrt_backend_cuda;
 
 typedef struct {
     const char *name;
@@ -17,7 +18,7 @@ typedef struct {
 } entry;
 
 static const entry table[] = {
-    {"cuda", NULL, 1},
+    {"cuda", &hwrt_backend_cuda, 1},
     {"ascend", NULL, 1},
     {"sim", &hwrt_backend_sim, 1},
     {"opencl", &hwrt_backend_opencl, 0},

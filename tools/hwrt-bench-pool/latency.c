@@ -2,7 +2,8 @@
  * function pointer (so no compiler elides a malloc/free pair), interleaved within each
  * repetition so they share the machine's state; the figure is the median over
  * repetitions of ns per malloc+free pair. jemalloc and mimalloc are loaded with dlopen
- * (RTLD_LOCAL: they do not replace the process's malloc). */
+ * (RTLD_LOCAL: they do not replace the process's malloc). hwrt's rows run on the sim, or
+ * on the backend HWRT_BACKEND names (scripts/device-check.sh measures cuda so). */
 #include "bench.h"
 
 #include <hwrt.h>
@@ -99,7 +100,9 @@ static void print_row(const bench_opts *o, const char *label, alloc_impl *impl, 
 
 int bench_latency(const bench_opts *o)
 {
-    if (hwrt_set_device("sim", 0) != HWRT_SUCCESS || hwrt_stream_create(&bench_stream, 0)) {
+    const char *backend = getenv("HWRT_BACKEND");
+    if (!backend || !*backend) backend = "sim";
+    if (hwrt_set_device(backend, 0) != HWRT_SUCCESS || hwrt_stream_create(&bench_stream, 0)) {
         fprintf(stderr, "hwrt-bench-pool: %s\n", hwrt_last_error());
         return 1;
     }
@@ -125,11 +128,11 @@ int bench_latency(const bench_opts *o)
                         run(&impl[k], sizes[s], sizes[s] && sizes[s] < (1u << 20) ? o->pairs : o->pairs / 10);
     int ok = impl[3].present;
     double worst = 0;
-    if (o->json) printf("{\n  \"benchmark\": \"pool_latency\",\n  \"unit\": \"thread CPU ns per malloc+free pair, median of %d\",\n  \"rows\": [\n", o->reps);
+    if (o->json) printf("{\n  \"benchmark\": \"pool_latency\",\n  \"backend\": \"%s\",\n  \"unit\": \"thread CPU ns per malloc+free pair, median of %d\",\n  \"rows\": [\n", backend, o->reps);
     else {
         printf("hwrt-bench pool: malloc+free latency, thread CPU ns per pair, median of %d runs "
                "of %ld pairs\n", o->reps, o->pairs);
-        printf("(hwrt: simulated device pool; same run, same machine)\n");
+        printf("(hwrt: the %s backend's device pool; same run, same machine)\n", backend);
         printf("%-8s %10s %10s %10s %10s %10s   %7s  %7s  %7s\n", "size", "hwrt", "hwrt_async",
                "glibc", "jemalloc", "mimalloc", "hw/je", "hw/mi", "hw/glibc");
     }

@@ -1,0 +1,194 @@
+#!/bin/bash
+# scripts/device-check.sh: the CUDA backend's one prepared check, for any machine with an
+# NVIDIA GPU (issue 22 item 7; docs/cuda.md). From the source root:
+#
+#   OUT=/some/dir scripts/device-check.sh
+#
+# It builds hwrt (Release, in $BUILD), then runs: the conformance suite on cuda (and on
+# opencl when NVIDIA's OpenCL driver is registered), the cuda-labelled tests, the
+# async-semantics test on cuda, the demos, the NCCL path with two ranks when a test for
+# it is built and there are two GPUs, and hwrt-bench copy/launch/pool on cuda next to the
+# raw driver baselines of the same run (hwrt-cuda-baseline). Every step's output is in
+# $OUT/<step>.log, the verdicts and the comparison in $OUT/summary.txt.
+#
+# Exit status: 0 every step passed (or was skipped, with the reason); 1 a step failed;
+# 3 no NVIDIA GPU or driver here (said so; nothing was built or run).
+# Performance goals are reported (met / missed), never a failure: timings are not
+# pass/fail.
+#
+# Env: OUT (default ./device-check-out), BUILD (default build-device), JOBS (default
+# nproc), HWRT_CUDA_LIBRARY (the driver, default libcuda.so.1 on the loader path).
+# Budget: under 8 minutes on a 16-core H200 machine (each step has its own timeout).
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-$PWD/device-check-out}
+BUILD=${BUILD:-$root/build-device}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 4)}
+mkdir -p "$OUT"
+summary=$OUT/summary.txt
+: > "$summary"
+say() { echo "$*" | tee -a "$summary"; }
+t_start=$(date +%s)
+failed=""
+
+# ---- 1. an NVIDIA GPU and its driver, before anything is built ----
+no_gpu=""
+lib=${HWRT_CUDA_LIBRARY:-}
+if [ -n "$lib" ]; then
+    [ -e "$lib" ] || no_gpu="HWRT_CUDA_LIBRARY=$lib does not exist"
+elif ! { ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; } &&
+     ! ls /usr/lib/x86_64-linux-gnu/libcuda.so.1 /usr/lib64/libcuda.so.1 \
+          /usr/local/nvidia/lib64/libcuda.so.1 >/dev/null 2>&1; then
+    no_gpu="no libcuda.so.1 (the NVIDIA driver) on the loader path"
+fi
+if [ -z "$no_gpu" ] && ! ls /dev/nvidia[0-9]* >/dev/null 2>&1 &&
+   ! { nvidia-smi -L 2>/dev/null | grep -q '^GPU'; }; then
+    no_gpu="no /dev/nvidia<N> device and nvidia-smi lists no GPU"
+fi
+if [ -n "$no_gpu" ]; then
+    say "device-check: no NVIDIA GPU here: $no_gpu; nothing was built or run (exit 3)"
+    exit 3
+fi
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+[ "${ngpu:-0}" -gt 0 ] || ngpu=1
+{
+    date -u
+    uname -a
+    nvidia-smi 2>&1 || echo "nvidia-smi: not available"
+    nproc
+    cmake --version 2>&1 | head -1
+    cc --version 2>&1 | head -1
+} > "$OUT/env.txt" 2>&1
+say "device-check: $ngpu GPU(s); results in $OUT"
+
+# step NAME TIMEOUT_S CMD...: runs CMD with its output in $OUT/NAME.log; records the verdict.
+# Every step's timeout is cut to what is left of the whole run's budget (BUDGET_S, 470 s:
+# under 8 minutes with the detection and the summary).
+BUDGET_S=${BUDGET_S:-470}
+step() {
+    local name=$1 limit=$2
+    shift 2
+    local t0 rc left
+    left=$((BUDGET_S - ($(date +%s) - t_start)))
+    if [ "$left" -lt 10 ]; then
+        say "FAIL  $name: not run, the ${BUDGET_S}s budget is spent"
+        failed="$failed $name"
+        return 1
+    fi
+    [ "$limit" -le "$left" ] || limit=$left
+    t0=$(date +%s)
+    timeout --kill-after=10 "$limit" "$@" > "$OUT/$name.log" 2>&1
+    rc=$?
+    local dt=$(($(date +%s) - t0))
+    if [ $rc -eq 0 ]; then
+        say "PASS  $name (${dt}s)"
+    else
+        [ $rc -eq 124 ] && echo "device-check: timed out after ${limit}s" >> "$OUT/$name.log"
+        say "FAIL  $name (exit $rc, ${dt}s): see $name.log"
+        tail -n 15 "$OUT/$name.log" | sed 's/^/      | /' | tee -a "$summary"
+        failed="$failed $name"
+    fi
+    return $rc
+}
+skip() { say "SKIP  $1: $2"; }
+
+# ---- 2. build ----
+if ! step build 300 sh -c "cmake -S '$root' -B '$BUILD' -DCMAKE_BUILD_TYPE=Release && \
+                           cmake --build '$BUILD' -j '$JOBS'"; then
+    say "device-check: the build failed; nothing else can run"
+    exit 1
+fi
+bin=$BUILD/bin
+conf=$BUILD/tests/conformance/hwrt-conformance
+
+# ---- 3. correctness on the GPU ----
+# exit 77 (backend unavailable) is a failure here: this machine has a GPU
+step conformance_cuda 240 "$conf" --backend cuda
+if ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1 && grep -qil nvidia /etc/OpenCL/vendors/*.icd; then
+    step conformance_opencl 240 "$conf" --backend opencl
+else
+    skip conformance_opencl "NVIDIA's OpenCL driver is not registered in /etc/OpenCL/vendors"
+fi
+step async_semantics_cuda 120 "$BUILD/tests/unit/test_async_semantics" cuda
+step ctest_cuda 120 sh -c "cd '$BUILD' && ctest -L cuda -LE conformance --output-on-failure"
+step hardware_op_demo_cuda 60 env HWRT_DEMO_BACKEND=cuda "$BUILD/examples/hardware_op_demo"
+# the profiler on cuda (CUPTI activity records when libcupti loads, events otherwise)
+step prof_cuda 90 sh -c "HWRT_DEMO_BACKEND=cuda '$bin/hwrt-prof' --application='$BUILD/examples/hardware_op_demo' \
+    --output='$OUT/prof' && '$bin/hwrt-prof' --export=on --output='$OUT/prof' && \
+    '$bin/hwrt-prof' --analyze=op --output='$OUT/prof'"
+# the offload demo sizes a simulated device itself (examples/offload_mlp.h): it runs on sim
+step offload_demo 120 "$BUILD/examples/offload_demo"
+
+# NCCL with two ranks: the test or bench of the NCCL engine, when this tree builds one
+nccl_exe=$(find "$BUILD" -type f -perm -u+x \( -name '*nccl*' -o -name '*NCCL*' \) \
+           ! -name '*.so*' 2>/dev/null | head -n 1)
+if [ -z "$nccl_exe" ]; then
+    skip nccl_two_ranks "no NCCL test or bench is built in this tree"
+elif [ "$ngpu" -lt 2 ]; then
+    skip nccl_two_ranks "NCCL needs one GPU per rank and this machine has $ngpu ($nccl_exe)"
+elif ! command -v mpirun >/dev/null 2>&1; then
+    skip nccl_two_ranks "mpirun (Open MPI) is not installed"
+else
+    step nccl_two_ranks 120 mpirun --allow-run-as-root --oversubscribe -np 2 "$nccl_exe"
+fi
+
+# ---- 4. performance next to the raw driver, same run ----
+export HWRT_BACKEND=cuda
+step bench_copy 120 sh -c "'$bin/hwrt-bench' copy --json --backend cuda > '$OUT/bench_copy.json'"
+step bench_launch 60 sh -c "'$bin/hwrt-bench' launch --json --backend cuda > '$OUT/bench_launch.json'"
+step bench_pool 120 sh -c "'$bin/hwrt-bench-pool' --reps 5 --json > '$OUT/bench_pool.json'"
+step baseline 120 sh -c "'$bin/hwrt-cuda-baseline' > '$OUT/baseline.json'"
+unset HWRT_BACKEND
+
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$OUT" >> "$summary" 2>&1 <<'PY' || say "FAIL  compare: see summary.txt"
+import json, os, sys
+out = sys.argv[1]
+def load(n):
+    try:
+        with open(os.path.join(out, n)) as f: return json.load(f)
+    except Exception as e:
+        print(f"compare: {n}: {e}"); return None
+copy, launch, pool, base = (load(n) for n in
+    ("bench_copy.json", "bench_launch.json", "bench_pool.json", "baseline.json"))
+def goal(ok): return "met" if ok else "MISSED"
+print("\nhwrt on cuda vs raw driver, same run (medians; goals of issue 22, reported only)")
+if copy and base:
+    raw = {(r["kind"], r["host"], r["bytes"]): r["gbps_median"] for r in base["copy"]}
+    print(f"  {'copy':<16}{'bytes':>12}{'hwrt GB/s':>11}{'raw GB/s':>10}{'ratio':>7}")
+    for r in copy["rows"]:
+        k = (r["kind"], r["host"], r["bytes"])
+        if k not in raw: continue
+        ratio = r["gbps_median"] / raw[k] if raw[k] else 0
+        g = goal(ratio >= 0.97) if r["host"] == "pinned" and r["bytes"] >= 64 << 20 else ""
+        print(f"  {r['kind'] + ' ' + r['host']:<16}{r['bytes']:>12}{r['gbps_median']:>11.2f}"
+              f"{raw[k]:>10.2f}{ratio:>7.3f} {g}")
+if launch and base:
+    ratio = launch["op_sync_roundtrip_us_median"] / base["launch_sync_us_median"]
+    print(f"  op+sync {launch['op_sync_roundtrip_us_median']:.2f} us vs raw cuLaunchKernel+"
+          f"cuStreamSynchronize {base['launch_sync_us_median']:.2f} us: {ratio:.3f}x "
+          f"(goal <= 1.1: {goal(ratio <= 1.1)})")
+if pool and base:
+    if pool["latency"].get("backend") != "cuda":
+        print(f"  pool: the latency rows ran on {pool['latency'].get('backend', 'sim')}, not cuda")
+    hw = {r["size"]: r["hwrt_ns"] for r in pool["latency"]["rows"]}
+    for r in base["alloc"]:
+        if r["size"] not in hw: continue
+        h = hw[r["size"]]
+        print(f"  pool {r['size']:>6}: hwrt {h:.1f} ns, cuMemAlloc+Free {r['cuMemAlloc_free_ns']:.1f}"
+              f" ns ({r['cuMemAlloc_free_ns'] / h:.1f}x faster, goal >= 10: "
+              f"{goal(r['cuMemAlloc_free_ns'] / h >= 10)}), cuMemAllocAsync+FreeAsync "
+              f"{r['cuMemAllocAsync_free_ns']:.1f} ns (hwrt/async {h / r['cuMemAllocAsync_free_ns']:.2f}, "
+              f"goal <= 1.2: {goal(h / r['cuMemAllocAsync_free_ns'] <= 1.2)})")
+PY
+else
+    skip compare "python3 is not installed: the raw figures are in $OUT/*.json"
+fi
+
+say "device-check: $(($(date +%s) - t_start))s in all"
+if [ -n "$failed" ]; then
+    say "device-check: FAILED:$failed"
+    exit 1
+fi
+say "device-check: all steps passed"
+exit 0

@@ -1,0 +1,19 @@
+#!/bin/sh
+# scripts/device-check.sh where there is no usable driver (HWRT_CUDA_LIBRARY names none):
+# it says "no NVIDIA GPU" with the reason, exits 3 (not 0, not 1), builds nothing.
+# $1: source root, $2: scratch folder.
+set -u
+root=$1 tmp=$2
+rm -rf "$tmp"
+mkdir -p "$tmp"
+HWRT_CUDA_LIBRARY=$tmp/no-such-libcuda.so.1 OUT=$tmp/out BUILD=$tmp/build \
+    "$root/scripts/device-check.sh" > "$tmp/stdout" 2>&1
+rc=$?
+cat "$tmp/stdout"
+fail=0
+[ $rc -eq 3 ] || { echo "FAIL: exit $rc, want 3"; fail=1; }
+grep -q "no NVIDIA GPU here: HWRT_CUDA_LIBRARY=.* does not exist" "$tmp/out/summary.txt" ||
+    { echo "FAIL: summary.txt lacks the reason"; fail=1; }
+[ ! -e "$tmp/build" ] || { echo "FAIL: a build folder was made"; fail=1; }
+[ $fail -eq 0 ] && echo "device-check without a GPU: exit 3 with the reason, nothing built"
+exit $fail

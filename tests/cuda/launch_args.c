@@ -1,0 +1,93 @@
+/* Every launch cuda_launch.c prepares passes what the kernel's PTX entry declares: the
+ * same number of parameters, each of the PTX's type (.u32 <- int, .u64 <- 64-bit integer
+ * or pointer, .f32 <- float, .f64 <- double), for every op and dtype; and the grid covers
+ * the work. The PTX is the embedded string the driver loads (hwi_cuda_kernels_ptx), so a
+ * kernel signature changed without its launch fails here, without a GPU. White-box. */
+#include "harness.h"
+#include "backends/cuda/cuda_internal.h"
+
+/* The .param kinds of entry `name` in the PTX ('i' 'l' 'f' 'd'), or -1 if absent. */
+static int ptx_params(const char *name, char *kinds, int max)
+{
+    char head[96];
+    snprintf(head, sizeof head, ".entry %s(", name);
+    const char *p = strstr(hwi_cuda_kernels_ptx, head);
+    if (!p) return -1;
+    const char *end = strchr(p, ')');
+    int n = 0;
+    for (const char *q = strstr(p, ".param "); q && q < end && n < max; q = strstr(q + 1, ".param ")) {
+        q += 7;
+        kinds[n++] = !strncmp(q, ".u32", 4) || !strncmp(q, ".s32", 4) || !strncmp(q, ".b32", 4) ? 'i'
+                     : !strncmp(q, ".f32", 4) ? 'f'
+                     : !strncmp(q, ".f64", 4) ? 'd'
+                     : !strncmp(q, ".u64", 4) || !strncmp(q, ".s64", 4) || !strncmp(q, ".b64", 4) ? 'l'
+                                                                                             : '?';
+    }
+    return n;
+}
+
+static void check(const hwrt_kernel *k, const char *what)
+{
+    cu_launch L;
+    int empty = -1;
+    OK(cu_launch_prepare(k, &L, &empty));
+    EXPECT(empty == 0);
+    char want[16];
+    int n = ptx_params(cu_kernel_name(L.which), want, 16);
+    EXPECT(n == L.nargs);
+    if (n != L.nargs)
+        fprintf(stderr, "%s: %s takes %d parameters, the launch passes %d\n", what,
+                cu_kernel_name(L.which), n, L.nargs);
+    for (int i = 0; i < n && i < L.nargs; i++) {
+        EXPECT(want[i] == L.kinds[i]);
+        if (want[i] != L.kinds[i])
+            fprintf(stderr, "%s: %s parameter %d is '%c' in the PTX, '%c' in the launch\n", what,
+                    cu_kernel_name(L.which), i, want[i], L.kinds[i]);
+    }
+    /* the grid is the work's, no idle blocks: matmul one 16x16 tile per block, the rest
+     * 256 threads a block up to 8192 blocks (grid-stride beyond) */
+    if (k->op == HWRT_K_MATMUL) {
+        EXPECT(L.bx == 16 && L.by == 16);
+        EXPECT(L.gx == (unsigned)((k->nn + 15) / 16) && L.gy == (unsigned)((k->m + 15) / 16));
+    } else {
+        int64_t work = k->op == HWRT_K_SUM ? k->m * k->nn : k->n;
+        int64_t blocks = (work + 255) / 256;
+        EXPECT(L.bx == 256 && L.by == 1 && L.gy == 1);
+        EXPECT(L.gx == (unsigned)(blocks > 8192 ? 8192 : blocks));
+    }
+    /* float32 elementwise ops take the fast path */
+    if (k->op <= HWRT_K_RELU)
+        EXPECT((L.which == CU_K_EW_F32) == (k->dtype == HWRT_FLOAT32));
+}
+
+int main(void)
+{
+    TEST_CASE("launch parameters match the PTX");
+    static char buf[64];
+    for (int dt = 0; dt < HWRT_DTYPE_COUNT; dt++)
+        for (int op = 0; op < HWRT_K_COUNT; op++) {
+            hwrt_kernel k = {.op = (hwrt_kernel_op)op, .dtype = (hwrt_dtype)dt,
+                             .out_dtype = (hwrt_dtype)dt, .out = buf, .a = buf, .b = buf,
+                             .n = 1023, .m = 31, .k = 7, .nn = 17, .scalar = 2.5};
+            char what[64];
+            snprintf(what, sizeof what, "op %d dtype %s", op, hwrt_dtype_name((hwrt_dtype)dt));
+            check(&k, what);
+            k.n = 3000000;            /* beyond 8192 full blocks */
+            k.m = 1000;
+            k.nn = 4000;
+            check(&k, what);
+        }
+    TEST_CASE("nothing to run");
+    hwrt_kernel e = {.op = HWRT_K_ADD, .dtype = HWRT_FLOAT32, .n = 0};
+    cu_launch L;
+    int empty = 0;
+    OK(cu_launch_prepare(&e, &L, &empty));
+    EXPECT(empty == 1);
+    e = (hwrt_kernel){.op = HWRT_K_MATMUL, .dtype = HWRT_FLOAT32, .m = 5, .k = 3, .nn = 0};
+    OK(cu_launch_prepare(&e, &L, &empty));
+    EXPECT(empty == 1);
+    TEST_CASE("a matmul beyond the grid");
+    e = (hwrt_kernel){.op = HWRT_K_MATMUL, .dtype = HWRT_FLOAT32, .m = 65535ll * 16 + 1, .k = 1, .nn = 1};
+    FAILS(cu_launch_prepare(&e, &L, &empty), HWRT_ERROR_NOT_SUPPORTED, "exceeds the kernel's grid");
+    return test_report();
+}
