@@ -1,10 +1,12 @@
 /* The CUDA backend's ops table (driver API through dlopen; see cuda_internal.h). */
 #include "cuda_internal.h"
+#include "cuda_nvml.h"
 
 hwrt_status cu_probe(int *count, char *reason, size_t rlen);
 hwrt_status cu_device_props(int ordinal, hwrt_device_props *p);
 hwrt_status cu_device_open(int ordinal, hwrt_bdev **out);
 void cu_device_close(hwrt_bdev *d);
+void cu_report_usage(hwrt_bdev *d, size_t reserved, size_t allocated);
 hwrt_status cu_mem_info(hwrt_bdev *d, size_t *free_b, size_t *total, size_t *overhead);
 hwrt_status cu_segment_alloc(hwrt_bdev *d, size_t bytes, void **dptr);
 hwrt_status cu_segment_free(hwrt_bdev *d, void *dptr, size_t bytes);
@@ -70,9 +72,8 @@ const hwrt_backend_ops hwrt_backend_cuda = {
     .device_synchronize = cu_device_synchronize,
     /* CUDA's sticky errors cannot be cleared in the process: recovery is a new process */
     .device_reset = NULL,
-    /* monitor (NVML) is not wired into this table yet */
-    .report_usage = NULL,
-    .monitor = NULL,
+    .report_usage = cu_report_usage,
+    .monitor = hwi_cuda_nvml_monitor,   /* NVML (cuda_nvml.c) */
     /* CUPTI's activity API when libcupti loads; otherwise enable fails and the profiler
      * places work with events */
     .activity_enable = cu_activity_enable,

@@ -173,8 +173,18 @@ hwrt_status cu_device_open(int ordinal, hwrt_bdev **out)
     size_t free_b = 0, total = 0;
     if (hcu.MemGetInfo(&free_b, &total) == HCU_SUCCESS && total >= free_b)
         d->overhead = total - free_b;
+    d->pci = (hwi_pci_loc){(unsigned)attr(dev, HCU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID),
+                           (unsigned)attr(dev, HCU_DEVICE_ATTRIBUTE_PCI_BUS_ID),
+                           (unsigned)attr(dev, HCU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)};
     *out = d;
     return HWRT_SUCCESS;
+}
+
+/* What this process's pool holds, for hwrt-smi in any process (cuda_usage.c): NVML sees
+ * only the device-wide figure. */
+void cu_report_usage(hwrt_bdev *d, size_t reserved, size_t allocated)
+{
+    hwi_cuda_usage_publish(d->pci, reserved, allocated);
 }
 
 void cu_device_close(hwrt_bdev *d)

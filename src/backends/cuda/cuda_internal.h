@@ -14,6 +14,7 @@
 #ifndef HWRT_CUDA_INTERNAL_H
 #define HWRT_CUDA_INTERNAL_H
 
+#include "cuda_usage.h"
 #include "cuda_api.h"
 #include "../backend.h"
 
@@ -53,6 +54,7 @@ typedef struct hwrt_bdev {
     int prio_least, prio_greatest; /* cuCtxGetStreamPriorityRange (greatest <= least) */
     size_t va_gran;            /* VMM granularity, 0: no VMM */
     size_t overhead;           /* used bytes seen at open (context + other processes) */
+    hwi_pci_loc pci;           /* where NVML and the usage files name it (cuda_usage.h) */
 
     /* the sticky fault: first sticky error's sentence; never cleared */
     _Atomic int fault;         /* hwrt_status, 0 = healthy */
