@@ -28,7 +28,7 @@ static int value_ok(hwi_jw *j)
         j->have_key = 0;
         return 1;
     }
-    if (j->count[d]++) fputc(',', j->f);
+    if (j->count[d]++) fputs(", ", j->f);
     return 1;
 }
 
@@ -39,9 +39,9 @@ void hwi_jw_key(hwi_jw *j, const char *key)
         j->bad = 1;
         return;
     }
-    if (j->count[j->depth - 1]++) fputc(',', j->f);
+    if (j->count[j->depth - 1]++) fputs(", ", j->f);
     hwi_json_str_mode(j->f, key, j->html);
-    fputc(':', j->f);
+    fputs(": ", j->f);
     j->have_key = 1;
 }
 

@@ -3,6 +3,7 @@
  * too). A streaming writer with nesting kept on a stack: commas, the key/value pairing and
  * the closing brackets come out right by construction, strings go through hwi_json_str
  * (escape.h), and a non-finite number is written as null (JSON has no NaN/Infinity).
+ * Separators are ", " and ": " (Python's json.dumps default), one document on one line.
  * Misuse (a value in an object without a key, a key in an array, an unbalanced end,
  * more than HWI_JSON_DEPTH levels) writes nothing and is reported by hwi_jw_end().
  *

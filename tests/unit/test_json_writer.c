@@ -53,10 +53,10 @@ int main(void)
     fclose(f);
     printf("%s", buf);
     EXPECT(hwi_jw_valid(buf, len));
-    EXPECT(strstr(buf, "\"nan\":null,\"inf\":null,\"half\":0.5,\"big\":4294967296") != NULL);
+    EXPECT(strstr(buf, "\"nan\": null, \"inf\": null, \"half\": 0.5, \"big\": 4294967296") != NULL);
     EXPECT(strstr(buf, "\\\"quoted\\\"\\n\\tname") != NULL);
-    EXPECT(strstr(buf, "\"u\":18446744073709551615") != NULL);
-    EXPECT(strstr(buf, "[1,{},[],{\"child\": [1, 2.5e3, \"x\"]}]") != NULL);
+    EXPECT(strstr(buf, "\"u\": 18446744073709551615") != NULL);
+    EXPECT(strstr(buf, "[1, {}, [], {\"child\": [1, 2.5e3, \"x\"]}]") != NULL);
 
     TEST_CASE("misuse is reported");
     struct { const char *what; int steps; } cases[] = {
