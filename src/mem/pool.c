@@ -470,10 +470,16 @@ static hwrt_status alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pbloc
             if (synced && try_other_pools(dp, bs, bytes, rsize, retry_snap, b) == HWRT_SUCCESS)
                 return HWRT_SUCCESS;
             dp->st.num_ooms++;
-            return hwi_pool_oom(dp, bytes, rsize, cause);
+            hwrt_status oom = hwi_pool_oom(dp, bytes, rsize, cause);
+            hwi_log(HWI_LOG_INFO, "%s", hwrt_last_error());
+            return oom;
         }
         uint64_t snap;
         hwrt_status sst = sync_unlocked(dp, "device memory allocation", &snap);
+        if (st == WANT_GC || st == WANT_TRIM)
+            hwi_log(HWI_LOG_DEBUG, "device %d: releasing cached memory before growing (%s)",
+                    dp->device, st == WANT_GC ? "garbage_collection_threshold reached"
+                                              : "growth past the reserved high-water mark");
         if (st == WANT_GC) {
             no_gc = 1;
             if (sst == HWRT_SUCCESS) {
@@ -492,6 +498,13 @@ static hwrt_status alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pbloc
         } else {
             retried = 1;
             dp->st.num_alloc_retries++;
+            if (hwi_log_level() >= HWI_LOG_INFO) {
+                char want[32], resv[32];
+                hwi_log(HWI_LOG_INFO, "device %d: allocating %s failed; synchronized the device "
+                        "and releasing the cached segments (%s reserved) to retry", dp->device,
+                        hwi_fmt_bytes(want, sizeof want, bytes),
+                        hwi_fmt_bytes(resv, sizeof resv, (uint64_t)dp->st.reserved_bytes.current));
+            }
             if (sst == HWRT_SUCCESS) release_cached(dp, snap, SIZE_MAX, 0);
             synced = sst == HWRT_SUCCESS;
             retry_snap = snap;
