@@ -733,16 +733,27 @@ hwrt_status hwi_pool_empty_cache(hwi_device *d)
     pthread_mutex_lock(&hwi_pool_mu);
     dpool *dp = hwi_pool_devs[d->ordinal];
     hwrt_status st = HWRT_SUCCESS;
+    int64_t before = dp ? dp->st.reserved_bytes.current : 0, released = 0;
     if (dp) {
         uint64_t snap;
         st = sync_unlocked(dp, "hwrt_empty_cache", &snap);
         if (st == HWRT_SUCCESS) release_cached(dp, snap, SIZE_MAX, 0);
+        released = before - dp->st.reserved_bytes.current;
     }
     size_t resv = 0, alloc = 0;
     if (dp) dp->report_skips = 1024;           /* the monitor gets exact figures now */
     int report = dp && report_due(dp, &resv, &alloc);
     pthread_mutex_unlock(&hwi_pool_mu);
     if (report) hwi_ops_if_selected()->report_usage(d->bdev, resv, alloc);
+    /* the observer (the profiler's memory curve) sees the drop now, not at the next
+     * allocation, which may never come */
+    if (released > 0 && hwi_mem_events_active())
+        mem_event(HWI_MEM_RELEASE, d->ordinal, NULL, (size_t)released);
+    if (released > 0 && hwi_log_level() >= HWI_LOG_DEBUG) {
+        char b[32];
+        hwi_log(HWI_LOG_DEBUG, "device %d: hwrt_empty_cache released %s", d->ordinal,
+                hwi_fmt_bytes(b, sizeof b, (uint64_t)released));
+    }
     return st;
 }
 
