@@ -4,10 +4,12 @@
  *   - a timeline with one lane per device engine and stream, and one per host thread;
  *   - a memory-over-time curve per device (allocated and reserved);
  *   - an op breakdown table with bars.
- * Long traces are reduced per lane before embedding: spans closer than 1/3000 of the
- * trace are merged (the merged span keeps the name of its longest part), so the page
- * stays light at 1e5+ ops. When rendering is done the script sets
- * <body data-rendered="1"> and fills #render-stats, which the tests read back. */
+ * Every op is embedded as its own span; the page draws the view with level of detail and
+ * zooms and pans (report_page.h). Only a trace of more than REPORT_MAX_SPANS spans is
+ * reduced per lane before embedding (spans closer than 1/REPORT_MAX_SPANS of the trace
+ * merged, the merged span keeping the name of its longest part). When rendering is done
+ * the script sets <body data-rendered="1"> and fills #render-stats (hidden), which the
+ * tests read back. */
 #include "base/out_file.h"
 #include "prof_data.h"
 
@@ -16,6 +18,8 @@
 #include <string.h>
 
 #include "report_page.h"   /* REPORT_CSS, REPORT_JS */
+
+#define REPORT_MAX_SPANS 300000
 
 typedef struct span { uint64_t s, e; int name, cat; } span;
 typedef struct lane {
@@ -155,11 +159,16 @@ static int build_lanes(const prof_data *d, lane **lanes)
 
 static void emit_lanes(FILE *f, const prof_data *d, lane *lanes, int n)
 {
-    uint64_t res = (d->end_ns > d->base_ns ? d->end_ns - d->base_ns : 1) / 3000;
+    /* every op is its own span; only a trace of more than REPORT_MAX_SPANS is reduced
+     * (spans closer than 1/REPORT_MAX_SPANS of the trace merged), to keep the page light */
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += lanes[i].n;
+    uint64_t res = (d->end_ns > d->base_ns ? d->end_ns - d->base_ns : 1) / REPORT_MAX_SPANS;
     fprintf(f, "\"lanes\":[");
     for (int i = 0; i < n; i++) {
         lane *l = &lanes[i];
-        lane_reduce(l, res);
+        if (total > REPORT_MAX_SPANS) lane_reduce(l, res);
+        else qsort(l->v, l->n, sizeof *l->v, span_cmp);
         fprintf(f, "%s\n{\"group\":", i ? "," : "");
         hwi_json_str_html(f, l->group);
         fprintf(f, ",\"name\":");
