@@ -23,6 +23,7 @@ void cli_progress_begin(cli_progress *p, const char *tool, const char *what, int
     p->what = what;
     p->start = now_s();
     p->last = -1;
+    p->out = stderr;
 }
 
 void cli_progress_step(cli_progress *p, long done, long total, const char *detail)
@@ -39,16 +40,16 @@ void cli_progress_step(cli_progress *p, long done, long total, const char *detai
     if (detail && n > 0 && (size_t)n < sizeof line)
         snprintf(line + n, sizeof line - (size_t)n, " %s", detail);
     /* \r, the line, then erase what a longer previous line left (ECMA-48 EL) */
-    fprintf(stderr, "\r%s\033[K", line);
-    fflush(stderr);
+    fprintf(p->out, "\r%s\033[K", line);
+    fflush(p->out);
     p->shown = 1;
 }
 
 void cli_progress_end(cli_progress *p)
 {
     if (p->on && p->shown) {
-        fputs("\r\033[K", stderr);
-        fflush(stderr);
+        fputs("\r\033[K", p->out);
+        fflush(p->out);
     }
     p->shown = 0;
 }
