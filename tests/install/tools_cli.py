@@ -10,6 +10,10 @@ import json, os, re, subprocess, sys
 BIN, TRACE = sys.argv[1], sys.argv[2]
 ENV = dict(os.environ, HWRT_SIM_REGISTRY="hwrt-tools-cli-%d" % os.getpid())
 ENV.pop("HWRT_PROGRESS", None)
+# Open MPI's own allocations outlive the process: under ASan (build-asan) leak reports of
+# hwrt-bench-dist (and of `all`, which runs it) would only report MPI, as the opencl suite
+# says of PoCL. Every other tool keeps leak detection.
+MPI_ENV = dict(ENV, ASAN_OPTIONS=(ENV.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":"))
 passed = failed = 0
 
 
@@ -74,7 +78,7 @@ for t in tools:
 # hwrt-bench all --json: one document, every subcommand in it, none failed; progress on
 # the (pretend) terminal's stderr, none with --quiet
 out = run(os.path.join(BIN, "hwrt-bench"), "all", "--json", "--quick", "--max-size=64K",
-          env=dict(ENV, HWRT_PROGRESS="1"), timeout=600)
+          env=dict(MPI_ENV, HWRT_PROGRESS="1"), timeout=600)
 try:
     doc = json.loads(out.stdout)
 except ValueError as e:
@@ -96,7 +100,8 @@ json.loads(out.stdout)
 
 # every sibling's own --json, alone
 for t in subs:
-    out = run(os.path.join(BIN, "hwrt-bench-" + t), "--json", "--quick", timeout=600)
+    out = run(os.path.join(BIN, "hwrt-bench-" + t), "--json", "--quick", timeout=600,
+              env=MPI_ENV if t == "dist" else None)
     try:
         json.loads(out.stdout)
         ok = out.returncode == 0

@@ -177,7 +177,7 @@ void prof_compute(const prof_data *d, prof_figures *f)
     memset(f, 0, sizeof *f);
     for (size_t i = 0; i < d->nops; i++)
         if (d->ops[i].on_device) add_op(f, &d->ops[i]);
-    qsort(f->ops, (size_t)f->nops, sizeof *f->ops, stat_cmp);
+    if (f->nops) qsort(f->ops, (size_t)f->nops, sizeof *f->ops, stat_cmp);   /* NULL when none */
     busy_and_gaps(d, f);
     host_figures(d, f);
     for (int i = 0; i < d->nfiles; i++) {

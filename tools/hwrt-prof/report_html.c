@@ -138,7 +138,7 @@ static int build_lanes(const prof_data *d, lane **lanes)
     for (size_t i = 0; i < d->nexts; i++)
         lane_add(lane_get(lanes, &n, 1, d->exts[i].file, d->exts[i].device, 1, 0),
                  d->exts[i].t0, d->exts[i].t1, name_idx(d->exts[i].name), CAT_OFFLOAD);
-    qsort(*lanes, (size_t)n, sizeof **lanes, lane_cmp);
+    if (n) qsort(*lanes, (size_t)n, sizeof **lanes, lane_cmp);   /* NULL when none */
     for (int i = 0; i < n; i++) {
         lane *l = &(*lanes)[i];
         const pfile *pf = &d->files[l->file];
