@@ -14,6 +14,12 @@ void hwi_jw_begin(hwi_jw *j, FILE *f, int html)
     j->html = html;
 }
 
+static void sep(hwi_jw *j)
+{
+    if (!j->compact) fputs(", ", j->f);
+    else fputs(j->depth == j->break_depth ? ",\n" : ",", j->f);
+}
+
 /* Before a value: the separator, and whether a value may stand here at all. */
 static int value_ok(hwi_jw *j)
 {
@@ -28,7 +34,7 @@ static int value_ok(hwi_jw *j)
         j->have_key = 0;
         return 1;
     }
-    if (j->count[d]++) fputs(", ", j->f);
+    if (j->count[d]++) sep(j);
     return 1;
 }
 
@@ -39,9 +45,9 @@ void hwi_jw_key(hwi_jw *j, const char *key)
         j->bad = 1;
         return;
     }
-    if (j->count[j->depth - 1]++) fputs(", ", j->f);
+    if (j->count[j->depth - 1]++) sep(j);
     hwi_json_str_mode(j->f, key, j->html);
-    fputs(": ", j->f);
+    fputs(j->compact ? ":" : ": ", j->f);
     j->have_key = 1;
 }
 
@@ -80,6 +86,13 @@ void hwi_jw_num(hwi_jw *j, double v)
     else fprintf(j->f, "%.6g", v);
 }
 
+void hwi_jw_fixed(hwi_jw *j, double v, int decimals)
+{
+    if (!value_ok(j)) return;
+    if (!isfinite(v)) fputs("null", j->f);
+    else fprintf(j->f, "%.*f", decimals, v);
+}
+
 void hwi_jw_int(hwi_jw *j, long long v) { if (value_ok(j)) fprintf(j->f, "%lld", v); }
 void hwi_jw_uint(hwi_jw *j, unsigned long long v) { if (value_ok(j)) fprintf(j->f, "%llu", v); }
 void hwi_jw_bool(hwi_jw *j, int v) { if (value_ok(j)) fputs(v ? "true" : "false", j->f); }
@@ -103,6 +116,11 @@ void hwi_jw_knum(hwi_jw *j, const char *k, double v) { hwi_jw_key(j, k); hwi_jw_
 void hwi_jw_kint(hwi_jw *j, const char *k, long long v) { hwi_jw_key(j, k); hwi_jw_int(j, v); }
 void hwi_jw_kuint(hwi_jw *j, const char *k, unsigned long long v) { hwi_jw_key(j, k); hwi_jw_uint(j, v); }
 void hwi_jw_kbool(hwi_jw *j, const char *k, int v) { hwi_jw_key(j, k); hwi_jw_bool(j, v); }
+void hwi_jw_kfixed(hwi_jw *j, const char *k, double v, int decimals)
+{
+    hwi_jw_key(j, k);
+    hwi_jw_fixed(j, v, decimals);
+}
 
 int hwi_jw_end(hwi_jw *j)
 {

@@ -3,7 +3,8 @@
  * too). A streaming writer with nesting kept on a stack: commas, the key/value pairing and
  * the closing brackets come out right by construction, strings go through hwi_json_str
  * (escape.h), and a non-finite number is written as null (JSON has no NaN/Infinity).
- * Separators are ", " and ": " (Python's json.dumps default), one document on one line.
+ * Separators are ", " and ": " (Python's json.dumps default), one document on one line;
+ * compact = 1 writes "," and ":" (and break_depth a newline per element of that level).
  * Misuse (a value in an object without a key, a key in an array, an unbalanced end,
  * more than HWI_JSON_DEPTH levels) writes nothing and is reported by hwi_jw_end().
  *
@@ -30,6 +31,9 @@ typedef struct hwi_jw {
     int have_key;                    /* a key was written, its value is due */
     int values;                      /* top-level values written */
     int bad;                         /* misuse seen */
+    int compact;                     /* "," and ":" (set after begin: large files) */
+    int break_depth;                 /* with compact: a newline after each comma at this
+                                        depth (one array element per line), 0 none */
 } hwi_jw;
 
 void hwi_jw_begin(hwi_jw *j, FILE *f, int html);
@@ -43,6 +47,7 @@ void hwi_jw_close(hwi_jw *j);        /* } or ], whichever is open */
 void hwi_jw_key(hwi_jw *j, const char *key);
 void hwi_jw_str(hwi_jw *j, const char *v);          /* NULL: null */
 void hwi_jw_num(hwi_jw *j, double v);               /* non-finite: null */
+void hwi_jw_fixed(hwi_jw *j, double v, int decimals); /* "%.*f" (timestamps); non-finite: null */
 void hwi_jw_int(hwi_jw *j, long long v);
 void hwi_jw_uint(hwi_jw *j, unsigned long long v);
 void hwi_jw_bool(hwi_jw *j, int v);
@@ -57,6 +62,7 @@ void hwi_jw_knum(hwi_jw *j, const char *key, double v);
 void hwi_jw_kint(hwi_jw *j, const char *key, long long v);
 void hwi_jw_kuint(hwi_jw *j, const char *key, unsigned long long v);
 void hwi_jw_kbool(hwi_jw *j, const char *key, int v);
+void hwi_jw_kfixed(hwi_jw *j, const char *key, double v, int decimals);
 
 /* 1 when text[0..len) is exactly one JSON value (RFC 8259), surrounding spaces allowed. */
 int hwi_jw_valid(const char *text, size_t len);
