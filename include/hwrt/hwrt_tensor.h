@@ -102,15 +102,25 @@ HWRT_API hwrt_status hwrt_op_matmul(hwrt_tensor out, hwrt_tensor a, hwrt_tensor 
  * (out has one element). Floats accumulate in float32/float64, ints in int64. */
 HWRT_API hwrt_status hwrt_op_sum(hwrt_tensor out, hwrt_tensor a, int axis, hwrt_stream s);
 
-/* DLPack (v1.0, DLManagedTensorVersioned). Export shares t's memory: the exported
- * tensor holds a reference to t until its deleter runs. Device memory is described as
- * kDLExtDev with the hwrt device ordinal. The export is ordered after all queued work
- * on t (hwrt synchronizes the writers first). */
+/* DLPack (v1.0, DLManagedTensorVersioned). Export shares t's memory (zero copy): the
+ * exported tensor holds a reference to t until its deleter runs. The DLPack device is the
+ * backend's: sim memory is host memory, so kDLCPU (device_id 0, read in place until
+ * hwrt_shutdown); opencl is kDLOpenCL with data = the cl_mem and byte_offset inside it;
+ * cuda is kDLCUDA with the device ordinal; any other backend kDLExtDev. The export is
+ * ordered after all queued work on t (hwrt synchronizes the writers first). */
 HWRT_API hwrt_status hwrt_tensor_to_dlpack(hwrt_tensor t, DLManagedTensorVersioned **out);
-/* Import: kDLCPU (and kDLCUDAHost) data is copied onto the current device; kDLExtDev
- * memory that hwrt handed out is shared without a copy. On success hwrt owns `in` and
- * calls its deleter when done (at once for a copied import). Strided inputs must be
- * compact row-major. Errors: INVALID_ARGUMENT / NOT_SUPPORTED naming the field. */
+/* A copy of t in host memory as kDLCPU (flags DLPACK_FLAG_BITMASK_IS_COPIED), ordered
+ * after t's writers; it holds no reference to t and stays valid after hwrt_shutdown. */
+HWRT_API hwrt_status hwrt_tensor_to_dlpack_host(hwrt_tensor t, DLManagedTensorVersioned **out);
+/* The DLPack device hwrt_tensor_to_dlpack would give t (__dlpack_device__). */
+HWRT_API hwrt_status hwrt_tensor_dlpack_device(hwrt_tensor t, DLDevice *out);
+/* Import. Shared without a copy: hwrt's own exports; host memory that is an hwrt device's
+ * (a sim tensor read back as kDLCPU); memory of the backend's DLPack type that hwrt handed
+ * out, and, for kDLCUDA, another library's device memory. Copied onto the current device:
+ * any other kDLCPU or kDLCUDAHost data. Refused (NOT_SUPPORTED): other device types, and a
+ * read-only tensor that would be shared (hwrt tensors are writable). On success hwrt owns
+ * `in` and calls its deleter when done (at once for a copied import). Strided inputs must
+ * be compact row-major. Errors: INVALID_ARGUMENT / NOT_SUPPORTED naming the field. */
 HWRT_API hwrt_status hwrt_tensor_from_dlpack(hwrt_tensor *t, DLManagedTensorVersioned *in);
 
 #ifdef __cplusplus

@@ -530,10 +530,12 @@ static PyMethodDef tensor_methods[] = {
      "numpy interop: numpy.asarray(tensor) is a host copy."},
     {"__dlpack__", (PyCFunction)(void (*)(void))hwpy_tensor_dlpack, METH_VARARGS | METH_KEYWORDS,
      "__dlpack__($self, stream=None, *, max_version=None, dl_device=None, copy=None)\n--\n\n"
-     "a DLPack capsule sharing the device memory (kDLExtDev)."},
+     "a DLPack capsule sharing the tensor's memory on its backend's DLPack device (sim: "
+     "kDLCPU, opencl: kDLOpenCL, cuda: kDLCUDA); max_version=(1, 0) gives a "
+     "\"dltensor_versioned\" capsule; copy=True a copy; dl_device=(1, 0) a host copy."},
     {"__dlpack_device__", hwpy_tensor_dlpack_device, METH_NOARGS,
      "__dlpack_device__($self, /)\n--\n\n"
-     "(kDLExtDev, device ordinal)"},
+     "(DLPack device type, id): (1, 0) on sim, (4, ordinal) on opencl, (2, ordinal) on cuda"},
     {"item", tensor_item, METH_NOARGS, "item($self, /)\n--\n\n"
      "The one element as a Python number."},
     {"set_offloadable", (PyCFunction)(void (*)(void))hwpy_tensor_set_offloadable,

@@ -6,9 +6,10 @@
  * PEP 3118 format: numpy then falls back to __array__ (widened to float32).
  * Import by buffer: Tensor(obj) reads any buffer (tensor.c).
  *
- * DLPack: __dlpack__ shares the device memory as kDLExtDev (hwrt_tensor_to_dlpack);
- * hwrt.from_dlpack takes hwrt's own capsules without a copy and host (kDLCPU) capsules,
- * e.g. numpy's, by copying them onto the current device. */
+ * DLPack: __dlpack__ shares the memory on the device its backend names (sim: kDLCPU, so
+ * numpy.from_dlpack and torch.from_dlpack read it in place; opencl: kDLOpenCL; cuda:
+ * kDLCUDA), or gives a host copy for dl_device=(kDLCPU, 0); hwrt.from_dlpack shares what
+ * hwrt_tensor_from_dlpack can share and copies host data (numpy's, torch's CPU tensors). */
 #include "hwpy.h"
 
 #include <stdlib.h>
@@ -142,7 +143,10 @@ static int wants_versioned(PyObject *max_version)
     return major >= 1;
 }
 
-static int check_dl_device(PyObject *self, PyObject *dl_device)
+/* Where the consumer wants the data: 0 on the tensor's own DLPack device (dl_device None
+ * or equal to __dlpack_device__), 1 on the host (kDLCPU, 0) when that is another device,
+ * -1 with BufferError for any other device. */
+static int wanted_device(PyObject *self, PyObject *dl_device)
 {
     if (dl_device == Py_None) return 0;
     PyObject *mine = hwpy_tensor_dlpack_device(self, NULL);
@@ -150,12 +154,18 @@ static int check_dl_device(PyObject *self, PyObject *dl_device)
     int eq = PyObject_RichCompareBool(mine, dl_device, Py_EQ);
     Py_DECREF(mine);
     if (eq < 0) return -1;
-    if (!eq) {
-        PyErr_SetString(PyExc_BufferError, "hwrt exports only on its own device (see "
-                        "__dlpack_device__); for host memory use asnumpy()");
-        return -1;
-    }
-    return 0;
+    if (eq) return 0;
+    PyObject *cpu = Py_BuildValue("(ii)", (int)kDLCPU, 0);
+    int host = cpu ? PyObject_RichCompareBool(cpu, dl_device, Py_EQ) : -1;
+    Py_XDECREF(cpu);
+    if (host < 0) return -1;
+    if (host) return 1;
+    PyObject *r = PyObject_Repr(dl_device);
+    PyErr_Format(PyExc_BufferError, "dl_device=%s is not supported: an hwrt.Tensor exports on "
+                 "its own device (see __dlpack_device__) or as a host copy, dl_device=(%d, 0) "
+                 "(kDLCPU)", r ? PyUnicode_AsUTF8(r) : "?", (int)kDLCPU);
+    Py_XDECREF(r);
+    return -1;
 }
 
 PyObject *hwpy_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kw)
@@ -169,18 +179,35 @@ PyObject *hwpy_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kw)
      * ready for any consumer stream: an int stream is accepted as is */
     if (stream != Py_None && !PyLong_Check(stream))
         return PyErr_Format(PyExc_TypeError, "stream must be an int or None");
+    if (copy != Py_None && !PyBool_Check(copy))
+        return PyErr_Format(PyExc_TypeError, "copy must be True, False or None");
     int versioned = wants_versioned(max_version);
-    if (versioned < 0 || check_dl_device(self, dl_device) < 0) return NULL;
-    PyObject *src = Py_NewRef(self);
-    if (copy == Py_True) {          /* an independent device copy */
-        Py_SETREF(src, hwpy_tensor_from_object(self, -1));
-        if (!src) return NULL;
-    }
+    if (versioned < 0) return NULL;
+    int to_host = wanted_device(self, dl_device);
+    if (to_host < 0) return NULL;
+    if (to_host && copy == Py_False)
+        return PyErr_Format(PyExc_BufferError, "dl_device=(%d, 0) with copy=False: this tensor's "
+                            "memory is not host memory (see __dlpack_device__), so it can reach "
+                            "the host only as a copy (copy=None or True)", (int)kDLCPU);
     DLManagedTensorVersioned *m;
-    hwrt_status st = hwrt_tensor_to_dlpack(((hwpy_tensor_obj *)src)->t, &m);
-    Py_DECREF(src);     /* the export holds its own hwrt reference */
-    if (st != HWRT_SUCCESS) return hwpy_raise(st);
-    if (copy == Py_True) m->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
+    hwrt_status st;
+    if (to_host) {                  /* a host copy: kDLCPU, flagged copied */
+        hwrt_tensor t = ((hwpy_tensor_obj *)self)->t;
+        Py_BEGIN_ALLOW_THREADS
+        st = hwrt_tensor_to_dlpack_host(t, &m);
+        Py_END_ALLOW_THREADS
+        if (st != HWRT_SUCCESS) return hwpy_raise(st);
+    } else {
+        PyObject *src = Py_NewRef(self);
+        if (copy == Py_True) {      /* an independent device copy */
+            Py_SETREF(src, hwpy_tensor_from_object(self, -1));
+            if (!src) return NULL;
+        }
+        st = hwrt_tensor_to_dlpack(((hwpy_tensor_obj *)src)->t, &m);
+        Py_DECREF(src);             /* the export holds its own hwrt reference */
+        if (st != HWRT_SUCCESS) return hwpy_raise(st);
+        if (copy == Py_True) m->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
+    }
     if (versioned) {
         PyObject *cap = PyCapsule_New(m, "dltensor_versioned", versioned_capsule_free);
         if (!cap) m->deleter(m);
@@ -202,10 +229,10 @@ PyObject *hwpy_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kw)
 
 PyObject *hwpy_tensor_dlpack_device(PyObject *self, PyObject *unused)
 {
-    int dev;
-    hwrt_status st = hwrt_tensor_device(((hwpy_tensor_obj *)self)->t, &dev);
+    DLDevice dev;
+    hwrt_status st = hwrt_tensor_dlpack_device(((hwpy_tensor_obj *)self)->t, &dev);
     if (st != HWRT_SUCCESS) return hwpy_raise(st);
-    return Py_BuildValue("(ii)", (int)kDLExtDev, dev);
+    return Py_BuildValue("(ii)", (int)dev.device_type, (int)dev.device_id);
 }
 
 /* ---- DLPack import ---- */
@@ -235,6 +262,14 @@ static PyObject *import_capsule(PyObject *cap)
     }
     if (PyCapsule_IsValid(cap, "dltensor")) {
         DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
+        if (m->deleter == legacy_deleter) {     /* our own: import the export it wraps */
+            legacy_export *e = (legacy_export *)m;
+            st = hwrt_tensor_from_dlpack(&t, e->v);
+            if (st != HWRT_SUCCESS) return hwpy_raise(st);
+            free(e);                            /* hwrt owns e->v now */
+            PyCapsule_SetName(cap, "used_dltensor");
+            return hwpy_tensor_wrap(t);
+        }
         legacy_import *w = calloc(1, sizeof *w);
         if (!w) return PyErr_NoMemory();
         w->legacy = m;

@@ -156,6 +156,17 @@ typedef struct hwrt_backend_ops {
     /* Optional: the driver's own handle of a stream (CUstream for cuda), for libraries
      * that queue work on it themselves (NCCL). NULL, or NULL returned: none. */
     void *(*stream_native)(hwrt_bstream *s);
+
+    /* Optional DLPack view of memory (the array API's __dlpack_device__): the DLPack
+     * device type (DLDeviceType, include/hwrt/dlpack.h) through which a consumer reads
+     * ptr, device memory from segment_alloc/va_map when pinned_host is 0, page-locked
+     * memory from host_alloc when 1, and the (data, byte_offset) pair DLPack names it by.
+     * The core sets data = ptr and byte_offset = 0 before the call, so a backend whose
+     * pointers are the driver's own (CUDA: kDLCUDA / kDLCUDAHost) only sets the type;
+     * OpenCL names a buffer as its cl_mem and the offset in it. NULL: kDLExtDev for
+     * device memory (a consumer cannot read it) and kDLCPU for pinned host memory. */
+    hwrt_status (*dlpack_device)(hwrt_bdev *dev, const void *ptr, int pinned_host,
+                                 int *dl_device_type, void **data, uint64_t *byte_offset);
 } hwrt_backend_ops;
 
 /* Registry (registry.c). */

@@ -1,5 +1,8 @@
 /* Opt-in logging to stderr: HWRT_LOG_LEVEL, a name or a number (0 off, 1 error, 2 warn,
- * 3 info, 4 debug, 5 trace). */
+ * 3 info, 4 debug, 5 trace). info: backend selection, device open, OOM retries, collectives
+ * set-up; debug: segments reserved and released, offload moves, every error sentence
+ * (docs/troubleshooting.md, "Logs"). A caller that formats costly arguments checks
+ * hwi_log_level() first. */
 #ifndef HWI_LOG_H
 #define HWI_LOG_H
 

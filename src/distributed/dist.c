@@ -1,4 +1,5 @@
 /* Joining and leaving the group; rank, size and local rank. */
+#include "../base/log.h"
 #include "dist.h"
 #include "coll_select.h"
 #include "../base/status.h"
@@ -139,6 +140,11 @@ hwrt_status hwrt_dist_init(void)
     if (st == HWRT_SUCCESS) {
         d.inited = 1;
         hwi_dist_g = d;
+        hwi_log(HWI_LOG_INFO, "dist: rank %d of %d (local rank %d of %d, %d host%s), launcher %s, "
+                "engine %s%s%s", d.rank, d.size, d.local_rank, d.local_size, d.nhosts,
+                d.nhosts == 1 ? "" : "s", d.info.launcher[0] ? d.info.launcher : "none",
+                d.size == 1 ? "self (one process)" : "MPI", d.mpi_version[0] ? ", " : "",
+                d.mpi_version);
     } else {
         free(d.hosts);
     }

@@ -483,10 +483,16 @@ static hwrt_status alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pbloc
             if (synced && try_other_pools(dp, bs, bytes, rsize, retry_snap, b) == HWRT_SUCCESS)
                 return HWRT_SUCCESS;
             dp->st.num_ooms++;
-            return hwi_pool_oom(dp, bytes, rsize, cause);
+            hwrt_status oom = hwi_pool_oom(dp, bytes, rsize, cause);
+            hwi_log(HWI_LOG_INFO, "%s", hwrt_last_error());
+            return oom;
         }
         uint64_t snap;
         hwrt_status sst = sync_unlocked(dp, "device memory allocation", &snap);
+        if (want == WANT_GC || want == WANT_TRIM)
+            hwi_log(HWI_LOG_DEBUG, "device %d: releasing cached memory before growing (%s)",
+                    dp->device, want == WANT_GC ? "garbage_collection_threshold reached"
+                                                : "growth past the reserved high-water mark");
         if (want == WANT_GC) {
             no_gc = 1;
             if (sst == HWRT_SUCCESS) {
@@ -505,6 +511,13 @@ static hwrt_status alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pbloc
         } else {
             retried = 1;
             dp->st.num_alloc_retries++;
+            if (hwi_log_level() >= HWI_LOG_INFO) {
+                char need[32], resv[32];
+                hwi_log(HWI_LOG_INFO, "device %d: allocating %s failed; synchronized the device "
+                        "and releasing the cached segments (%s reserved) to retry", dp->device,
+                        hwi_fmt_bytes(need, sizeof need, bytes),
+                        hwi_fmt_bytes(resv, sizeof resv, (uint64_t)dp->st.reserved_bytes.current));
+            }
             if (sst == HWRT_SUCCESS) release_cached(dp, snap, SIZE_MAX, 0);
             synced = sst == HWRT_SUCCESS;
             retry_snap = snap;
@@ -733,16 +746,27 @@ hwrt_status hwi_pool_empty_cache(hwi_device *d)
     pthread_mutex_lock(&hwi_pool_mu);
     dpool *dp = hwi_pool_devs[d->ordinal];
     hwrt_status st = HWRT_SUCCESS;
+    int64_t before = dp ? dp->st.reserved_bytes.current : 0, released = 0;
     if (dp) {
         uint64_t snap;
         st = sync_unlocked(dp, "hwrt_empty_cache", &snap);
         if (st == HWRT_SUCCESS) release_cached(dp, snap, SIZE_MAX, 0);
+        released = before - dp->st.reserved_bytes.current;
     }
     size_t resv = 0, alloc = 0;
     if (dp) dp->report_skips = 1024;           /* the monitor gets exact figures now */
     int report = dp && report_due(dp, &resv, &alloc);
     pthread_mutex_unlock(&hwi_pool_mu);
     if (report) hwi_ops_if_selected()->report_usage(d->bdev, resv, alloc);
+    /* the observer (the profiler's memory curve) sees the drop now, not at the next
+     * allocation, which may never come */
+    if (released > 0 && hwi_mem_events_active())
+        mem_event(HWI_MEM_RELEASE, d->ordinal, NULL, (size_t)released);
+    if (released > 0 && hwi_log_level() >= HWI_LOG_DEBUG) {
+        char b[32];
+        hwi_log(HWI_LOG_DEBUG, "device %d: hwrt_empty_cache released %s", d->ordinal,
+                hwi_fmt_bytes(b, sizeof b, (uint64_t)released));
+    }
     return st;
 }
 

@@ -3,6 +3,8 @@
  * va_reserve (cuMemAddressReserve / aclrtReserveMemAddress) whose granules are mapped
  * (cuMemMap / aclrtMapMem) only while some block needs them, so a growing workload
  * extends one range instead of leaving holes between segments. Guarded by hwi_pool_mu. */
+#include "../base/log.h"
+#include "../base/status.h"
 #include "pool_internal.h"
 #include "../base/status.h"
 
@@ -74,6 +76,13 @@ hwrt_status pseg_new(dpool *dp, spool *sp, size_t bytes, int expandable, pseg **
     s->next = dp->segs;
     dp->segs = s;
     *out = s;
+    if (hwi_log_level() >= HWI_LOG_DEBUG) {
+        char a[32], b[32];
+        hwi_log(HWI_LOG_DEBUG, "device %d: %s segment of %s at %p (%s pool); reserved now %s",
+                dp->device, expandable ? "expandable" : "new", hwi_fmt_bytes(a, sizeof a, bytes),
+                (void *)p, sp->kind == PK_SMALL ? "small" : "large",
+                hwi_fmt_bytes(b, sizeof b, (uint64_t)dp->st.reserved_bytes.current));
+    }
     return HWRT_SUCCESS;
 }
 
@@ -153,6 +162,12 @@ void pseg_release(pseg *s)
         ops->segment_free(dp->bdev, s->base, s->size);
         pool_stat_sub(&dp->st.reserved_bytes, (int64_t)s->size);
         dp->st.num_device_free++;
+    }
+    if (hwi_log_level() >= HWI_LOG_DEBUG) {
+        char a[32], b[32];
+        hwi_log(HWI_LOG_DEBUG, "device %d: %s segment of %s at %p released; reserved now %s",
+                dp->device, s->expandable ? "expandable" : "the", hwi_fmt_bytes(a, sizeof a, s->size),
+                (void *)s->base, hwi_fmt_bytes(b, sizeof b, (uint64_t)dp->st.reserved_bytes.current));
     }
     pool_stat_sub(&dp->st.segment, 1);
     pseg_index_del(s);

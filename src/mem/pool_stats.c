@@ -7,6 +7,7 @@
 #include "../base/log.h"
 #include "../base/status.h"
 #include "../base/escape.h"
+#include "../base/json.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -113,43 +114,54 @@ static const char *state_name(const pblock *b)
     return b->state == B_ALLOC ? "allocated" : b->state == B_PENDING ? "pending_stream_events" : "free";
 }
 
-static void snapshot_block(FILE *f, const pblock *b, int first)
+static void snapshot_block(hwi_jw *j, const pblock *b)
 {
-    fprintf(f, "%s\n        {\"address\": \"%p\", \"size\": %zu, \"state\": \"%s\"", first ? "" : ",",
-            (void *)b->base, b->size, state_name(b));
+    char addr[32];
+    snprintf(addr, sizeof addr, "%p", (void *)b->base);
+    hwi_jw_obj(j);
+    hwi_jw_kstr(j, "address", addr);
+    hwi_jw_kuint(j, "size", b->size);
+    hwi_jw_kstr(j, "state", state_name(b));
     int live = b->state == B_ALLOC && !atomic_load_explicit(&b->in_tc, memory_order_relaxed);
-    if (live)
-        fprintf(f, ", \"requested\": %zu, \"alloc_seq\": %llu", b->requested,
-                (unsigned long long)b->alloc_seq);
-    if (b->tag) {
-        fputs(", \"tag\": ", f);
-        hwi_json_str(f, b->tag);
+    if (live) {
+        hwi_jw_kuint(j, "requested", b->requested);
+        hwi_jw_kuint(j, "alloc_seq", (unsigned long long)b->alloc_seq);
     }
+    if (b->tag) hwi_jw_kstr(j, "tag", b->tag);
     if (live && b->nsite) {
-        fputs(", \"site\": [", f);
+        hwi_jw_key(j, "site");
+        hwi_jw_arr(j);
         for (int i = 0; i < b->nsite; i++) {
             char t[256];
             site_text(b->site[i], t, sizeof t);
-            if (i) fputs(", ", f);
-            hwi_json_str(f, t);
+            hwi_jw_str(j, t);
         }
-        fputc(']', f);
+        hwi_jw_close(j);
     }
-    fputc('}', f);
+    hwi_jw_close(j);
 }
 
-static void snapshot_segment(FILE *f, const pseg *s, int first)
+static void snapshot_segment(hwi_jw *j, const pseg *s)
 {
-    fprintf(f, "%s\n    {\"address\": \"%p\", \"size\": %zu, \"mapped\": %zu, \"pool\": \"%s\", "
-            "\"expandable\": %s, \"stream\": ", first ? "" : ",", (void *)s->base, s->size,
-            s->mapped, s->sp->kind == PK_SMALL ? "small" : "large",
-            s->expandable ? "true" : "false");
-    if (s->sp->owner) fprintf(f, "\"%p\"", (void *)s->sp->owner);
-    else fputs("null", f);
-    fputs(", \"blocks\": [", f);
-    int i = 0;
-    for (const pblock *b = s->first; b; b = b->next) snapshot_block(f, b, i++ == 0);
-    fputs("]}", f);
+    char addr[32];
+    snprintf(addr, sizeof addr, "%p", (void *)s->base);
+    hwi_jw_obj(j);
+    hwi_jw_kstr(j, "address", addr);
+    hwi_jw_kuint(j, "size", s->size);
+    hwi_jw_kuint(j, "mapped", s->mapped);
+    hwi_jw_kstr(j, "pool", s->sp->kind == PK_SMALL ? "small" : "large");
+    hwi_jw_kbool(j, "expandable", s->expandable);
+    if (s->sp->owner) {
+        snprintf(addr, sizeof addr, "%p", (void *)s->sp->owner);
+        hwi_jw_kstr(j, "stream", addr);
+    } else {
+        hwi_jw_kstr(j, "stream", NULL);
+    }
+    hwi_jw_key(j, "blocks");
+    hwi_jw_arr(j);
+    for (const pblock *b = s->first; b; b = b->next) snapshot_block(j, b);
+    hwi_jw_close(j);
+    hwi_jw_close(j);
 }
 
 hwrt_status hwi_pool_snapshot(int device, void *file)
@@ -163,19 +175,26 @@ hwrt_status hwi_pool_snapshot(int device, void *file)
         z = dp->st;
         tc_view(dp, &z);
     }
-    fprintf(f, "{\n  \"device\": %d,\n  \"backend\": \"%s\",\n  \"record_alloc_sites\": %s,\n",
-            device, ops ? ops->name : "none",
-            hwi_cfg_int(HWI_CFG_RECORD_ALLOC_SITES) ? "true" : "false");
-    fprintf(f, "  \"allocated_bytes\": %lld,\n  \"reserved_bytes\": %lld,\n  \"active_bytes\": %lld,\n"
-            "  \"requested_bytes\": %lld,\n  \"peak_allocated_bytes\": %lld,\n"
-            "  \"peak_reserved_bytes\": %lld,\n  \"segments\": [",
-            (long long)st->allocated_bytes.current, (long long)st->reserved_bytes.current,
-            (long long)st->active_bytes.current, (long long)st->requested_bytes.current,
-            (long long)st->allocated_bytes.peak, (long long)st->reserved_bytes.peak);
-    int i = 0;
-    for (const pseg *s = dp ? dp->segs : NULL; s; s = s->next) snapshot_segment(f, s, i++ == 0);
-    fputs("\n  ]\n}\n", f);
+    hwi_jw j;
+    hwi_jw_begin(&j, f, 0);
+    hwi_jw_obj(&j);
+    hwi_jw_kint(&j, "device", device);
+    hwi_jw_kstr(&j, "backend", ops ? ops->name : "none");
+    hwi_jw_kbool(&j, "record_alloc_sites", (int)hwi_cfg_int(HWI_CFG_RECORD_ALLOC_SITES));
+    hwi_jw_kint(&j, "allocated_bytes", (long long)st->allocated_bytes.current);
+    hwi_jw_kint(&j, "reserved_bytes", (long long)st->reserved_bytes.current);
+    hwi_jw_kint(&j, "active_bytes", (long long)st->active_bytes.current);
+    hwi_jw_kint(&j, "requested_bytes", (long long)st->requested_bytes.current);
+    hwi_jw_kint(&j, "peak_allocated_bytes", (long long)st->allocated_bytes.peak);
+    hwi_jw_kint(&j, "peak_reserved_bytes", (long long)st->reserved_bytes.peak);
+    hwi_jw_key(&j, "segments");
+    hwi_jw_arr(&j);
+    for (const pseg *s = dp ? dp->segs : NULL; s; s = s->next) snapshot_segment(&j, s);
+    hwi_jw_close(&j);
+    hwi_jw_close(&j);
+    int bad = hwi_jw_end(&j);
     pthread_mutex_unlock(&hwi_pool_mu);
+    if (bad) return hwi_err(HWRT_ERROR_INTERNAL, "hwrt_memory_snapshot: the JSON writer was misused");
     return ferror(f) ? hwi_err(HWRT_ERROR_IO, "hwrt_memory_snapshot: write error") : HWRT_SUCCESS;
 }
 

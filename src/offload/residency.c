@@ -513,6 +513,12 @@ hwrt_status hwi_res_evict(hwi_resident *r, const char *api)
     MGR.stats.evict_ms += hwi_res_ms_since(t0);
     hwi_dispatch_span(HWI_PROF_OFFLOAD_EVICT, "evict", t->device, t0, hwi_res_now_ns(),
                       t->nbytes);
+    if (hwi_log_level() >= HWI_LOG_DEBUG) {
+        char what[160];
+        hwi_res_describe(t, what, sizeof what);
+        hwi_log(HWI_LOG_DEBUG, "offload: evicted %s from device %d to the %s tier (%s)", what,
+                t->device, r->has_host ? "host" : "disk", api);
+    }
     return HWRT_SUCCESS;
 }
 
@@ -736,6 +742,8 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_tensor *const *keep, int nkeep,
     MGR.stats.device_bytes += t->nbytes;
     r->fetch = x;
     MGR.unsettled++;
+    hwi_log(HWI_LOG_DEBUG, "offload: fetching %s from the %s tier to device %d (%s)", what,
+            from_host ? "host" : "disk", t->device, api);
     if (from_host) {
         uint64_t h0 = hwi_res_now_ns();
         st = hwrt_memcpy_async(p, r->host, t->nbytes, HWRT_MEMCPY_HOST_TO_DEVICE, fs->handle);

@@ -214,3 +214,13 @@ int hwi_dev_has_va(const hwi_device *d)
     const hwrt_backend_ops *o = d->ops;
     return o->va_granularity && o->va_reserve && o->va_map && o->va_unmap && o->va_release;
 }
+
+hwrt_status hwi_dev_dlpack_device(const hwi_device *d, const void *ptr, int pinned_host,
+                                  int *dl_device_type, void **data, uint64_t *byte_offset)
+{
+    *dl_device_type = pinned_host ? kDLCPU : kDLExtDev;
+    *data = (void *)ptr;
+    *byte_offset = 0;
+    if (!d->ops->dlpack_device) return HWRT_SUCCESS;
+    return d->ops->dlpack_device(d->bdev, ptr, pinned_host, dl_device_type, data, byte_offset);
+}

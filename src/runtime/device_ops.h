@@ -43,6 +43,11 @@ hwrt_status hwi_dev_activity_query(const hwi_device *d);
 /* The driver's handle of s (CUstream), or NULL when the backend has none. */
 void *hwi_dev_stream_native(const hwi_device *d, hwrt_bstream *s);
 
+/* DLPack device type and (data, byte_offset) of ptr (see the slot in backend.h); the
+ * fallback when the backend has no slot: kDLExtDev for device memory, kDLCPU for pinned. */
+hwrt_status hwi_dev_dlpack_device(const hwi_device *d, const void *ptr, int pinned_host,
+                                  int *dl_device_type, void **data, uint64_t *byte_offset);
+
 /* 1 when the backend has every virtual-memory slot (expandable segments are possible). */
 int hwi_dev_has_va(const hwi_device *d);
 

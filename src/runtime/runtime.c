@@ -69,6 +69,7 @@ static hwrt_status pick_auto(char *out, size_t len)
                            "HWRT_BACKEND=\"%s\" names no backend; use sim, opencl, cuda, ascend "
                            "or auto", env);
         snprintf(out, len, "%s", env);
+        hwi_log(HWI_LOG_INFO, "backend auto: HWRT_BACKEND=%s", env);
         return HWRT_SUCCESS;
     }
     char reasons[1024] = "";
@@ -80,8 +81,11 @@ static hwrt_status pick_auto(char *out, size_t len)
         char reason[256];
         if (probe(*n, &ops, &count, reason, sizeof reason) == HWRT_SUCCESS && count > 0) {
             snprintf(out, len, "%s", *n);
+            hwi_log(HWI_LOG_INFO, "backend auto: picked %s%s%s", *n, reasons[0] ? "; skipped " : "",
+                    reasons);
             return HWRT_SUCCESS;
         }
+        hwi_log(HWI_LOG_DEBUG, "backend auto: %s skipped: %s", *n, reason);
         size_t l = strlen(reasons);
         snprintf(reasons + l, sizeof reasons - l, "%s%s: %s", l ? "; " : "", *n, reason);
     }
@@ -183,6 +187,14 @@ hwrt_status hwi_device_get(int ordinal, hwi_device **out)
             st = ops->device_props(ordinal, &d->props);
             if (st == HWRT_SUCCESS)
                 st = ops->device_open(ordinal, &d->bdev);
+            if (st == HWRT_SUCCESS && hwi_log_level() >= HWI_LOG_INFO) {
+                char mem[32];
+                hwi_log(HWI_LOG_INFO, "device %d opened: %s (%s%s), %s of memory, %d compute "
+                        "unit(s), %d copy engine(s)", ordinal, d->props.name, ops->name,
+                        d->props.simulated ? ", simulated" : "",
+                        hwi_fmt_bytes(mem, sizeof mem, d->props.total_memory),
+                        d->props.compute_units, d->props.copy_engines);
+            }
             if (st == HWRT_SUCCESS)
                 atomic_store_explicit(&hwi_devices[ordinal], d, memory_order_release);
             else {

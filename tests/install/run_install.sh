@@ -81,10 +81,15 @@ while read -r name args; do
     case $name in ''|'#'*) continue ;; esac
     [ -x "$prefix/bin/$name" ] || continue        # not built here (e.g. no MPI)
     # shellcheck disable=SC2086
-    if ! timeout 120 "$prefix/bin/$name" $args >"$scratch/tool.out" 2>&1; then
-        cat "$scratch/tool.out" >&2
+    if ! timeout 120 "$prefix/bin/$name" $args >"$scratch/tool.out" 2>"$scratch/tool.err"; then
+        cat "$scratch/tool.out" "$scratch/tool.err" >&2
         fail "$name $args exited with an error"
     fi
+    case " $args " in
+    *" --json "*)         # the document on stdout parses
+        "$py" -m json.tool "$scratch/tool.out" >/dev/null ||
+            fail "$name $args: stdout is not valid JSON: $(head -c 300 "$scratch/tool.out")" ;;
+    esac
     n=$((n + 1))
     case "$name $args" in
     "hwrt-bench pool"*)   # sibling found in bindir, traces found in <datadir>/hwrt

@@ -239,7 +239,7 @@ def test_buffer_protocol_is_a_host_snapshot():
 
 def test_dlpack_shares_device_memory():
     t = hwrt.Tensor(np.arange(10, dtype=np.float32))
-    assert t.__dlpack_device__() == (12, 0)                      # kDLExtDev, device 0
+    assert t.__dlpack_device__() == (1, 0)                       # sim memory: kDLCPU, device 0
     u = hwrt.from_dlpack(t)
     assert u.data_ptr() == t.data_ptr()                              # no copy
     v = hwrt.from_dlpack(t.__dlpack__(max_version=(1, 0)))
@@ -254,7 +254,7 @@ def test_dlpack_shares_device_memory():
     w = hwrt.from_dlpack(u.__dlpack__(copy=True))
     assert w.data_ptr() != u.data_ptr()
     with pytest.raises(BufferError):
-        u.__dlpack__(dl_device=(1, 0))
+        u.__dlpack__(dl_device=(2, 0))                           # kDLCUDA: not this backend
     unused = u.__dlpack__()                                       # dropped unconsumed
     del unused
 

@@ -46,7 +46,7 @@ try:
     # CSV: devices with header and units
     out = smi("--query=index,memory.used,memory.total,processes", "--format=csv")
     lines = out.stdout.strip().splitlines()
-    check(lines[0] == "index, memory.used, memory.total, processes", "CSV header")
+    check(lines[0] == "index, memory.used [MiB], memory.total [MiB], processes", "CSV header")
     dev0 = [x.strip() for x in lines[1].split(",")]
     check(dev0[2] == "4096 MiB" and dev0[3] == "2", "device 0 total and process count: %s" % lines)
     used0 = float(dev0[1].split()[0])

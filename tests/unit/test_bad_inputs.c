@@ -464,9 +464,9 @@ static hwrt_status tensor_too_big(void)
     X(dlpack_ndim, HWRT_ERROR_INVALID_ARGUMENT, "ndim 12 is out of range",                         \
       dl_import(1, kDLFloat, 32, 12, kDLCPU, F.pinned, NULL))                                     \
     X(dlpack_strided, HWRT_ERROR_NOT_SUPPORTED, "strided tensors", dl_strided())                   \
-    X(dlpack_device_type, HWRT_ERROR_NOT_SUPPORTED, "device type 2 is not supported",              \
+    X(dlpack_device_type, HWRT_ERROR_NOT_SUPPORTED, "device type 2 (device 0) is not memory",     \
       dl_import(1, kDLFloat, 32, 2, kDLCUDA, F.pinned, NULL))                                     \
-    X(dlpack_foreign_dev_ptr, HWRT_ERROR_INVALID_ARGUMENT, "is not live hwrt device memory",       \
+    X(dlpack_foreign_extdev, HWRT_ERROR_NOT_SUPPORTED, "device type 12 (device 0) is not memory", \
       dl_import(1, kDLFloat, 32, 2, kDLExtDev, hlocal, NULL))
 
 #define FN(name, want, frag, call) static hwrt_status c_##name(void) { return call; }

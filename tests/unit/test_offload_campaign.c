@@ -20,8 +20,10 @@
  * Faults injected per kind come from the sim's own report (HWRT_LOG_LEVEL 3, captured).
  *
  * Bounded run (CTest): 150 rounds, a few seconds. Long run: --rounds N or HWRT_OFFLOAD_CAMPAIGN_ROUNDS=N
- * (e.g. 10000), --seed S to start elsewhere, --verbose to print every round. */
+ * (e.g. 10000), --seed S to start elsewhere, --verbose to print every round; on a terminal
+ * a progress line on stderr ("round 3120/10000 (64 s) 0 wrong"), --quiet without it. */
 #include "harness.h"
+#include "progress.h"        /* tools/common: a progress line on a terminal */
 
 #include <errno.h>
 #include <math.h>
@@ -364,14 +366,16 @@ end:
 int main(int argc, char **argv)
 {
     uint64_t rounds = 150, seed = 1;
+    int quiet = 0;
     const char *env = getenv("HWRT_OFFLOAD_CAMPAIGN_ROUNDS");
     if (env && *env) rounds = strtoull(env, NULL, 10);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--verbose")) verbose = 1;
+        else if (!strcmp(argv[i], "--quiet")) quiet = 1;
         else {
-            fprintf(stderr, "usage: %s [--rounds N] [--seed S] [--verbose]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--rounds N] [--seed S] [--verbose] [--quiet]\n", argv[0]);
             return 2;
         }
     }
@@ -379,22 +383,29 @@ int main(int argc, char **argv)
     setenv("HWRT_SIM_MEMORY", "64MB", 1);
     setenv("HWRT_SIM_OVERHEAD", "4MB", 1);
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+    cli_progress prog;            /* decided on the real stderr, before fd 2 is captured */
+    cli_progress_begin(&prog, "offload campaign", "round", quiet || verbose);
     /* capture the log (fd 2) to count injections; keep the real stderr for reports */
     out = fdopen(dup(2), "w");
     setvbuf(out, NULL, _IOLBF, 0);
     capture = tmpfile();
     if (!out || !capture) { perror("campaign"); return 1; }
     dup2(fileno(capture), 2);
+    prog.out = out;
     OK(hwrt_set_config("log_level", "3"));
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (uint64_t r = 0; r < rounds; r++) {
         one_round(r);
-        if (!verbose && rounds >= 1000 && (r + 1) % 1000 == 0)
+        char wrong[48];
+        snprintf(wrong, sizeof wrong, "%llu wrong", (unsigned long long)tot.wrong);
+        cli_progress_step(&prog, (long)(r + 1), (long)rounds, wrong);
+        if (!verbose && !prog.on && rounds >= 1000 && (r + 1) % 1000 == 0)
             fprintf(out, "  %llu rounds, %llu wrong so far\n", (unsigned long long)(r + 1),
                     (unsigned long long)tot.wrong);
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
+    cli_progress_end(&prog);
     dup2(fileno(out), 2);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     printf("offload fault campaign: %llu rounds (seed %llu) in %.1f s, %llu faulted\n",

@@ -7,7 +7,11 @@
  *   or not page aligned, a map past the capacity (out of memory), an unmap of pages not
  *   mapped, a release with mapped pages or of part of a reservation, a segment free of a
  *   reservation, of part of a segment or outside the device;
- * - segments fail only when physical pages run out, however the address space is cut.
+ * - segments fail only when physical pages run out, however the address space is cut;
+ * - first touch (sim_mem_prefault, which the engines call before timing an op): backed
+ *   pages not yet touched are populated (resident, per mincore) once; reserved unbacked
+ *   pages and pointers outside the device are left alone; freeing or unmapping a page
+ *   forgets it was touched, as its host memory went back.
  * The sim's registry and fault hooks are replaced by the answers of a device no other
  * process shares and with no injected faults. */
 #include "harness.h"
@@ -16,6 +20,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define MiB ((size_t)1 << 20)
 
@@ -100,6 +106,52 @@ static void segments(sim_dev *d)
     FAILS(sim_va_unmap(d, last, 4 * MiB), HWRT_ERROR_INVALID_ARGUMENT, "not a range");
 }
 
+/* How many host pages of [p, p+len) are resident. */
+static size_t resident(const char *p, size_t len)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), n = (len + pg - 1) / pg, k = 0;
+    unsigned char *v = calloc(n, 1);
+    if (!v || mincore((void *)p, len, v) != 0) { free(v); return (size_t)-1; }
+    for (size_t i = 0; i < n; i++) k += v[i] & 1;
+    free(v);
+    return k * pg;
+}
+
+static void first_touch(sim_dev *d)
+{
+    TEST_CASE("first touch: populated once, before the op, only backed pages");
+    char *x;
+    OK(sim_segment_alloc(d, 4 * MiB, (void **)&x));
+    EXPECT(resident(x, 4 * MiB) == 0);                   /* committed only when used */
+    EXPECT(sim_mem_prefault(d, x + 100, 10) == 1);       /* touches its 2 MiB page */
+    EXPECT(resident(x, 2 * MiB) == 2 * MiB);
+    EXPECT(resident(x + 2 * MiB, 2 * MiB) == 0);         /* the other page: not yet */
+    EXPECT(sim_mem_prefault(d, x, 2 * MiB) == 0);        /* once */
+    EXPECT(sim_mem_prefault(d, x, 4 * MiB) == 1);
+    EXPECT(resident(x, 4 * MiB) == 4 * MiB);
+    EXPECT(sim_mem_prefault(d, x, 4 * MiB) == 0);
+    EXPECT(sim_mem_prefault(d, (char *)&x, 8) == 0);     /* not device memory */
+    EXPECT(sim_mem_prefault(d, NULL, 8) == 0);
+    OK(sim_segment_free(d, x, 4 * MiB));                 /* pages back: untouched again */
+    EXPECT(resident(x, 4 * MiB) == 0);
+    OK(sim_segment_alloc(d, 4 * MiB, (void **)&x));
+    EXPECT(sim_mem_prefault(d, x, 4 * MiB) == 1);
+    OK(sim_segment_free(d, x, 4 * MiB));
+    char *r;
+    OK(sim_va_reserve(d, 8 * MiB, (void **)&r));
+    EXPECT(sim_mem_prefault(d, r, 8 * MiB) == 0);        /* reserved, not backed */
+    EXPECT(resident(r, 8 * MiB) == 0);
+    OK(sim_va_map(d, r + 2 * MiB, 2 * MiB));
+    EXPECT(sim_mem_prefault(d, r, 8 * MiB) == 1);        /* only the mapped page */
+    EXPECT(resident(r, 8 * MiB) == 2 * MiB);
+    OK(sim_va_unmap(d, r + 2 * MiB, 2 * MiB));
+    OK(sim_va_map(d, r + 2 * MiB, 2 * MiB));
+    EXPECT(sim_mem_prefault(d, r + 2 * MiB, 1) == 1);    /* remapped: fresh again */
+    OK(sim_va_unmap(d, r + 2 * MiB, 2 * MiB));
+    OK(sim_va_release(d, r, 8 * MiB));
+    EXPECT(free_of(d) == 16 * MiB);
+}
+
 int main(void)
 {
     sim_dev *d = calloc(1, sizeof *d);
@@ -109,6 +161,7 @@ int main(void)
     EXPECT(d->capacity == 16 * MiB && d->va_size >= 8 * d->capacity);
     reservations(d);
     segments(d);
+    first_touch(d);
     sim_mem_close(d);
     free(d);
     return test_report();

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <strings.h>
 #include "bench_stats.h"   /* bench_median */
+#include "base/json.h"
+#include "cli.h"
 
 #define CHECK(call)                                                                  \
     do {                                                                             \
@@ -69,18 +71,8 @@ static double one_op(int v, bufs *b)
     run_one(v, b);
     return MPI_Wtime() - t0;
 }
-static size_t parse_size(const char *s)
-{
-    char *end;
-    double x = strtod(s, &end);
-    if (!strcasecmp(end, "KiB") || !strcasecmp(end, "KB") || !strcasecmp(end, "K")) x *= 1024;
-    else if (!strcasecmp(end, "MiB") || !strcasecmp(end, "MB") || !strcasecmp(end, "M")) x *= 1048576;
-    else if (!strcasecmp(end, "GiB") || !strcasecmp(end, "GB") || !strcasecmp(end, "G")) x *= 1073741824;
-    return (size_t)x;
-}
-
 static int json;                 /* --json: one object, a row per size and variant */
-static int json_rows;
+static hwi_jw jw;
 
 static void bench_size(size_t bytes, int reps, int rank, int size)
 {
@@ -107,10 +99,15 @@ static void bench_size(size_t bytes, int reps, int rank, int size)
     if (rank == 0 && json) {
         double med[NV];
         for (int v = 0; v < NV; v++) med[v] = bench_median(samples[v], reps);
-        for (int v = 0; v < NV; v++)
-            printf("%s{\"bytes\": %zu, \"variant\": \"%s\", \"median_ms\": %.4f, "
-                   "\"algbw_gbps\": %.3f, \"vs_raw\": %.3f}", json_rows++ ? ", " : "", bytes,
-                   vname[v], med[v] * 1e3, bytes / med[v] / 1e9, med[V_RAW] / med[v]);
+        for (int v = 0; v < NV; v++) {
+            hwi_jw_obj(&jw);
+            hwi_jw_kuint(&jw, "bytes", bytes);
+            hwi_jw_kstr(&jw, "variant", vname[v]);
+            hwi_jw_knum(&jw, "median_ms", med[v] * 1e3);
+            hwi_jw_knum(&jw, "algbw_gbps", bytes / med[v] / 1e9);
+            hwi_jw_knum(&jw, "vs_raw", med[V_RAW] / med[v]);
+            hwi_jw_close(&jw);
+        }
     } else if (rank == 0) {
         double med[NV];
         printf("\nallreduce float32 sum, %zu bytes (%.0f MiB), %d ranks, %d ops per variant\n",
@@ -132,38 +129,76 @@ static void bench_size(size_t bytes, int reps, int rank, int size)
     free(b.host);
 }
 
+static const cli_opt opts[] = {
+    {"sizes", 256, CLI_REQUIRED, "LIST", "message sizes, comma-separated (default 1MiB,64MiB)"},
+    {"reps", 257, CLI_REQUIRED, "N", "ops per variant (default 200; large sizes 1/25th, >= 8)"},
+    {"json", 258, CLI_NONE, NULL, "one JSON object on stdout (rank 0)"},
+    {"quick", 259, CLI_NONE, NULL, "a smoke run: --sizes 4096 --reps 5"},
+    {0},
+};
+
+static const cli_tool tool = {
+    .name = "hwrt-bench-dist",
+    .synopsis = "mpirun -n N hwrt-bench-dist [--sizes LIST] [--reps N] [--json]",
+    .about = "Allreduce through hwrt next to raw MPI_Allreduce in the same run.",
+    .opts = opts,
+};
+
+typedef struct { const char *sizes; int reps; size_t bytes[64]; int nsizes; } dist_opts;
+
+static int on_opt(void *ctx, int key, const char *arg)
+{
+    dist_opts *o = ctx;
+    if (key == 258) { json = 1; return CLI_OK; }
+    if (key == 259) { o->bytes[0] = 4096; o->nsizes = 1; o->reps = 5; return CLI_OK; }
+    if (key == 257) return cli_int(&tool, "--reps", arg, 1, 1 << 24, &o->reps);
+    char list[512];
+    snprintf(list, sizeof list, "%s", arg);
+    o->nsizes = 0;
+    char *save = NULL;
+    for (char *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+        if (o->nsizes == 64) return cli_usage(&tool, "--sizes lists at most 64 sizes");
+        if (cli_size(&tool, "--sizes", s, sizeof(float), &o->bytes[o->nsizes]) != CLI_OK)
+            return CLI_USAGE;
+        o->nsizes++;
+    }
+    if (!o->nsizes) return cli_usage(&tool, "--sizes '%s' names no size", arg);
+    return CLI_OK;
+}
+
 int main(int argc, char **argv)
 {
+    dist_opts o = {.reps = 200, .bytes = {1u << 20, 64u << 20}, .nsizes = 2};
+    int first, done;
+    int rc = cli_parse(&tool, argc, argv, on_opt, &o, &first, &done);
+    if (rc != CLI_OK || done) return rc;
     /* The program owns MPI; hwrt joins the running library. SERIALIZED because hwrt calls
      * MPI from its communication thread (one call at a time). */
     int provided;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
-    const char *sizes = "1MiB,64MiB";
-    int reps = 200;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = argv[++i];
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--json")) json = 1;
-    }
-    if (reps < 1) reps = 1;
     CHECK(hwrt_dist_init());
     CHECK(hwrt_dist_bind_device("sim"));
     int rank = hwrt_dist_rank(), size = hwrt_dist_size();
-    if (rank == 0 && json)
-        printf("{\"benchmark\": \"allreduce float32 sum\", \"ranks\": %d, \"backend\": \"%s\", "
-               "\"rows\": [", size, hwrt_current_backend());
-    else if (rank == 0)
+    hwi_jw_begin(&jw, stdout, 0);
+    if (rank == 0 && json) {
+        hwi_jw_obj(&jw);
+        hwi_jw_kstr(&jw, "benchmark", "allreduce float32 sum");
+        hwi_jw_kint(&jw, "ranks", size);
+        hwi_jw_kstr(&jw, "backend", hwrt_current_backend());
+        hwi_jw_key(&jw, "rows");
+        hwi_jw_arr(&jw);
+    } else if (rank == 0)
         printf("hwrt-bench-dist: %d ranks, backend %s (simulated device memory, host-addressable)"
                "; medians of interleaved ops; same-run baselines\n", size,
                hwrt_current_backend());
-    char list[256];
-    snprintf(list, sizeof list, "%s", sizes);
-    char *save = NULL;
-    for (char *s = strtok_r(list, ",", &save); s; s = strtok_r(NULL, ",", &save))
-        bench_size(parse_size(s), reps, rank, size);
-    if (rank == 0 && json) printf("]}\n");
+    for (int i = 0; i < o.nsizes; i++) bench_size(o.bytes[i], o.reps, rank, size);
+    if (rank == 0 && json) {
+        hwi_jw_close(&jw);
+        hwi_jw_close(&jw);
+        rc = hwi_jw_end(&jw) ? CLI_FAIL : CLI_OK;
+    }
     CHECK(hwrt_dist_finalize());   /* leaves MPI to the program */
     hwrt_shutdown();
     MPI_Finalize();
-    return 0;
+    return rc;
 }

@@ -18,6 +18,8 @@
 
 #include "example_check.h"   /* CHECK(call) */
 #include "bench_stats.h"   /* bench_median */
+#include "base/json.h"
+#include "cli.h"
 
 static double now_ns(void)
 {
@@ -39,22 +41,45 @@ static void program(int k, hwrt_stream s)
     }
 }
 
+static const cli_opt opts[] = {
+    {"ops", 256, CLI_REQUIRED, "K", "ops per program (default 64)"},
+    {"reps", 257, CLI_REQUIRED, "R", "repetitions, >= 3 (default 31)"},
+    {"elems", 258, CLI_REQUIRED, "E", "floats per tensor (default 256)"},
+    {"json", 259, CLI_NONE, NULL, "one JSON object on stdout"},
+    {"quick", 260, CLI_NONE, NULL, "a smoke run: --ops 4 --reps 3"},
+    {0},
+};
+
+static const cli_tool tool = {
+    .name = "hwrt-bench-graph",
+    .synopsis = "hwrt-bench-graph [--ops K] [--reps R] [--elems E] [--json]",
+    .about = "Graph replay against the same ops queued eagerly, in the same run.",
+    .opts = opts,
+};
+
+typedef struct { int k, reps, json; long elems; } graph_opts;
+
+static int on_opt(void *ctx, int key, const char *arg)
+{
+    graph_opts *o = ctx;
+    switch (key) {
+    case 256: return cli_int(&tool, "--ops", arg, 1, 1 << 20, &o->k);
+    case 257: return cli_int(&tool, "--reps", arg, 3, 1 << 20, &o->reps);
+    case 258: return cli_long(&tool, "--elems", arg, 1, 1L << 32, &o->elems);
+    case 259: o->json = 1; return CLI_OK;
+    case 260: o->k = 4; o->reps = 3; return CLI_OK;
+    }
+    return CLI_USAGE;
+}
+
 int main(int argc, char **argv)
 {
-    int k = 64, reps = 31;
-    long elems = 256;
-    int json = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = 1;
-        else if (i + 1 < argc && !strcmp(argv[i], "--ops")) k = atoi(argv[++i]);
-        else if (i + 1 < argc && !strcmp(argv[i], "--reps")) reps = atoi(argv[++i]);
-        else if (i + 1 < argc && !strcmp(argv[i], "--elems")) elems = atol(argv[++i]);
-        else {
-            fprintf(stderr, "usage: %s [--ops K] [--reps R] [--elems E] [--json]\n", argv[0]);
-            return 2;
-        }
-    }
-    if (k < 1 || reps < 3 || elems < 1) { fprintf(stderr, "hwrt-bench-graph: bad arguments\n"); return 2; }
+    graph_opts o = {.k = 64, .reps = 31, .elems = 256};
+    int first, done;
+    int rc = cli_parse(&tool, argc, argv, on_opt, &o, &first, &done);
+    if (rc != CLI_OK || done) return rc;
+    int k = o.k, reps = o.reps, json = o.json;
+    long elems = o.elems;
 
     CHECK(hwrt_set_device(NULL, 0));
     hwrt_device_props props;
@@ -105,13 +130,31 @@ int main(int argc, char **argv)
     double meq = bench_median(eq, reps), mgq = bench_median(gq, reps);
     double mee = bench_median(ee, reps), mge = bench_median(ge, reps);
     if (json) {
-        printf("{\"benchmark\": \"graph\", \"ops\": %d, \"elems\": %ld, \"reps\": %d, "
-               "\"device\": \"%s\", \"simulated\": %s, \"unit\": \"ns per op, median\", "
-               "\"launch\": {\"eager\": %.1f, \"replay\": %.1f, \"ratio\": %.3f}, "
-               "\"queue_and_sync\": {\"eager\": %.1f, \"replay\": %.1f, \"ratio\": %.3f}, "
-               "\"results_equal\": %s}\n", k, elems, reps, props.name,
-               props.simulated ? "true" : "false", meq, mgq, mgq / meq, mee, mge, mge / mee,
-               equal ? "true" : "false");
+        hwi_jw j;
+        hwi_jw_begin(&j, stdout, 0);
+        hwi_jw_obj(&j);
+        hwi_jw_kstr(&j, "benchmark", "graph");
+        hwi_jw_kint(&j, "ops", k);
+        hwi_jw_kint(&j, "elems", elems);
+        hwi_jw_kint(&j, "reps", reps);
+        hwi_jw_kstr(&j, "device", props.name);
+        hwi_jw_kbool(&j, "simulated", props.simulated);
+        hwi_jw_kstr(&j, "unit", "ns per op, median");
+        hwi_jw_key(&j, "launch");
+        hwi_jw_obj(&j);
+        hwi_jw_knum(&j, "eager", meq);
+        hwi_jw_knum(&j, "replay", mgq);
+        hwi_jw_knum(&j, "ratio", mgq / meq);
+        hwi_jw_close(&j);
+        hwi_jw_key(&j, "queue_and_sync");
+        hwi_jw_obj(&j);
+        hwi_jw_knum(&j, "eager", mee);
+        hwi_jw_knum(&j, "replay", mge);
+        hwi_jw_knum(&j, "ratio", mge / mee);
+        hwi_jw_close(&j);
+        hwi_jw_kbool(&j, "results_equal", equal);
+        hwi_jw_close(&j);
+        if (hwi_jw_end(&j)) equal = 0;
     } else {
         printf("hwrt-bench-graph: %d ops of %ld floats, %d repetitions, device \"%s\"%s\n", k, elems,
                reps, props.name, props.simulated ? " (simulated)" : "");

@@ -11,6 +11,8 @@
  *   hwrt-bench-offload [--steps N] [--rounds R] [--layers L] [--hidden H] [--batch B]
  *                      [--gbps G] [--host async|sync|both] [--json] */
 #include "offload_mlp.h"
+#include "base/json.h"
+#include "cli.h"
 
 #include <math.h>
 
@@ -42,20 +44,29 @@ static void measure(mlp_shape *m, int rounds, result *r)
             r->t[mode][pinned] = mlp_median(t[mode][pinned], rounds);
 }
 
-static void print_json(const mlp_shape *m, const result *r, int first)
+static void print_json(hwi_jw *j, const mlp_shape *m, const result *r)
 {
     double base = fmax(r->comp, r->xfer);
-    printf("%s{\"host\": \"%s\", \"compute_only_ms\": %.3f, \"transfer_only_ms\": %.3f, "
-           "\"modes\": [", first ? "" : ", ", m->host_sync ? "sync" : "async", r->comp * 1e3,
-           r->xfer * 1e3);
+    hwi_jw_obj(j);
+    hwi_jw_kstr(j, "host", m->host_sync ? "sync" : "async");
+    hwi_jw_knum(j, "compute_only_ms", r->comp * 1e3);
+    hwi_jw_knum(j, "transfer_only_ms", r->xfer * 1e3);
+    hwi_jw_key(j, "modes");
+    hwi_jw_arr(j);
     for (int mode = MLP_ON_DEMAND; mode <= MLP_LEARNED; mode++)
-        for (int pinned = 1; pinned >= 0; pinned--)
-            printf("%s{\"mode\": \"%s\", \"pinned\": %s, \"step_ms\": %.3f, \"vs_max\": %.3f, "
-                   "\"stall_ms\": %.3f}", (mode == MLP_ON_DEMAND && pinned) ? "" : ", ",
-                   names[mode], pinned ? "true" : "false", r->t[mode][pinned] * 1e3,
-                   r->t[mode][pinned] / base, r->st[mode][pinned].stall_ms);
-    printf("], \"learned_vs_on_demand\": %.3f, \"pinned_vs_pageable\": %.3f}",
-           r->t[MLP_ON_DEMAND][1] / r->t[MLP_LEARNED][1], r->t[MLP_LEARNED][0] / r->t[MLP_LEARNED][1]);
+        for (int pinned = 1; pinned >= 0; pinned--) {
+            hwi_jw_obj(j);
+            hwi_jw_kstr(j, "mode", names[mode]);
+            hwi_jw_kbool(j, "pinned", pinned);
+            hwi_jw_knum(j, "step_ms", r->t[mode][pinned] * 1e3);
+            hwi_jw_knum(j, "vs_max", r->t[mode][pinned] / base);
+            hwi_jw_knum(j, "stall_ms", r->st[mode][pinned].stall_ms);
+            hwi_jw_close(j);
+        }
+    hwi_jw_close(j);
+    hwi_jw_knum(j, "learned_vs_on_demand", r->t[MLP_ON_DEMAND][1] / r->t[MLP_LEARNED][1]);
+    hwi_jw_knum(j, "pinned_vs_pageable", r->t[MLP_LEARNED][0] / r->t[MLP_LEARNED][1]);
+    hwi_jw_close(j);
 }
 
 static void print_text(const mlp_shape *m, const result *r)
@@ -75,37 +86,67 @@ static void print_text(const mlp_shape *m, const result *r)
            r->t[MLP_ON_DEMAND][1] / r->t[MLP_LEARNED][1], r->t[MLP_LEARNED][0] / r->t[MLP_LEARNED][1]);
 }
 
+enum { O_JSON = 256, O_QUICK, O_STEPS, O_ROUNDS, O_LAYERS, O_HIDDEN, O_BATCH, O_GBPS, O_HOST };
+
+static const cli_opt opts[] = {
+    {"steps", O_STEPS, CLI_REQUIRED, "N", "steps per run, >= 2 (default 6)"},
+    {"rounds", O_ROUNDS, CLI_REQUIRED, "R", "interleaved rounds, 1..15 (default 3)"},
+    {"layers", O_LAYERS, CLI_REQUIRED, "L", "MLP layers, >= 2 (default 32)"},
+    {"hidden", O_HIDDEN, CLI_REQUIRED, "H", "hidden size, >= 16 (default 512)"},
+    {"batch", O_BATCH, CLI_REQUIRED, "B", "batch, >= 1 (default 512)"},
+    {"gbps", O_GBPS, CLI_REQUIRED, "G", "link speed (default: calibrated to compute)"},
+    {"host", O_HOST, CLI_REQUIRED, "async|sync|both", "host behaviours to measure (default both)"},
+    {"json", O_JSON, CLI_NONE, NULL, "one JSON object on stdout"},
+    {"quick", O_QUICK, CLI_NONE, NULL, "a smoke run: --steps 2 --rounds 1 --layers 4 --hidden 64 --batch 8"},
+    {0},
+};
+
+static const cli_tool tool = {
+    .name = "hwrt-bench-offload",
+    .synopsis = "hwrt-bench-offload [--steps N] [--rounds R] [--layers L] [--hidden H] [--batch B]\n"
+                "                          [--gbps G] [--host async|sync|both] [--json]",
+    .about = "Step time of an MLP whose weights are 4x the simulated device's memory, per\n"
+             "offload mode, next to compute-only and transfer-only baselines of the same run.",
+    .opts = opts,
+};
+
+typedef struct { mlp_shape *m; int json, want_async, want_sync, rounds; } offload_opts;
+
+static int on_opt(void *ctx, int key, const char *arg)
+{
+    offload_opts *o = ctx;
+    switch (key) {
+    case O_JSON: o->json = 1; return CLI_OK;
+    case O_QUICK:
+        o->m->steps = 2; o->rounds = 1; o->m->layers = 4; o->m->hidden = 64; o->m->batch = 8;
+        return CLI_OK;
+    case O_STEPS: return cli_int(&tool, "--steps", arg, 2, 1000000, &o->m->steps);
+    case O_ROUNDS: return cli_int(&tool, "--rounds", arg, 1, 15, &o->rounds);
+    case O_LAYERS: return cli_int(&tool, "--layers", arg, 2, 100000, &o->m->layers);
+    case O_HIDDEN: return cli_int(&tool, "--hidden", arg, 16, 1 << 16, &o->m->hidden);
+    case O_BATCH: return cli_int(&tool, "--batch", arg, 1, 1 << 20, &o->m->batch);
+    case O_GBPS: return cli_double(&tool, "--gbps", arg, 0.01, 10000, &o->m->link_gbps);
+    case O_HOST: {
+        static const char *const hosts[] = {"async", "sync", "both", NULL};
+        int h = cli_choice(&tool, "--host", arg, hosts);
+        if (h < 0) return CLI_USAGE;
+        o->want_async = h != 1;
+        o->want_sync = h != 0;
+        return CLI_OK;
+    }
+    }
+    return CLI_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     mlp_shape m = {.layers = 32, .hidden = 512, .batch = 512, .steps = 6, .link_gbps = 0,
                    .device_mb = 16};
-    int json = 0, want_async = 1, want_sync = 1, rounds = 3;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = 1;
-        else if (i + 1 < argc && !strcmp(argv[i], "--steps")) m.steps = atoi(argv[++i]);
-        else if (i + 1 < argc && !strcmp(argv[i], "--rounds")) rounds = atoi(argv[++i]);
-        else if (i + 1 < argc && !strcmp(argv[i], "--layers")) m.layers = atoi(argv[++i]);
-        else if (i + 1 < argc && !strcmp(argv[i], "--hidden")) m.hidden = atoi(argv[++i]);
-        else if (i + 1 < argc && !strcmp(argv[i], "--batch")) m.batch = atoi(argv[++i]);
-        else if (i + 1 < argc && !strcmp(argv[i], "--gbps")) m.link_gbps = atof(argv[++i]);
-        else if (i + 1 < argc && !strcmp(argv[i], "--host")) {
-            const char *h = argv[++i];
-            want_async = !strcmp(h, "async") || !strcmp(h, "both");
-            want_sync = !strcmp(h, "sync") || !strcmp(h, "both");
-            if (!want_async && !want_sync) {
-                fprintf(stderr, "--host %s: use async, sync or both\n", h);
-                return 2;
-            }
-        } else {
-            fprintf(stderr, "unknown argument %s\n", argv[i]);
-            return 2;
-        }
-    }
-    if (m.steps < 2 || m.layers < 2 || m.hidden < 16 || m.batch < 1 || rounds < 1 || rounds > 15) {
-        fprintf(stderr, "need --steps >= 2, --rounds 1..15, --layers >= 2, --hidden >= 16, "
-                "--batch >= 1\n");
-        return 2;
-    }
+    offload_opts o = {.m = &m, .want_async = 1, .want_sync = 1, .rounds = 3};
+    int first_arg, done;
+    int rc = cli_parse(&tool, argc, argv, on_opt, &o, &first_arg, &done);
+    if (rc != CLI_OK || done) return rc;
+    int json = o.json, want_async = o.want_async, want_sync = o.want_sync, rounds = o.rounds;
     size_t total = (size_t)m.layers * m.hidden * m.hidden * 4;
     m.device_mb = total / 4 >> 20;
     if (m.device_mb < 4) m.device_mb = 4;
@@ -123,16 +164,21 @@ int main(int argc, char **argv)
         if (s ? want_sync : want_async) measure(&m, rounds, &r[s]);
     }
     if (json) {
-        printf("{\"weights_mb\": %zu, \"device_mb\": %zu, \"link_gbps\": %.3f, \"hosts\": [",
-               total >> 20, m.device_mb, m.link_gbps);
-        for (int s = 0, first = 1; s < 2; s++) {
+        hwi_jw j;
+        hwi_jw_begin(&j, stdout, 0);
+        hwi_jw_obj(&j);
+        hwi_jw_kuint(&j, "weights_mb", total >> 20);
+        hwi_jw_kuint(&j, "device_mb", m.device_mb);
+        hwi_jw_knum(&j, "link_gbps", m.link_gbps);
+        hwi_jw_key(&j, "hosts");
+        hwi_jw_arr(&j);
+        for (int s = 0; s < 2; s++) {
             m.host_sync = s;
-            if (!(s ? want_sync : want_async)) continue;
-            print_json(&m, &r[s], first);
-            first = 0;
+            if (s ? want_sync : want_async) print_json(&j, &m, &r[s]);
         }
-        printf("]}\n");
-        return 0;
+        hwi_jw_close(&j);
+        hwi_jw_close(&j);
+        return hwi_jw_end(&j) ? cli_fail(&tool, "the JSON output is incomplete") : CLI_OK;
     }
     printf("hwrt-bench offload (simulated NPU): %d-layer MLP, %zu MiB of weights on a %zu MiB "
            "device (%.1fx), batch %d, link %.2f GB/s (calibrated to compute); each figure the median "

@@ -8,6 +8,8 @@
  * One process uses one hwrt backend at a time: sim runs first, then hwrt_shutdown(),
  * then opencl, whose trials alternate with the raw baseline's in the same process. */
 #include "bench.h"
+#include "base/json.h"
+#include "cli.h"
 
 #include <hwrt.h>
 
@@ -172,49 +174,80 @@ static double mc_med(int s)
 }
 
 /* One JSON object (what `hwrt-bench all --json` embeds under "opencl"). */
-static void print_json(void)
+static int print_json(void)
 {
-    printf("{\"trials\":%d,\"sim_simulated\":true,\"copy\":[", ntrials);
+    hwi_jw j;
+    hwi_jw_begin(&j, stdout, 0);
+    hwi_jw_obj(&j);
+    hwi_jw_kint(&j, "trials", ntrials);
+    hwi_jw_kbool(&j, "sim_simulated", 1);
+    hwi_jw_key(&j, "copy");
+    hwi_jw_arr(&j);
     for (int s = 0; s < BENCH_NSIZES; s++)
         for (int d = 0; d < 2; d++) {
             int f = 2 * s + d;
-            printf("%s{\"dir\":\"%s\",\"bytes\":%zu,\"memcpy_gbps\":%.4g,\"sim_gbps\":%.4g,"
-                   "\"opencl_gbps\":%.4g,\"raw_pocl_gbps\":%.4g,\"opencl_over_raw\":%.4g}",
-                   f ? "," : "", d ? "D2H" : "H2D", bench_sizes[s], mc_med(s), med(sim_v, f),
-                   med(ocl_v, f), med(raw_v, f), ratio(f));
+            hwi_jw_obj(&j);
+            hwi_jw_kstr(&j, "dir", d ? "D2H" : "H2D");
+            hwi_jw_kuint(&j, "bytes", bench_sizes[s]);
+            hwi_jw_knum(&j, "memcpy_gbps", mc_med(s));
+            hwi_jw_knum(&j, "sim_gbps", med(sim_v, f));
+            hwi_jw_knum(&j, "opencl_gbps", med(ocl_v, f));
+            hwi_jw_knum(&j, "raw_pocl_gbps", med(raw_v, f));
+            hwi_jw_knum(&j, "opencl_over_raw", ratio(f));
+            hwi_jw_close(&j);
         }
-    printf("],\"launch\":{");
+    hwi_jw_close(&j);
+    hwi_jw_key(&j, "launch");
+    hwi_jw_obj(&j);
     const char *names[2] = {"roundtrip_us", "burst_us"};
     for (int i = 0; i < 2; i++) {
         int f = B_ROUNDTRIP + i;
-        printf("%s\"%s\":{\"sim\":%.4g,\"opencl\":%.4g,\"raw_pocl\":%.4g,"
-               "\"opencl_over_raw\":%.4g}", i ? "," : "", names[i], med(sim_v, f),
-               med(ocl_v, f), med(raw_v, f), ratio(f));
+        hwi_jw_key(&j, names[i]);
+        hwi_jw_obj(&j);
+        hwi_jw_knum(&j, "sim", med(sim_v, f));
+        hwi_jw_knum(&j, "opencl", med(ocl_v, f));
+        hwi_jw_knum(&j, "raw_pocl", med(raw_v, f));
+        hwi_jw_knum(&j, "opencl_over_raw", ratio(f));
+        hwi_jw_close(&j);
     }
-    printf("},\"launch_elements\":%d,\"burst\":%d}\n", BENCH_LAUNCH_N, BENCH_BURST);
+    hwi_jw_close(&j);
+    hwi_jw_kint(&j, "launch_elements", BENCH_LAUNCH_N);
+    hwi_jw_kint(&j, "burst", BENCH_BURST);
+    hwi_jw_close(&j);
+    return hwi_jw_end(&j);
+}
+
+static const cli_opt opts[] = {
+    {"json", 256, CLI_NONE, NULL, "one JSON object on stdout"},
+    {"quick", 257, CLI_NONE, NULL, "5 trials instead of the default"},
+    {0},
+};
+
+static const cli_tool tool = {
+    .name = "hwrt-bench-opencl",
+    .synopsis = "hwrt-bench-opencl [--json] [--quick]",
+    .about = "Copy and launch figures: hwrt on sim, hwrt on opencl, raw PoCL (the baseline,\n"
+             "same run) and memcpy.",
+    .opts = opts,
+};
+
+static int on_opt(void *ctx, int key, const char *arg)
+{
+    (void)arg;
+    if (key == 256) *(int *)ctx = 1;
+    else if (key == 257) ntrials = 5;
+    return CLI_OK;
 }
 
 int main(int argc, char **argv)
 {
-    int json = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = 1;
-        else if (!strcmp(argv[i], "--quick")) ntrials = 5;
-        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: hwrt-bench-opencl [--json] [--quick]\n  copy and launch figures: "
-                   "hwrt on sim, hwrt on opencl, raw PoCL (baseline, same run), memcpy\n"
-                   "  --quick: 5 trials instead of %d; --json: one JSON object\n", BENCH_TRIALS);
-            return 0;
-        } else {
-            fprintf(stderr, "hwrt-bench-opencl: unknown option '%s' (see --help)\n", argv[i]);
-            return 2;
-        }
-    }
+    int json = 0, first, done;
+    int rc = cli_parse(&tool, argc, argv, on_opt, &json, &first, &done);
+    if (rc != CLI_OK || done) return rc;
     hwrt_backend_desc info;
     if (hwrt_backend_info("opencl", &info) != HWRT_SUCCESS || !info.available ||
         info.device_count == 0) {
-        fprintf(stderr, "hwrt-bench-opencl: the opencl backend is unavailable: %s\n", info.reason);
-        return 1;
+        return cli_fail(&tool, "the opencl backend is unavailable: %s", info.reason);
     }
     hwrt_open("sim");
     for (int t = 0; t < ntrials; t++) {
@@ -224,8 +257,7 @@ int main(int argc, char **argv)
     hwrt_close();
     hwrt_open("opencl");
     if (!bench_raw_open()) {
-        fprintf(stderr, "hwrt-bench-opencl: could not drive OpenCL directly\n");
-        return 1;
+        return cli_fail(&tool, "could not drive OpenCL directly");
     }
     for (int t = 0; t < ntrials; t++)
         for (int f = 0; f < B_NFIGS; f++) {     /* alternate: both see the same load */
@@ -234,7 +266,7 @@ int main(int argc, char **argv)
         }
     bench_raw_close();
     hwrt_close();
-    if (json) print_json();
-    else print_figs();
-    return 0;
+    if (json) return print_json() ? cli_fail(&tool, "the JSON output is incomplete") : CLI_OK;
+    print_figs();
+    return CLI_OK;
 }

@@ -4,9 +4,12 @@
 
 #include <stddef.h>
 #include "bench_stats.h"   /* bench_median */
+#include "base/json.h"
 
 typedef struct bench_opts {
     int json;
+    hwi_jw *jw;          /* with --json: the writer of the one document on stdout */
+    int quiet;           /* --quiet: no progress line (--min-capacity) */
     int reps;            /* repetitions per figure; the median is reported */
     long pairs;          /* malloc+free pairs per repetition */
     const char *trace;   /* --trace FILE */
@@ -22,8 +25,6 @@ int bench_trace(const bench_opts *o);
 int bench_min_capacity(const bench_opts *o);
 double bench_now_ns(void);
 double bench_cpu_ns(void);
-/* "24GB", "512MiB", "1.5GiB", "65536" (bytes); K/M/G/T are binary multiples. */
-int bench_parse_size(const char *s, size_t *out);
 
 /* ---- traces (trace_csv.c) ---- */
 #define TRACE_MAX_STREAMS 4096

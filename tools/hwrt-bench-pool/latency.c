@@ -77,16 +77,22 @@ static double run(alloc_impl *a, size_t size, long pairs)
     return t;
 }
 
-static void print_row(const bench_opts *o, const char *label, alloc_impl *impl, double *med, int last)
+static void print_row(const bench_opts *o, const char *label, alloc_impl *impl, double *med)
 {
     double je = med[3], mi = med[4], gl = med[2];
     if (o->json) {
-        printf("    {\"size\": \"%s\"", label);
-        for (int k = 0; k < NA; k++)
-            if (impl[k].present) printf(", \"%s_ns\": %.1f", impl[k].name, med[k]);
-        if (impl[3].present) printf(", \"hwrt_over_jemalloc\": %.2f", med[0] / je);
-        if (impl[4].present) printf(", \"hwrt_over_mimalloc\": %.2f", med[0] / mi);
-        printf(", \"hwrt_over_glibc\": %.2f}%s\n", med[0] / gl, last ? "" : ",");
+        hwi_jw *j = o->jw;
+        hwi_jw_obj(j);
+        hwi_jw_kstr(j, "size", label);
+        for (int k = 0; k < NA; k++) {
+            char key[32];
+            snprintf(key, sizeof key, "%s_ns", impl[k].name);
+            if (impl[k].present) hwi_jw_knum(j, key, med[k]);
+        }
+        if (impl[3].present) hwi_jw_knum(j, "hwrt_over_jemalloc", med[0] / je);
+        if (impl[4].present) hwi_jw_knum(j, "hwrt_over_mimalloc", med[0] / mi);
+        hwi_jw_knum(j, "hwrt_over_glibc", med[0] / gl);
+        hwi_jw_close(j);
         return;
     }
     printf("%-8s", label);
@@ -128,7 +134,16 @@ int bench_latency(const bench_opts *o)
                         run(&impl[k], sizes[s], sizes[s] && sizes[s] < (1u << 20) ? o->pairs : o->pairs / 10);
     int ok = impl[3].present;
     double worst = 0;
-    if (o->json) printf("{\n  \"benchmark\": \"pool_latency\",\n  \"backend\": \"%s\",\n  \"unit\": \"thread CPU ns per malloc+free pair, median of %d\",\n  \"rows\": [\n", backend, o->reps);
+    if (o->json) {
+        char unit[96];
+        snprintf(unit, sizeof unit, "thread CPU ns per malloc+free pair, median of %d", o->reps);
+        hwi_jw_obj(o->jw);
+        hwi_jw_kstr(o->jw, "benchmark", "pool_latency");
+        hwi_jw_kstr(o->jw, "backend", backend);
+        hwi_jw_kstr(o->jw, "unit", unit);
+        hwi_jw_key(o->jw, "rows");
+        hwi_jw_arr(o->jw);
+    }
     else {
         printf("hwrt-bench pool: malloc+free latency, thread CPU ns per pair, median of %d runs "
                "of %ld pairs\n", o->reps, o->pairs);
@@ -141,13 +156,17 @@ int bench_latency(const bench_opts *o)
         for (int k = 0; k < NA; k++)
             if (impl[k].present)
                 med[k] = bench_median(&t[((size_t)s * NA + (size_t)k) * (size_t)o->reps], o->reps);
-        print_row(o, labels[s], impl, med, s == NS - 1);
+        print_row(o, labels[s], impl, med);
         if (sizes[s] && impl[3].present && med[0] / med[3] > worst) worst = med[0] / med[3];
     }
     ok = ok && worst <= 3.0;
-    if (o->json)
-        printf("  ],\n  \"worst_hot_hwrt_over_jemalloc\": %.2f,\n  \"target\": 3.0,\n  \"met\": %s\n}\n",
-               worst, ok ? "true" : "false");
+    if (o->json) {
+        hwi_jw_close(o->jw);
+        hwi_jw_knum(o->jw, "worst_hot_hwrt_over_jemalloc", worst);
+        hwi_jw_knum(o->jw, "target", 3.0);
+        hwi_jw_kbool(o->jw, "met", ok);
+        hwi_jw_close(o->jw);
+    }
     else {
         for (int k = 3; k < NA; k++)
             if (!impl[k].present) printf("%s not measured: %s\n", impl[k].name, impl[k].why);

@@ -4,6 +4,7 @@
  * a multiple of the trace's peak of live requested bytes. Then each named device
  * (--devices; by default an Atlas 800I A2 card and an H200) is tried directly. */
 #include "bench.h"
+#include "progress.h"
 
 #include <hwrt.h>
 
@@ -21,7 +22,7 @@ typedef struct { char name[64]; size_t capacity; int fits[2]; } named_device;
 /* npu-smi reports 65536 MB of HBM on an Atlas 800I A2's NPU, nvidia-smi 143771 MiB on an H200 */
 static const char *const default_devices = "Atlas 800I A2=64GiB,H200=143771MiB";
 
-int bench_parse_size(const char *s, size_t *out)
+static int bench_parse_size(const char *s, size_t *out)
 {
     char *end;
     double v = strtod(s, &end);
@@ -64,18 +65,6 @@ static int parse_devices(const char *list, named_device *d, int *n)
     return 1;
 }
 
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') printf("\\%c", c);
-        else if (c < 0x20) printf("\\u%04x", c);
-        else putchar(c);
-    }
-    putchar('"');
-}
-
 typedef struct {
     size_t min_capacity;          /* 0: no fit up to the search limit */
     size_t limit;
@@ -84,11 +73,18 @@ typedef struct {
     char fail_error[1024];
 } mode_result;
 
+static cli_progress progress;     /* a line per trial on a terminal (progress.h) */
+static long ntrials;
+
 /* 1 fits, 0 out of memory (r->error), -1 setup error. */
 static int trial(const trace *t, const bench_opts *o, int expandable, size_t cap, replay_result *r)
 {
     replay_opts ro = {.expandable = expandable, .capacity = cap, .overhead = o->overhead,
                       .conf = o->conf};
+    char detail[96];
+    snprintf(detail, sizeof detail, "%s, trying %.0f MiB", expandable ? "expandable" : "plain",
+             (double)cap / 1048576.0);
+    cli_progress_step(&progress, ++ntrials, 0, detail);
     return trace_replay(t, &ro, r);
 }
 
@@ -140,49 +136,69 @@ int bench_min_capacity(const bench_opts *o)
     int ndev = 0;
     if (!parse_devices(o->devices ? o->devices : default_devices, dev, &ndev)) return 2;
     trace t;
-    if (!trace_load(o->mincap, o->device, &t)) { trace_release(&t); return 2; }
+    if (!trace_load(o->mincap, o->device, &t)) { trace_release(&t); return 1; }
+    cli_progress_begin(&progress, "hwrt-bench-pool", "min-capacity: trial", o->quiet);
+    ntrials = 0;
     static const char *const modes[2] = {"plain", "expandable"};
     static const double targets[2] = {1.03, 1.01};
     mode_result m[2];
     for (int k = 0; k < 2; k++)
-        if (!bisect(&t, o, k, &m[k])) { trace_release(&t); return 1; }
+        if (!bisect(&t, o, k, &m[k])) { cli_progress_end(&progress); trace_release(&t); return 1; }
     for (int i = 0; i < ndev; i++)
         for (int k = 0; k < 2; k++) {
             replay_result r;
             int ok = dev[i].capacity > o->overhead ? trial(&t, o, k, dev[i].capacity, &r) : 0;
-            if (ok < 0) { trace_release(&t); return 1; }
+            if (ok < 0) { cli_progress_end(&progress); trace_release(&t); return 1; }
             dev[i].fits[k] = ok;
         }
+    cli_progress_end(&progress);
     int met = 1;
     for (int k = 0; k < 2; k++)
         met &= m[k].min_capacity && over_peak(&t, o, m[k].min_capacity) <= targets[k];
     if (o->json) {
-        printf("{\n  \"benchmark\": \"pool_min_capacity\",\n  \"trace\": ");
-        json_str(o->mincap);
-        printf(",\n  \"device\": %d,\n  \"events\": %zu,\n  \"peak_requested\": %zu,\n"
-               "  \"context_overhead\": %zu,\n  \"step\": %zu,\n  \"conf\": ", t.device, t.n,
-               t.peak_requested, o->overhead, GRANULE);
-        json_str(o->conf ? o->conf : "");
-        printf(",\n  \"results\": [\n");
+        hwi_jw *j = o->jw;
+        hwi_jw_obj(j);
+        hwi_jw_kstr(j, "benchmark", "pool_min_capacity");
+        hwi_jw_kstr(j, "trace", o->mincap);
+        hwi_jw_kint(j, "device", t.device);
+        hwi_jw_kuint(j, "events", t.n);
+        hwi_jw_kuint(j, "peak_requested", t.peak_requested);
+        hwi_jw_kuint(j, "context_overhead", o->overhead);
+        hwi_jw_kuint(j, "step", GRANULE);
+        hwi_jw_kstr(j, "conf", o->conf ? o->conf : "");
+        hwi_jw_key(j, "results");
+        hwi_jw_arr(j);
         for (int k = 0; k < 2; k++) {
-            printf("    {\"mode\": \"%s\", \"fits\": %s, \"min_capacity\": %zu, "
-                   "\"over_peak_requested\": %.4f, \"trials\": %d, \"largest_failing\": %zu, "
-                   "\"failure\": ", modes[k], m[k].min_capacity ? "true" : "false",
-                   m[k].min_capacity, m[k].min_capacity ? over_peak(&t, o, m[k].min_capacity) : 0.0,
-                   m[k].trials, m[k].fail_capacity);
-            json_str(m[k].fail_error);
-            printf("}%s\n", k ? "" : ",");
+            hwi_jw_obj(j);
+            hwi_jw_kstr(j, "mode", modes[k]);
+            hwi_jw_kbool(j, "fits", m[k].min_capacity != 0);
+            hwi_jw_kuint(j, "min_capacity", m[k].min_capacity);
+            hwi_jw_knum(j, "over_peak_requested",
+                        m[k].min_capacity ? over_peak(&t, o, m[k].min_capacity) : 0.0);
+            hwi_jw_kint(j, "trials", m[k].trials);
+            hwi_jw_kuint(j, "largest_failing", m[k].fail_capacity);
+            hwi_jw_kstr(j, "failure", m[k].fail_error);
+            hwi_jw_close(j);
         }
-        printf("  ],\n  \"devices\": [\n");
+        hwi_jw_close(j);
+        hwi_jw_key(j, "devices");
+        hwi_jw_arr(j);
         for (int i = 0; i < ndev; i++) {
-            printf("    {\"name\": ");
-            json_str(dev[i].name);
-            printf(", \"capacity\": %zu, \"plain\": %s, \"expandable\": %s}%s\n", dev[i].capacity,
-                   dev[i].fits[0] ? "true" : "false", dev[i].fits[1] ? "true" : "false",
-                   i + 1 < ndev ? "," : "");
+            hwi_jw_obj(j);
+            hwi_jw_kstr(j, "name", dev[i].name);
+            hwi_jw_kuint(j, "capacity", dev[i].capacity);
+            hwi_jw_kbool(j, "plain", dev[i].fits[0]);
+            hwi_jw_kbool(j, "expandable", dev[i].fits[1]);
+            hwi_jw_close(j);
         }
-        printf("  ],\n  \"targets\": {\"plain\": %.2f, \"expandable\": %.2f},\n  \"met\": %s\n}\n",
-               targets[0], targets[1], met ? "true" : "false");
+        hwi_jw_close(j);
+        hwi_jw_key(j, "targets");
+        hwi_jw_obj(j);
+        hwi_jw_knum(j, "plain", targets[0]);
+        hwi_jw_knum(j, "expandable", targets[1]);
+        hwi_jw_close(j);
+        hwi_jw_kbool(j, "met", met);
+        hwi_jw_close(j);
         trace_release(&t);
         return 0;
     }

@@ -123,7 +123,7 @@ static void print_size(size_t n, char *buf, size_t len)
     else snprintf(buf, len, "%zu KiB", n >> 10);
 }
 
-static void emit(const bench_opts *o, bench_json *j, size_t n, int reps, const double g[C_COUNT],
+static void emit(const bench_opts *o, hwi_jw *j, size_t n, int reps, const double g[C_COUNT],
                  const double paired[C_COUNT])
 {
     double best = g[C_MEMCPY1] > g[C_MEMCPY2] ? g[C_MEMCPY1] : g[C_MEMCPY2];
@@ -137,22 +137,21 @@ static void emit(const bench_opts *o, bench_json *j, size_t n, int reps, const d
         return;
     }
     for (int c = C_H2D_PIN; c < C_COUNT; c++) {
-        bj_next(j);
-        bj_open(j, NULL, '{');
-        bj_str(j, "kind", cols[c].kind);
-        bj_str(j, "host", cols[c].host);
-        bj_num(j, "bytes", (double)n);
-        bj_num(j, "repeats", reps);
-        bj_num(j, "gbps_median", g[c]);
-        bj_num(j, "memcpy_1thread_gbps", g[C_MEMCPY1]);
-        bj_num(j, "memcpy_2thread_gbps", g[C_MEMCPY2]);
-        bj_num(j, "ratio_vs_best_memcpy", g[c] / best);
-        bj_num(j, "ratio_paired_median", paired[c]);
-        bj_close(j, '}');
+        hwi_jw_obj(j);
+        hwi_jw_kstr(j, "kind", cols[c].kind);
+        hwi_jw_kstr(j, "host", cols[c].host);
+        hwi_jw_knum(j, "bytes", (double)n);
+        hwi_jw_knum(j, "repeats", reps);
+        hwi_jw_knum(j, "gbps_median", g[c]);
+        hwi_jw_knum(j, "memcpy_1thread_gbps", g[C_MEMCPY1]);
+        hwi_jw_knum(j, "memcpy_2thread_gbps", g[C_MEMCPY2]);
+        hwi_jw_knum(j, "ratio_vs_best_memcpy", g[c] / best);
+        hwi_jw_knum(j, "ratio_paired_median", paired[c]);
+        hwi_jw_close(j);
     }
 }
 
-int bench_copy(const bench_opts *o, bench_json *j)
+int bench_copy(const bench_opts *o, hwi_jw *j)
 {
     hwrt_device_props p;
     BCHECK(hwrt_get_device_props(0, &p));
@@ -160,12 +159,12 @@ int bench_copy(const bench_opts *o, bench_json *j)
     setup(&b, o->max_bytes);
     bench_memcpy2_start();
     if (o->json) {
-        bj_open(j, NULL, '{');
-        bj_str(j, "device", p.name);
-        bj_num(j, "simulated", p.simulated);
-        bj_num(j, "link_gbps", p.link_gbps);
-        bj_key(j, "rows");
-        bj_open(j, NULL, '[');
+        hwi_jw_obj(j);
+        hwi_jw_kstr(j, "device", p.name);
+        hwi_jw_knum(j, "simulated", p.simulated);
+        hwi_jw_knum(j, "link_gbps", p.link_gbps);
+        hwi_jw_key(j, "rows");
+        hwi_jw_arr(j);
     } else {
         printf("copy bandwidth on %s (%s%s), GB/s medians; ratio = hwrt median / best memcpy "
                "median of the same size, same run; paired = median over repeats of hwrt / best "
@@ -185,8 +184,8 @@ int bench_copy(const bench_opts *o, bench_json *j)
         fflush(stdout);
     }
     if (o->json) {
-        bj_close(j, ']');
-        bj_close(j, '}');
+        hwi_jw_close(j);
+        hwi_jw_close(j);
     }
     bench_memcpy2_stop();
     teardown(&b);

@@ -189,7 +189,7 @@ static double queue_rate(int nops)
     return r;
 }
 
-int bench_launch(const bench_opts *o, bench_json *j)
+int bench_launch(const bench_opts *o, hwi_jw *j)
 {
     const int n_rt = o->quick ? 2000 : 20000, n_cv = o->quick ? 500 : 4000;
     const int nops = 100000, reps = o->quick ? 3 : 7;
@@ -208,19 +208,19 @@ int bench_launch(const bench_opts *o, bench_json *j)
     double e = bench_median(enq, reps), es = bench_median(enq_sync, reps);
     double mr = bench_median(mrate, reps);
     if (o->json) {
-        bj_open(j, NULL, '{');
-        bj_num(j, "op_sync_roundtrip_us_median", rt);
-        bj_num(j, "condvar_handoff_roundtrip_us_median", cv);
-        bj_num(j, "spin_handoff_roundtrip_us_median", spin);
-        bj_num(j, "roundtrip_ratio_vs_condvar", rt / cv);
-        bj_num(j, "roundtrip_ratio_vs_spin", rt / spin);
-        bj_num(j, "enqueue_ops", nops);
-        bj_num(j, "enqueue_ops_per_s_median", e);
-        bj_num(j, "enqueue_with_sync_ops_per_s_median", es);
-        bj_num(j, "baseline_mutex_queue_ops_per_s_median", mr);
-        bj_num(j, "enqueue_ratio_vs_queue", es / mr);
-        bj_num(j, "repeats", reps);
-        bj_close(j, '}');
+        hwi_jw_obj(j);
+        hwi_jw_knum(j, "op_sync_roundtrip_us_median", rt);
+        hwi_jw_knum(j, "condvar_handoff_roundtrip_us_median", cv);
+        hwi_jw_knum(j, "spin_handoff_roundtrip_us_median", spin);
+        hwi_jw_knum(j, "roundtrip_ratio_vs_condvar", rt / cv);
+        hwi_jw_knum(j, "roundtrip_ratio_vs_spin", rt / spin);
+        hwi_jw_knum(j, "enqueue_ops", nops);
+        hwi_jw_knum(j, "enqueue_ops_per_s_median", e);
+        hwi_jw_knum(j, "enqueue_with_sync_ops_per_s_median", es);
+        hwi_jw_knum(j, "baseline_mutex_queue_ops_per_s_median", mr);
+        hwi_jw_knum(j, "enqueue_ratio_vs_queue", es / mr);
+        hwi_jw_knum(j, "repeats", reps);
+        hwi_jw_close(j);
     } else {
         printf("launch: op (fill, 16 x f32) + stream sync round trip, median of %d\n", n_rt);
         printf("  hwrt op+sync        %8.2f us\n", rt);

@@ -18,8 +18,8 @@ double bench_now_s(void)
 void bench_check(hwrt_status st, const char *what)
 {
     if (st == HWRT_SUCCESS) return;
-    fprintf(stderr, "hwrt-bench: %s failed: %s: %s\n", what, hwrt_status_name(st),
-            hwrt_last_error());
+    /* hwrt's sentence names the call and the value; `what` says which step it was */
+    fprintf(stderr, "hwrt-bench: %s: %s: %s\n", what, hwrt_status_name(st), hwrt_last_error());
     exit(1);
 }
 
@@ -91,50 +91,4 @@ void bench_memcpy2_stop(void)
     pthread_cond_signal(&h2.cv);
     pthread_mutex_unlock(&h2.mu);
     pthread_join(h2.th, NULL);
-}
-
-/* ---- JSON ---- */
-
-void bj_open(bench_json *j, FILE *f, char bracket)
-{
-    if (f) { j->f = f; j->depth = 0; }
-    fputc(bracket, j->f);
-    j->first[++j->depth] = 1;
-}
-
-void bj_close(bench_json *j, char bracket)
-{
-    fputc(bracket, j->f);
-    j->depth--;
-    if (j->depth == 0) fputc('\n', j->f);
-}
-
-void bj_next(bench_json *j)
-{
-    if (!j->first[j->depth]) fputc(',', j->f);
-    j->first[j->depth] = 0;
-}
-
-void bj_key(bench_json *j, const char *key)
-{
-    bj_next(j);
-    fprintf(j->f, "\"%s\":", key);
-}
-
-void bj_str(bench_json *j, const char *key, const char *v)
-{
-    bj_key(j, key);
-    fputc('"', j->f);
-    for (const char *p = v; *p; p++) {
-        if (*p == '"' || *p == '\\') fputc('\\', j->f);
-        if ((unsigned char)*p >= 0x20) fputc(*p, j->f);
-    }
-    fputc('"', j->f);
-}
-
-void bj_num(bench_json *j, const char *key, double v)
-{
-    bj_key(j, key);
-    if (v == (double)(long long)v && v < 1e15 && v > -1e15) fprintf(j->f, "%lld", (long long)v);
-    else fprintf(j->f, "%.6g", v);
 }

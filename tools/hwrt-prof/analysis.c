@@ -177,7 +177,7 @@ void prof_compute(const prof_data *d, prof_figures *f)
     memset(f, 0, sizeof *f);
     for (size_t i = 0; i < d->nops; i++)
         if (d->ops[i].on_device) add_op(f, &d->ops[i]);
-    qsort(f->ops, (size_t)f->nops, sizeof *f->ops, stat_cmp);
+    if (f->nops) qsort(f->ops, (size_t)f->nops, sizeof *f->ops, stat_cmp);   /* NULL when none */
     busy_and_gaps(d, f);
     host_figures(d, f);
     for (int i = 0; i < d->nfiles; i++) {
@@ -247,8 +247,10 @@ void prof_verdict_make(const prof_figures *f, prof_verdict *v)
     const char *kind;
     if (f->device_ns == 0 && f->offload_events == 0) kind = "no device work recorded";
     else if (stall_share >= 10) kind = "offload-bound";
+    /* before the shares of device time: a device idle most of the run is waiting on the
+     * host, whatever its little work was (copies or kernels) */
+    else if (idle_share >= 50) kind = "device mostly idle / host-bound (the device waits on the host)";
     else if (memcpy_share >= 50) kind = "copy-bound";
-    else if (idle_share >= 50) kind = "host-bound (device idle, waiting on the host)";
     else if (kernel_share >= 50) kind = "compute-bound";
     else kind = "balanced";
     snprintf(v->headline, sizeof v->headline,

@@ -5,10 +5,12 @@
  *   hwrt-prof --analyze=op --output=DIR                 op table and verdict on stdout
  *
  * Options may be combined (collect, then export, then analyze) and written as
- * --opt=value or --opt value. */
+ * --opt=value or --opt value (tools/common/cli.h); --export alone means on, --export=off
+ * with --application collects without exporting. */
 #define _GNU_SOURCE
 #include "base/out_file.h"
 #include "prof_data.h"
+#include "cli.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -18,20 +20,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: hwrt-prof --application=\"./app args\" --output=DIR   collect (runs app with "
-            "HWRT_PROFILE=DIR)\n"
-            "       hwrt-prof --export=on --output=DIR                  write trace.json, "
-            "op_summary.csv,\n"
-            "            op_statistic.csv, memcpy_summary.csv, memory_record.csv, "
-            "api_statistic.csv,\n"
-            "            report.html and verdict.txt into DIR\n"
-            "       hwrt-prof --analyze=op --output=DIR                 print the op table and "
-            "the verdict\n");
-}
 
 static int mkdirs(const char *dir)
 {
@@ -148,10 +136,6 @@ static int export_all(const char *out)
 
 static int analyze(const char *what, const char *out)
 {
-    if (strcmp(what, "op")) {
-        fprintf(stderr, "hwrt-prof: --analyze=%s is not known; use --analyze=op\n", what);
-        return 1;
-    }
     prof_data d;
     char err[1024];
     if (prof_load(out, &d, err, sizeof err) != 0) {
@@ -169,44 +153,65 @@ static int analyze(const char *what, const char *out)
     return 0;
 }
 
-/* "--name=value" or "--name value"; returns the value or NULL. */
-static const char *opt(int argc, char **argv, int *i, const char *name)
+enum { O_APP = 256, O_OUT, O_EXPORT, O_ANALYZE };
+
+static const cli_opt opts[] = {
+    {"application", O_APP, CLI_REQUIRED, "\"./app args\"", "collect: run app with HWRT_PROFILE=DIR"},
+    {"output", O_OUT, CLI_REQUIRED, "DIR", "the profile directory (required)"},
+    {"export", O_EXPORT, CLI_OPTIONAL, "on|off", "write trace.json, the CSVs, report.html and "
+                                                 "verdict.txt into DIR (alone: on)"},
+    {"analyze", O_ANALYZE, CLI_REQUIRED, "op", "print the op table and the verdict"},
+    {0},
+};
+
+static const cli_tool tool = {
+    .name = "hwrt-prof",
+    .synopsis = "hwrt-prof --application=\"./app args\" --output=DIR   collect\n"
+                "       hwrt-prof --export[=on] --output=DIR               export\n"
+                "       hwrt-prof --analyze=op --output=DIR                analyze",
+    .about = "Collect, export and analyze hwrt profiles, in the style of msprof. The steps\n"
+             "combine: collect, then export, then analyze.",
+    .opts = opts,
+    .epilog = "export writes trace.json, op_summary.csv, op_statistic.csv, memcpy_summary.csv,\n"
+              "memory_record.csv, api_statistic.csv, report.html and verdict.txt into DIR\n",
+};
+
+typedef struct { const char *app, *out, *ana; int exp; } prof_opts;
+
+static int on_opt(void *ctx, int key, const char *arg)
 {
-    size_t l = strlen(name);
-    if (strncmp(argv[*i], name, l)) return NULL;
-    if (argv[*i][l] == '=') return argv[*i] + l + 1;
-    if (argv[*i][l] == 0 && *i + 1 < argc) return argv[++*i];
-    return NULL;
+    prof_opts *o = ctx;
+    switch (key) {
+    case O_APP: o->app = arg; return CLI_OK;
+    case O_OUT: o->out = arg; return CLI_OK;
+    case O_EXPORT: {
+        static const char *const onoff[] = {"off", "on", NULL};
+        o->exp = arg ? cli_choice(&tool, "--export", arg, onoff) : 1;
+        return o->exp < 0 ? CLI_USAGE : CLI_OK;
+    }
+    case O_ANALYZE: {
+        static const char *const what[] = {"op", NULL};
+        if (cli_choice(&tool, "--analyze", arg, what) < 0) return CLI_USAGE;
+        o->ana = arg;
+        return CLI_OK;
+    }
+    }
+    return CLI_USAGE;
 }
 
 int main(int argc, char **argv)
 {
-    const char *app = NULL, *out = NULL, *exp = NULL, *ana = NULL, *v;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return 0; }
-        if ((v = opt(argc, argv, &i, "--application"))) app = v;
-        else if ((v = opt(argc, argv, &i, "--output"))) out = v;
-        else if ((v = opt(argc, argv, &i, "--export"))) exp = v;
-        else if ((v = opt(argc, argv, &i, "--analyze"))) ana = v;
-        else {
-            fprintf(stderr, "hwrt-prof: unknown option \"%s\"\n", argv[i]);
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (!out || !*out || (!app && !exp && !ana)) {
-        fprintf(stderr, "hwrt-prof: %s\n", !out || !*out ? "--output=DIR is required"
-                                                          : "nothing to do");
-        usage(stderr);
-        return 2;
-    }
-    if (exp && strcmp(exp, "on") && strcmp(exp, "off")) {
-        fprintf(stderr, "hwrt-prof: --export=%s: use on or off\n", exp);
-        return 2;
-    }
-    int rc = 0;
-    if (app) rc = collect(app, out);
-    if (rc == 0 && exp && !strcmp(exp, "on")) rc = export_all(out);
-    if (rc == 0 && ana) rc = analyze(ana, out);
+    prof_opts o = {.exp = -1};
+    int first, done;
+    int rc = cli_parse(&tool, argc, argv, on_opt, &o, &first, &done);
+    if (rc != CLI_OK || done) return rc;
+    if (!o.out || !*o.out) return cli_usage(&tool, "--output=DIR is required");
+    if (!o.app && o.exp != 1 && !o.ana)
+        return cli_usage(&tool, o.exp == 0 ? "nothing to do: --export=off exports nothing "
+                         "(use it with --application to collect only)" : "nothing to do: give "
+                         "--application, --export or --analyze");
+    if (o.app) rc = collect(o.app, o.out);
+    if (rc == 0 && o.exp == 1) rc = export_all(o.out);
+    if (rc == 0 && o.ana) rc = analyze(o.ana, o.out);
     return rc;
 }

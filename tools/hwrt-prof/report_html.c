@@ -4,18 +4,24 @@
  *   - a timeline with one lane per device engine and stream, and one per host thread;
  *   - a memory-over-time curve per device (allocated and reserved);
  *   - an op breakdown table with bars.
- * Long traces are reduced per lane before embedding: spans closer than 1/3000 of the
- * trace are merged (the merged span keeps the name of its longest part), so the page
- * stays light at 1e5+ ops. When rendering is done the script sets
- * <body data-rendered="1"> and fills #render-stats, which the tests read back. */
+ * Every op is embedded as its own span; the page draws the view with level of detail and
+ * zooms and pans (report_page.h). Only a trace of more than REPORT_MAX_SPANS spans is
+ * reduced per lane before embedding (spans closer than 1/REPORT_MAX_SPANS of the trace
+ * merged, the merged span keeping the name of its longest part). When rendering is done
+ * the script sets <body data-rendered="1"> and fills #render-stats (hidden), which the
+ * tests read back. */
 #include "base/out_file.h"
 #include "prof_data.h"
+#include "base/json.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report_page.h"   /* REPORT_CSS, REPORT_JS */
+
+#define REPORT_MAX_SPANS 300000
 
 typedef struct span { uint64_t s, e; int name, cat; } span;
 typedef struct lane {
@@ -134,7 +140,7 @@ static int build_lanes(const prof_data *d, lane **lanes)
     for (size_t i = 0; i < d->nexts; i++)
         lane_add(lane_get(lanes, &n, 1, d->exts[i].file, d->exts[i].device, 1, 0),
                  d->exts[i].t0, d->exts[i].t1, name_idx(d->exts[i].name), CAT_OFFLOAD);
-    qsort(*lanes, (size_t)n, sizeof **lanes, lane_cmp);
+    if (n) qsort(*lanes, (size_t)n, sizeof **lanes, lane_cmp);   /* NULL when none */
     for (int i = 0; i < n; i++) {
         lane *l = &(*lanes)[i];
         const pfile *pf = &d->files[l->file];
@@ -153,36 +159,48 @@ static int build_lanes(const prof_data *d, lane **lanes)
     return n;
 }
 
-static void emit_lanes(FILE *f, const prof_data *d, lane *lanes, int n)
+static void emit_lanes(hwi_jw *j, const prof_data *d, lane *lanes, int n)
 {
-    uint64_t res = (d->end_ns > d->base_ns ? d->end_ns - d->base_ns : 1) / 3000;
-    fprintf(f, "\"lanes\":[");
+    /* every op is its own span; only a trace of more than REPORT_MAX_SPANS is reduced
+     * (spans closer than 1/REPORT_MAX_SPANS of the trace merged), to keep the page light */
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += lanes[i].n;
+    uint64_t res = (d->end_ns > d->base_ns ? d->end_ns - d->base_ns : 1) / REPORT_MAX_SPANS;
+    hwi_jw_key(j, "lanes");
+    hwi_jw_arr(j);
     for (int i = 0; i < n; i++) {
         lane *l = &lanes[i];
-        lane_reduce(l, res);
-        fprintf(f, "%s\n{\"group\":", i ? "," : "");
-        hwi_json_str_html(f, l->group);
-        fprintf(f, ",\"name\":");
-        hwi_json_str_html(f, l->name);
-        fprintf(f, ",\"kind\":\"%s\",\"spans\":[", l->kind ? "host" : "device");
-        for (size_t k = 0; k < l->n; k++)
-            fprintf(f, "%s[%.3f,%.3f,%d,%d]", k ? "," : "", rel_us(d, l->v[k].s),
-                    (double)(l->v[k].e - l->v[k].s) / 1e3, l->v[k].name, l->v[k].cat);
-        fprintf(f, "]}");
+        if (total > REPORT_MAX_SPANS) lane_reduce(l, res);
+        else qsort(l->v, l->n, sizeof *l->v, span_cmp);
+        hwi_jw_obj(j);
+        hwi_jw_kstr(j, "group", l->group);
+        hwi_jw_kstr(j, "name", l->name);
+        hwi_jw_kstr(j, "kind", l->kind ? "host" : "device");
+        hwi_jw_key(j, "spans");
+        hwi_jw_arr(j);
+        for (size_t k = 0; k < l->n; k++) {      /* [start us, duration us, name, kind] */
+            hwi_jw_arr(j);
+            hwi_jw_fixed(j, rel_us(d, l->v[k].s), 3);
+            hwi_jw_fixed(j, (double)(l->v[k].e - l->v[k].s) / 1e3, 3);
+            hwi_jw_int(j, l->v[k].name);
+            hwi_jw_int(j, l->v[k].cat);
+            hwi_jw_close(j);
+        }
+        hwi_jw_close(j);
+        hwi_jw_close(j);
         free(l->v);
     }
-    fprintf(f, "],\n\"names\":[");
-    for (int i = 0; i < nnames; i++) {
-        if (i) fputc(',', f);
-        hwi_json_str_html(f, names[i]);
-    }
-    fprintf(f, "],\n");
+    hwi_jw_close(j);
+    hwi_jw_key(j, "names");
+    hwi_jw_arr(j);
+    for (int i = 0; i < nnames; i++) hwi_jw_str(j, names[i]);
+    hwi_jw_close(j);
 }
 
-static void emit_memory(FILE *f, const prof_data *d)
+static void emit_memory(hwi_jw *j, const prof_data *d)
 {
-    fprintf(f, "\"mem\":[");
-    int first = 1;
+    hwi_jw_key(j, "mem");
+    hwi_jw_arr(j);
     for (int fi = 0; fi < d->nfiles; fi++)
         for (int dev = -1; dev < 64; dev++) {
             size_t cnt = 0;
@@ -190,67 +208,84 @@ static void emit_memory(FILE *f, const prof_data *d)
                 cnt += d->mems[i].file == fi && d->mems[i].device == dev;
             if (!cnt) continue;
             size_t stride = cnt > 4000 ? (cnt + 3999) / 4000 : 1, k = 0;
-            fprintf(f, "%s\n{\"name\":\"NPU %d (pid %ld)\",\"pts\":[", first ? "" : ",", dev,
-                    d->files[fi].pid);
-            first = 0;
-            int firstpt = 1;
+            char name[96];
+            snprintf(name, sizeof name, "NPU %d (pid %ld)", dev, d->files[fi].pid);
+            hwi_jw_obj(j);
+            hwi_jw_kstr(j, "name", name);
+            hwi_jw_key(j, "pts");                 /* [time us, allocated MB, reserved MB] */
+            hwi_jw_arr(j);
             for (size_t i = 0; i < d->nmems; i++) {
                 const pmem *m = &d->mems[i];
                 if (m->file != fi || m->device != dev) continue;
                 if (k++ % stride && k != cnt) continue;
-                fprintf(f, "%s[%.3f,%.6f,%.6f]", firstpt ? "" : ",", rel_us(d, m->t),
-                        (double)m->allocated / 1048576.0, (double)m->reserved / 1048576.0);
-                firstpt = 0;
+                hwi_jw_arr(j);
+                hwi_jw_fixed(j, rel_us(d, m->t), 3);
+                hwi_jw_fixed(j, (double)m->allocated / 1048576.0, 6);
+                hwi_jw_fixed(j, (double)m->reserved / 1048576.0, 6);
+                hwi_jw_close(j);
             }
-            fprintf(f, "]}");
+            hwi_jw_close(j);
+            hwi_jw_close(j);
         }
-    fprintf(f, "],\n");
+    hwi_jw_close(j);
 }
 
-static void emit_ops(FILE *f, const prof_figures *pf)
+static void emit_ops(hwi_jw *j, const prof_figures *pf)
 {
     uint64_t all = 0;
     for (int i = 0; i < pf->nops; i++)
         if (strcmp(pf->ops[i].task_type, "EVENT_WAIT")) all += pf->ops[i].total_ns;
-    fprintf(f, "\"ops\":[");
+    hwi_jw_key(j, "ops");
+    hwi_jw_arr(j);
     for (int i = 0; i < pf->nops; i++) {
         const op_stat *s = &pf->ops[i];
         int wait = !strcmp(s->task_type, "EVENT_WAIT");
-        fprintf(f, "%s\n{\"name\":", i ? "," : "");
-        hwi_json_str_html(f, s->name);
-        fprintf(f, ",\"type\":\"%s\",\"device\":%d,\"count\":%llu,\"total\":%.3f,\"avg\":%.3f,"
-                "\"min\":%.3f,\"max\":%.3f,\"pct\":%.2f}", s->task_type, s->device,
-                (unsigned long long)s->count, (double)s->total_ns / 1e3,
-                (double)s->total_ns / 1e3 / (double)s->count, (double)s->min_ns / 1e3,
-                (double)s->max_ns / 1e3,
-                wait || !all ? 0.0 : 100.0 * (double)s->total_ns / (double)all);
+        hwi_jw_obj(j);
+        hwi_jw_kstr(j, "name", s->name);
+        hwi_jw_kstr(j, "type", s->task_type);
+        hwi_jw_kint(j, "device", s->device);
+        hwi_jw_kuint(j, "count", (unsigned long long)s->count);
+        hwi_jw_kfixed(j, "total", (double)s->total_ns / 1e3, 3);
+        hwi_jw_kfixed(j, "avg", (double)s->total_ns / 1e3 / (double)s->count, 3);
+        hwi_jw_kfixed(j, "min", (double)s->min_ns / 1e3, 3);
+        hwi_jw_kfixed(j, "max", (double)s->max_ns / 1e3, 3);
+        hwi_jw_kfixed(j, "pct", wait || !all ? 0.0 : 100.0 * (double)s->total_ns / (double)all, 2);
+        hwi_jw_close(j);
     }
-    fprintf(f, "],\n");
+    hwi_jw_close(j);
 }
 
-static void emit_summary(FILE *f, const prof_data *d, const prof_figures *pf,
+static void emit_summary(hwi_jw *j, const prof_data *d, const prof_figures *pf,
                          const prof_verdict *v)
 {
-    fprintf(f, "\"verdict\":{\"headline\":");
-    hwi_json_str_html(f, v->headline);
-    fprintf(f, ",\"lines\":[");
-    for (int i = 0; i < v->nlines; i++) {
-        if (i) fputc(',', f);
-        hwi_json_str_html(f, v->lines[i]);
-    }
+    hwi_jw_key(j, "verdict");
+    hwi_jw_obj(j);
+    hwi_jw_kstr(j, "headline", v->headline);
+    hwi_jw_key(j, "lines");
+    hwi_jw_arr(j);
+    for (int i = 0; i < v->nlines; i++) hwi_jw_str(j, v->lines[i]);
+    hwi_jw_close(j);
+    hwi_jw_close(j);
     uint64_t events = 0;
     for (int i = 0; i < d->nfiles; i++) events += d->files[i].events;
-    fprintf(f, "]},\n\"stats\":{\"processes\":%d,\"events\":%llu,\"dropped\":%llu,"
-            "\"missing\":%llu,\"launches\":%llu,\"syncs\":%llu,\"device_ms\":%.3f,"
-            "\"memcpy_ms\":%.3f,\"kernel_ms\":%.3f,\"idle_ms\":%.3f,\"span_ms\":%.3f,"
-            "\"sync_ms\":%.3f,\"peak_allocated_mb\":%.3f,\"peak_reserved_mb\":%.3f,"
-            "\"trace_ms\":%.3f}\n",
-            d->nfiles, (unsigned long long)events, (unsigned long long)pf->dropped,
-            (unsigned long long)pf->missing, (unsigned long long)pf->launches,
-            (unsigned long long)pf->syncs, pf->device_ns / 1e6, pf->memcpy_ns / 1e6,
-            pf->kernel_ns / 1e6, pf->idle_ns / 1e6, pf->span_ns / 1e6, pf->sync_ns / 1e6,
-            pf->peak_allocated / 1048576.0, pf->peak_reserved / 1048576.0,
-            (d->end_ns - d->base_ns) / 1e6);
+    hwi_jw_key(j, "stats");
+    hwi_jw_obj(j);
+    hwi_jw_kint(j, "processes", d->nfiles);
+    hwi_jw_kuint(j, "events", (unsigned long long)events);
+    hwi_jw_kuint(j, "dropped", (unsigned long long)pf->dropped);
+    hwi_jw_kuint(j, "missing", (unsigned long long)pf->missing);
+    hwi_jw_kuint(j, "launches", (unsigned long long)pf->launches);
+    hwi_jw_kuint(j, "syncs", (unsigned long long)pf->syncs);
+    hwi_jw_kfixed(j, "device_ms", pf->device_ns / 1e6, 3);
+    hwi_jw_kfixed(j, "memcpy_ms", pf->memcpy_ns / 1e6, 3);
+    hwi_jw_kfixed(j, "kernel_ms", pf->kernel_ns / 1e6, 3);
+    hwi_jw_kfixed(j, "idle_ms", pf->idle_ns / 1e6, 3);
+    hwi_jw_kfixed(j, "span_ms", pf->span_ns / 1e6, 3);
+    hwi_jw_kfixed(j, "sync_ms", pf->sync_ns / 1e6, 3);
+    hwi_jw_kfixed(j, "peak_allocated_mb", pf->peak_allocated / 1048576.0, 3);
+    hwi_jw_kfixed(j, "peak_reserved_mb", pf->peak_reserved / 1048576.0, 3);
+    hwi_jw_kfixed(j, "trace_ms", (d->end_ns - d->base_ns) / 1e6, 3);
+    hwi_jw_close(j);
 }
 
 int export_report_html(const prof_data *d, const prof_figures *pf, const prof_verdict *v,
@@ -273,13 +308,26 @@ int export_report_html(const prof_data *d, const prof_figures *pf, const prof_ve
             "<h2>Device memory over time</h2><div id=\"memory\"></div>\n"
             "<h2>Op breakdown</h2><div id=\"ops\"></div>\n"
             "<div id=\"render-stats\"></div>\n"
-            "<script>\nconst DATA = {", REPORT_CSS);
-    emit_lanes(f, d, lanes, n);
+            "<script>\nconst DATA = ", REPORT_CSS);
+    /* the data as JSON that is also safe inside <script> (no "<", ">", "&", U+2028/9) */
+    hwi_jw jw, *j = &jw;
+    hwi_jw_begin(j, f, 1);
+    j->compact = 1;
+    j->break_depth = 2;                    /* a line per lane, name, op */
+    hwi_jw_obj(j);
+    emit_lanes(j, d, lanes, n);
     free(lanes);
-    emit_memory(f, d);
-    emit_ops(f, pf);
-    emit_summary(f, d, pf, v);
-    fprintf(f, "};\n%s</script>\n</body></html>\n", REPORT_JS);
+    emit_memory(j, d);
+    emit_ops(j, pf);
+    emit_summary(j, d, pf, v);
+    hwi_jw_close(j);
+    if (j->bad || j->depth) {
+        fclose(f);
+        unlink(tmp);
+        snprintf(err, errlen, "writing %s: the JSON writer was misused (a bug)", path);
+        return -1;
+    }
+    fprintf(f, ";\n%s</script>\n</body></html>\n", REPORT_JS);
     if (hwi_out_commit(f, tmp, path) != 0) {
         snprintf(err, errlen, "writing %s failed: %s (disk full?)", path, strerror(errno));
         return -1;

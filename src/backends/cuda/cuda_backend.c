@@ -1,6 +1,7 @@
 /* The CUDA backend's ops table (driver API through dlopen; see cuda_internal.h). */
 #include "cuda_internal.h"
 #include "cuda_nvml.h"
+#include "hwrt/dlpack.h"   /* kDLCUDA, kDLCUDAHost */
 
 hwrt_status cu_probe(int *count, char *reason, size_t rlen);
 hwrt_status cu_device_props(int ordinal, hwrt_device_props *p);
@@ -35,6 +36,15 @@ hwrt_status cu_event_query(hwrt_bevent *e);
 hwrt_status cu_event_synchronize(hwrt_bevent *e);
 hwrt_status cu_event_elapsed_ms(float *ms, hwrt_bevent *start, hwrt_bevent *end);
 hwrt_status cu_event_timestamp_ns(hwrt_bevent *e, uint64_t *ns);
+
+/* DLPack: device memory is the driver's own address (kDLCUDA), pinned host memory from
+ * cuMemHostAlloc is kDLCUDAHost; data and byte_offset stay as the core set them. */
+static hwrt_status cu_dlpack_device(hwrt_bdev *dev, const void *ptr, int pinned_host,
+                                    int *dl_device_type, void **data, uint64_t *byte_offset)
+{
+    *dl_device_type = pinned_host ? kDLCUDAHost : kDLCUDA;
+    return HWRT_SUCCESS;
+}
 
 const hwrt_backend_ops hwrt_backend_cuda = {
     .abi_version = HWRT_BACKEND_ABI_VERSION,
@@ -79,4 +89,5 @@ const hwrt_backend_ops hwrt_backend_cuda = {
     .activity_enable = cu_activity_enable,
     .activity_query = cu_activity_query,
     .stream_native = cu_stream_native,
+    .dlpack_device = cu_dlpack_device,
 };

@@ -24,6 +24,8 @@ hwrt_status ocl_event_query(hwrt_bevent *e);
 hwrt_status ocl_event_synchronize(hwrt_bevent *e);
 hwrt_status ocl_event_timestamp_ns(hwrt_bevent *e, uint64_t *ns);
 hwrt_status ocl_device_reset(hwrt_bdev *d);
+hwrt_status ocl_dlpack_device(hwrt_bdev *dev, const void *ptr, int pinned_host,
+                              int *dl_device_type, void **data, uint64_t *byte_offset);
 
 const hwrt_backend_ops hwrt_backend_opencl = {
     .abi_version = HWRT_BACKEND_ABI_VERSION,
@@ -60,4 +62,5 @@ const hwrt_backend_ops hwrt_backend_opencl = {
     .event_timestamp_ns = ocl_event_timestamp_ns,
     .device_synchronize = NULL,        /* the core synchronizes every stream it made */
     .device_reset = ocl_device_reset,  /* finish the streams, acknowledge failed commands */
+    .dlpack_device = ocl_dlpack_device,
 };

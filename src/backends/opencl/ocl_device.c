@@ -219,6 +219,25 @@ hwrt_status ocl_resolve(ocl_dev *d, const void *p, size_t bytes, cl_mem *mem, si
     return HWRT_SUCCESS;
 }
 
+/* DLPack names OpenCL memory by its cl_mem and the offset in it (kDLOpenCL); pinned host
+ * memory is mapped host memory, readable in place (kDLCPU). */
+hwrt_status ocl_dlpack_device(hwrt_bdev *dev, const void *ptr, int pinned_host,
+                              int *dl_device_type, void **data, uint64_t *byte_offset)
+{
+    if (pinned_host) {
+        *dl_device_type = kDLCPU;
+        return HWRT_SUCCESS;
+    }
+    *dl_device_type = kDLOpenCL;
+    if (!ptr) return HWRT_SUCCESS;          /* an empty tensor has no buffer */
+    cl_mem mem;
+    size_t off;
+    HWI_TRY(ocl_resolve((ocl_dev *)dev, ptr, 1, &mem, &off));
+    *data = (void *)mem;
+    *byte_offset = off;
+    return HWRT_SUCCESS;
+}
+
 static hwrt_status oom(ocl_dev *d, size_t bytes, const char *why)
 {
     char a[32], b[32], c[32];

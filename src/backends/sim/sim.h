@@ -136,6 +136,9 @@ struct hwrt_bevent {
 /* sim_mem.c: the device's memory. SIM_PAGE: physical page and mapping granule. */
 #define SIM_PAGE ((size_t)2 << 20)
 hwrt_status sim_mem_open(sim_dev *d, size_t capacity);   /* sets capacity, va, pages */
+/* Populate the untouched device pages of [p, p+len) before an op is timed (first touch
+ * is not device time); 1 when it did work. */
+int sim_mem_prefault(sim_dev *d, const void *p, size_t len);
 void sim_mem_close(sim_dev *d);
 
 /* sim_config.c */
@@ -172,6 +175,8 @@ void sim_event_unref(sim_event *e);
 /* sim_work.c */
 /* Run op on e; 0 when it was skipped (sticky fault, or an injected fault by this op). */
 int sim_op_execute(sim_engine *e, sim_op *op);
+/* Populate the device pages op will touch (first touch is not device time); 1 if any. */
+int sim_op_prefault(sim_dev *d, const sim_op *op);
 
 /* sim_activity.c: activity records (backend.h, activity_enable). sim_op_new stamps engine
  * ops with the thread's correlation id and counts them; the engine runs a stamped op

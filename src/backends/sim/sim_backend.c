@@ -32,6 +32,16 @@ hwrt_status sim_event_synchronize(hwrt_bevent *e);
 hwrt_status sim_event_timestamp_ns(hwrt_bevent *e, uint64_t *ns);
 hwrt_status sim_device_reset(hwrt_bdev *d);
 
+/* The simulated device's memory is host memory (an mmap'd arena): a DLPack consumer on
+ * the CPU reads it in place, so device and pinned memory are both kDLCPU. */
+static hwrt_status sim_dlpack_device(hwrt_bdev *dev, const void *ptr, int pinned_host,
+                                     int *dl_device_type, void **data, uint64_t *byte_offset)
+{
+    (void)dev; (void)ptr; (void)pinned_host; (void)data; (void)byte_offset;
+    *dl_device_type = kDLCPU;
+    return HWRT_SUCCESS;
+}
+
 const hwrt_backend_ops hwrt_backend_sim = {
     .abi_version = HWRT_BACKEND_ABI_VERSION,
     .name = "sim",
@@ -70,4 +80,5 @@ const hwrt_backend_ops hwrt_backend_sim = {
     .monitor = sim_registry_monitor,
     .activity_enable = sim_activity_enable,
     .activity_query = sim_activity_query,
+    .dlpack_device = sim_dlpack_device,
 };

@@ -80,6 +80,8 @@ static void *engine_main(void *arg)
         while (op) {
             sim_sched_jitter();                /* HWRT_SIM_JITTER: held before it runs */
             int part = op->type == SOP_PART;   /* a split-copy share: not a stream op, and */
+            /* first touch of fresh device pages before the op's start: not its time */
+            if (sim_op_prefault(e->dev, op)) act_t = 0;
             if (op->corr) {                    /* freed by sim_op_execute */
                 act_t = sim_activity_run(e, op, act_t);   /* profiled: timed, reported */
             } else {

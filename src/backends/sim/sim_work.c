@@ -146,6 +146,41 @@ void sim_split_help(sim_stream *s)
     job_unref(j);
 }
 
+/* The device memory an op will touch, populated before it runs (sim_mem_prefault). */
+int sim_op_prefault(sim_dev *d, const sim_op *op)
+{
+    int did = 0;
+    switch (op->type) {
+    case SOP_COPY:
+        did |= sim_mem_prefault(d, op->u.copy.dst, op->u.copy.bytes);
+        did |= sim_mem_prefault(d, op->u.copy.src, op->u.copy.bytes);
+        break;
+    case SOP_MEMSET:
+        did = sim_mem_prefault(d, op->u.set.dst, op->u.set.bytes);
+        break;
+    case SOP_KERNEL: {
+        const hwrt_kernel *k = &op->u.kernel;
+        size_t in = hwrt_dtype_size(k->dtype), out = hwrt_dtype_size(k->out_dtype);
+        size_t na = (size_t)k->n, nb = (size_t)k->n, no = (size_t)k->n;
+        if (k->op == HWRT_K_MATMUL) {
+            na = (size_t)(k->m * k->k);
+            nb = (size_t)(k->k * k->nn);
+            no = (size_t)(k->m * k->nn);
+        } else if (k->op == HWRT_K_SUM) {
+            na = (size_t)(k->m * k->k * k->nn);
+            no = (size_t)(k->m * k->nn);
+        }
+        did |= sim_mem_prefault(d, k->out, no * out);
+        if (k->op != HWRT_K_FILL) did |= sim_mem_prefault(d, k->a, na * in);
+        if (k->b) did |= sim_mem_prefault(d, k->b, nb * in);
+        break;
+    }
+    default:
+        break;
+    }
+    return did;
+}
+
 int sim_op_execute(sim_engine *e, sim_op *op)
 {
     sim_dev *d = e->dev;
