@@ -6,6 +6,7 @@
  *   alloc:  cuMemAlloc+cuMemFree and cuMemAllocAsync+cuMemFreeAsync pairs, median thread
  *           CPU ns per pair (the unit of hwrt-bench-pool's latency rows).
  * HWRT_CUDA_LIBRARY names the driver (default libcuda.so.1). Exit 3: no usable driver. */
+#include "cli.h"
 #include "backends/cuda/cuda_api.h"
 
 #include <dlfcn.h>
@@ -71,10 +72,33 @@ static int load(void)
     return 1;
 }
 
+static const cli_opt opts[] = {
+    {"quick", 'q', CLI_NONE, NULL, "fewer sizes and repetitions (up to 64 MiB copies)"},
+    {0},
+};
+
+static const cli_tool tool = {
+    .name = "hwrt-cuda-baseline",
+    .synopsis = "hwrt-cuda-baseline [--quick]",
+    .about = "Raw CUDA driver figures on device 0, the same-run baselines of hwrt-bench's cuda\n"
+             "rows (scripts/device-check.sh): cuMemcpy*Async pinned and pageable, cuLaunchKernel\n"
+             "+ cuStreamSynchronize, cuMemAlloc/cuMemFree, cuMemAllocAsync/cuMemFreeAsync, as one\n"
+             "JSON document on stdout. Loads libcuda.so.1 itself (HWRT_CUDA_LIBRARY names another).",
+    .opts = opts,
+};
+
+static int on_opt(void *ctx, int key, const char *arg)
+{
+    *(int *)ctx = 1;    /* the only flag: --quick */
+    return CLI_OK;
+}
+
 int main(int argc, char **argv)
 {
-    int quick = argc > 1 && !strcmp(argv[1], "--quick");
-    if (!load()) return 3;
+    int quick = 0, optind_first = 0, done = 0;
+    int rc = cli_parse(&tool, argc, argv, on_opt, &quick, &optind_first, &done);
+    if (rc != CLI_OK || done) return rc;
+    if (!load()) return CLI_FAIL;
     hcu_device dev;
     hcu_context ctx;
     hcu_stream s;
