@@ -58,6 +58,8 @@ typedef struct hwrt_offload_stats {
                                     pageable fetches */
     size_t device_bytes, host_bytes, disk_bytes;      /* current use of each tier */
     size_t device_budget;
+    uint64_t victim_waits;       /* times the host blocked until a victim's queued work
+                                    was done (no victim could leave in stream order) */
 } hwrt_offload_stats;
 
 /* Apply a whole configuration (validated first: on error nothing changes).

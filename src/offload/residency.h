@@ -71,6 +71,8 @@ typedef struct hwi_offload_mgr {
     void *staging;               /* pinned bounce buffer for the disk tier */
     size_t staging_size;
     int unsettled;               /* copies in flight whose outcome is not applied yet */
+    int horizon;                 /* > 0 while prefetching (learned order): victims must be
+                                    used later than this many uses ahead */
     hwi_xfer *retired;           /* xfers nobody needs, freed once done */
 } hwi_offload_mgr;
 
@@ -121,8 +123,29 @@ const char *hwi_res_describe(const hwi_tensor *t, char *buf, size_t len);
 /* offload_plan.c (callers hold hwi_offload.mu) */
 void hwi_plan_note_use(hwi_resident *r);
 hwi_resident *hwi_plan_pick_victim(int device, hwi_tensor *const *keep, int nkeep, int busy_ok);
+/* Is a a better victim than b (used later along the learned order, else less
+ * recently used)? */
+int hwi_plan_better(const hwi_resident *a, const hwi_resident *b);
+/* Take the busy victim `busy` (its block handed over in stream order, the fetch waiting
+ * on the device for its last use) rather than the idle one? With a learned order only
+ * when the idle one is needed within the prefetch window (prefetch_depth + 1 uses
+ * ahead) and busy later: an idle victim lets the fetch start at once, which keeps the
+ * link busy, while the busy one would hold the fetch until its last use has run. */
+int hwi_plan_prefer_busy(const hwi_resident *busy, const hwi_resident *idle);
+/* A victim still used by queued work whose device block can hold `bytes`, for a
+ * stream-ordered hand-over: the one used farthest ahead (least recently used without a
+ * learned order), the smaller block on a tie; NULL if none. */
+hwi_resident *hwi_plan_pick_handover(int device, size_t bytes, hwi_tensor *const *keep,
+                                     int nkeep);
+/* Usable bytes of the device block holding r's data (at least r's size). */
+size_t hwi_res_block_bytes(const hwi_resident *r);
 /* Prefetch the tensors used after r; keep[] (the current op's operands) stay resident. */
 void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep);
 void hwi_plan_forget(hwi_resident *r);
+/* Bytes of the device block a fetch of r takes: with a learned order, a tensor of at
+ * least half the order's largest size gets a block of the largest size, so any such
+ * victim's block can be handed over to any such fetch in stream order (one size class);
+ * else r's size. */
+size_t hwi_plan_block_bytes(const hwi_resident *r);
 
 #endif

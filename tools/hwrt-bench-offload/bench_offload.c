@@ -8,7 +8,8 @@
  * measured: an asynchronous host that runs ahead of the device (graph-like, one sync per
  * step) and a synchronous host that waits for every layer (eager execution reading
  * results, PyNative-like), where only prefetching can overlap a transfer with compute.
- * Medians over steps. Stall figures are the last round's.
+ * Medians over steps. Stall, fetched-bytes and victim-wait figures are the last round's
+ * (over all its steps, the first included).
  *   hwrt-bench-offload [--steps N] [--rounds R] [--layers L] [--hidden H] [--batch B]
  *                      [--gbps G] [--host async|sync|both] [--model mlp|transformer|all]
  *                      [--shapes D:BLOCKS,...] [--prefetch-depth K] [--pinned-only] [--json]
@@ -57,12 +58,13 @@ static void print_json(const mlp_shape *m, const result *r, int first)
     for (int mode = MLP_ON_DEMAND; mode <= MLP_LEARNED; mode++)
         for (int pinned = 1; pinned >= pinned_only; pinned--)
             printf("%s{\"mode\": \"%s\", \"pinned\": %s, \"step_ms\": %.3f, \"vs_max\": %.3f, "
-                   "\"stall_ms\": %.3f, \"bytes_fetched\": %llu}",
+                   "\"stall_ms\": %.3f, \"bytes_fetched\": %llu, \"victim_waits\": %llu}",
                    (mode == MLP_ON_DEMAND && pinned) ? "" : ", ",
                    names[mode], pinned ? "true" : "false", r->t[mode][pinned] * 1e3,
                    r->t[mode][pinned] / base, r->st[mode][pinned].stall_ms,
                    (unsigned long long)(r->st[mode][pinned].bytes_from_host +
-                                        r->st[mode][pinned].bytes_from_disk));
+                                        r->st[mode][pinned].bytes_from_disk),
+                   (unsigned long long)r->st[mode][pinned].victim_waits);
     printf("], \"learned_vs_on_demand\": %.3f", r->t[MLP_ON_DEMAND][1] / r->t[MLP_LEARNED][1]);
     if (!pinned_only)
         printf(", \"pinned_vs_pageable\": %.3f", r->t[MLP_LEARNED][0] / r->t[MLP_LEARNED][1]);
@@ -79,9 +81,13 @@ static void print_text(const mlp_shape *m, const result *r)
     printf("  %-22s %10.2f ms/step   (baseline)\n", "transfer only", r->xfer * 1e3);
     for (int mode = MLP_ON_DEMAND; mode <= MLP_LEARNED; mode++)
         for (int pinned = 1; pinned >= pinned_only; pinned--)
-            printf("  %-12s %-9s %10.2f ms/step   %5.2fx max(compute, transfer)   stall %7.1f ms\n",
+            printf("  %-12s %-9s %10.2f ms/step   %5.2fx max(compute, transfer)   stall %7.1f ms"
+                   "   fetched %6.1f MiB/step   host waited for a victim %4.1fx/step\n",
                    names[mode], pinned ? "pinned" : "pageable", r->t[mode][pinned] * 1e3,
-                   r->t[mode][pinned] / base, r->st[mode][pinned].stall_ms);
+                   r->t[mode][pinned] / base, r->st[mode][pinned].stall_ms,
+                   (double)(r->st[mode][pinned].bytes_from_host +
+                            r->st[mode][pinned].bytes_from_disk) / m->steps / 1048576.0,
+                   (double)r->st[mode][pinned].victim_waits / m->steps);
     printf("  learned vs on-demand (pinned): %.2fx faster",
            r->t[MLP_ON_DEMAND][1] / r->t[MLP_LEARNED][1]);
     if (!pinned_only)
