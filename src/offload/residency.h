@@ -111,8 +111,9 @@ size_t hwi_res_budget(int device);
 hwrt_status hwi_res_tier_oom(int device, size_t bytes, const char *api);
 /* Device memory for a tensor's data: make room (evicting), allocate, and on a
  * device-level OOM evict more. order: the stream that first writes the memory (the
- * fetch stream), or NULL; with it, a same-size victim still used by queued work hands
- * over its block in that stream's order instead of the host waiting for it. */
+ * fetch stream), or NULL; with it, a victim still used by queued work whose block
+ * holds `bytes` hands over its block in that stream's order instead of the host waiting
+ * for it. */
 hwrt_status hwi_res_alloc(hwi_device *d, size_t bytes, hwi_tensor *const *keep, int nkeep,
                           hwi_stream *order, const char *api, void **out);
 double hwi_res_ms_since(uint64_t t0_ns);
