@@ -138,7 +138,8 @@ static int room_beyond(int device, size_t bytes, int horizon)
  * the bytes of those already in flight plus the next stay within prefetch_depth times
  * the order's mean tensor size (for tensors of one size: prefetch_depth tensors ahead),
  * and only into free budget or the memory of tensors used after it (a prefetch never
- * pushes out what is needed sooner). Tensors already on the device are passed over. */
+ * pushes out what is needed sooner). Tensors already on the device are passed over, up
+ * to a budget's worth of tensors ahead. */
 void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep)
 {
     if (!learned() || r->order_pos < 0)
@@ -147,10 +148,13 @@ void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep
     if (depth <= 0) return;
     size_t sum = 0;
     for (int i = 0; i < hwi_offload.norder; i++) sum += hwi_offload.order[i]->t->nbytes;
-    size_t window = sum / (size_t)hwi_offload.norder * (size_t)depth, inflight = 0;
+    size_t window = sum / (size_t)hwi_offload.norder * (size_t)depth, inflight = 0, ahead = 0;
+    size_t budget = hwi_res_budget(r->t->device);
     for (int k = 1; k < hwi_offload.norder; k++) {
         hwi_resident *next = hwi_offload.order[(r->order_pos + k) % hwi_offload.norder];
         if (next->t->device != r->t->device) continue;
+        ahead += next->t->nbytes;
+        if (ahead > budget) return;                /* beyond what the device holds */
         if (next->t->data) {
             if (next->fetch && !next->fetch->settled && !next->fetch->abandoned &&
                 hwi_ops_if_selected()->event_query(next->fetch->done) == HWRT_ERROR_NOT_READY)
@@ -159,7 +163,7 @@ void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep
             continue;
         }
         /* a write-back in flight would make the host wait: fetched on demand instead */
-        if (next->wb) return;
+        if (next->wb) continue;
         if (inflight + next->t->nbytes > window && inflight > 0) return;
         int horizon = distance(next);
         if (!room_beyond(next->t->device, next->t->nbytes, horizon)) return;
