@@ -123,19 +123,20 @@ const char *hwi_res_describe(const hwi_tensor *t, char *buf, size_t len);
 
 /* offload_plan.c (callers hold hwi_offload.mu) */
 void hwi_plan_note_use(hwi_resident *r);
+/* The best victim: without a learned order the least recently used; with one, the
+ * least recently used of those not needed within the prefetch window, else the farthest
+ * (offload_plan.c's better()). Idle ones only, or (busy_ok) also those still used by
+ * queued work; NULL if none. */
 hwi_resident *hwi_plan_pick_victim(int device, hwi_tensor *const *keep, int nkeep, int busy_ok);
-/* Is a a better victim than b (used later along the learned order, else less
- * recently used)? */
-int hwi_plan_better(const hwi_resident *a, const hwi_resident *b);
 /* Take the busy victim `busy` (its block handed over in stream order, the fetch waiting
  * on the device for its last use) rather than the idle one? With a learned order only
  * when the idle one is needed within the prefetch window (prefetch_depth + 1 uses
  * ahead) and busy later: an idle victim lets the fetch start at once, which keeps the
  * link busy, while the busy one would hold the fetch until its last use has run. */
 int hwi_plan_prefer_busy(const hwi_resident *busy, const hwi_resident *idle);
-/* A victim still used by queued work whose device block can hold `bytes`, for a
- * stream-ordered hand-over: the one used farthest ahead (least recently used without a
- * learned order), the smaller block on a tie; NULL if none. */
+/* A victim whose device block can hold `bytes`, for a stream-ordered hand-over (it may
+ * still be used by queued work): the best by the rule of hwi_plan_pick_victim, the
+ * smaller block on a tie; NULL if none. */
 hwi_resident *hwi_plan_pick_handover(int device, size_t bytes, hwi_tensor *const *keep,
                                      int nkeep);
 /* Usable bytes of the device block holding r's data (at least r's size). */
