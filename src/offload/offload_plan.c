@@ -166,7 +166,7 @@ void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep
         if (next->wb) continue;
         if (inflight + next->t->nbytes > window && inflight > 0) return;
         int horizon = distance(next);
-        if (!room_beyond(next->t->device, next->t->nbytes, horizon)) return;
+        if (!room_beyond(next->t->device, hwi_plan_block_bytes(next), horizon)) return;
         hwi_offload.horizon = horizon;
         hwrt_status st = hwi_res_fetch(next, keep, nkeep, "prefetch");
         hwi_offload.horizon = 0;

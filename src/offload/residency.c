@@ -637,12 +637,12 @@ static int hand_over(hwi_resident *v, size_t bytes, hwi_stream *order, void **ou
     return 1;
 }
 
-/* Evict until `bytes` more fit the budget. Victims are chosen by next use (farthest
- * along the learned order, else least recently used) among those that cost the host no
- * wait: idle tensors, and (with `order`) tensors still used by queued work whose block
- * can hold `bytes`, which hand it over in `order`'s stream order (*handed set: nothing
- * to allocate). Only when neither exists does the host wait for the best victim
- * (backpressure, counted in victim_waits). */
+/* Evict until `bytes` more fit the budget. Victims are chosen by use (offload_plan.c's
+ * rule) among those that cost the host no wait: idle tensors, and (with `order`)
+ * tensors still used by queued work whose block can hold `bytes`, which hand it over in
+ * `order`'s stream order (*handed set: nothing to allocate); an idle one goes first
+ * unless it is needed within the prefetch window. Only when neither exists does the
+ * host wait for the best victim (backpressure, counted in victim_waits). */
 static hwrt_status make_room(int device, size_t bytes, hwi_tensor *const *keep, int nkeep,
                              hwi_stream *order, const char *api, void **handed)
 {
