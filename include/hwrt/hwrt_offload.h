@@ -15,8 +15,8 @@
  *    records the order tensors are used within a step (hwrt_offload_step() marks the
  *    boundary) and in later steps fetches ahead along that order while the bytes in
  *    flight stay within prefetch_depth times the order's mean tensor size, never pushing
- *    out a tensor needed sooner; victims are tensors not needed within that window,
- *    least recently used first. A fetch may take the block of a victim still used by
+ *    out a tensor needed sooner, and evicts the tensor whose next use is farthest away.
+ *    A fetch may take the block of a victim still used by
  *    queued work (any size whose block holds it) in stream order, so the host does not
  *    wait; victim_waits in the statistics counts the times it had to.
  * Never wrong data: a tensor's location and clean state change only once the copy that

@@ -53,21 +53,12 @@ static int candidate(const hwi_resident *r, int device, hwi_tensor *const *keep,
     return !hwi_offload.horizon || distance(r) > hwi_offload.horizon;
 }
 
-/* Is r a better victim than best? Without a learned order: least recently used. With
- * one: tensors needed within the prefetch window (prefetch_depth + 1 uses ahead) go
- * last, the farthest of them first; among the others the least recently used goes
- * first: its last use is the oldest, done first, so a fetch into its block starts at
- * once. (The farthest next use, Belady's choice, moves the fewest bytes, but on a device
- * the host runs ahead of it is the tensor just used: every fetch into its block would
- * wait for the op before it.) */
+/* Is r a better victim than best? With the learned order the farthest next use
+ * (Belady's choice: the fewest bytes moved), else the least recently used. */
 static int better(const hwi_resident *r, const hwi_resident *best, int use_order)
 {
     if (!best) return 1;
-    if (!use_order) return r->last_use < best->last_use;
-    int window = (int)hwi_cfg_int(HWI_CFG_PREFETCH_DEPTH) + 1;
-    int fr = distance(r) > window, fb = distance(best) > window;
-    if (fr != fb) return fr;
-    return fr ? r->last_use < best->last_use : distance(r) > distance(best);
+    return use_order ? distance(r) > distance(best) : r->last_use < best->last_use;
 }
 
 int hwi_plan_prefer_busy(const hwi_resident *busy, const hwi_resident *idle)

@@ -123,10 +123,9 @@ const char *hwi_res_describe(const hwi_tensor *t, char *buf, size_t len);
 
 /* offload_plan.c (callers hold hwi_offload.mu) */
 void hwi_plan_note_use(hwi_resident *r);
-/* The best victim: without a learned order the least recently used; with one, the
- * least recently used of those not needed within the prefetch window, else the farthest
- * (offload_plan.c's better()). Idle ones only, or (busy_ok) also those still used by
- * queued work; NULL if none. */
+/* The best victim: the farthest next use along the learned order, else the least
+ * recently used. Idle ones only, or (busy_ok) also those still used by queued work;
+ * NULL if none. */
 hwi_resident *hwi_plan_pick_victim(int device, hwi_tensor *const *keep, int nkeep, int busy_ok);
 /* Take the busy victim `busy` (its block handed over in stream order, the fetch waiting
  * on the device for its last use) rather than the idle one? With a learned order only
