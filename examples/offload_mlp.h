@@ -1,6 +1,10 @@
 /* The workload shared by examples/offload_demo.c and hwrt-bench-offload: an N-layer MLP
- * (x = relu(x @ W_i)) whose weights are several times the simulated device's capacity.
- * Each run starts the runtime afresh with its own simulated device size. */
+ * (x = relu(x @ W_i)) whose weights are several times the simulated device's capacity,
+ * or (transformer = 1) a transformer-shaped stack of non-uniform weights: per block four
+ * matrices D x 3D, 3D x D, D x 4D and 4D x D (the attention projections' and the MLP's
+ * shapes; `layers` counts matrices, a multiple of 4; D = hidden), activations B x D,
+ * B x 3D and B x 4D. Each run starts the runtime afresh with its own simulated device
+ * size. */
 #ifndef OFFLOAD_MLP_H
 #define OFFLOAD_MLP_H
 
@@ -21,7 +25,31 @@ typedef struct {
     size_t device_mb;          /* simulated capacity for offloaded runs */
     int host_sync;             /* the host waits for every layer (eager execution that
                                   reads results, PyNative-like), so it cannot run ahead */
+    int transformer;           /* non-uniform transformer-shaped weights (see above) */
+    int prefetch_depth;        /* hwrt_offload_config.prefetch_depth (0: 2) */
 } mlp_shape;
+
+/* Rows and columns of weight `layer`. */
+static void mlp_dims(const mlp_shape *m, int layer, int *rows, int *cols)
+{
+    static const int r[4] = {1, 3, 1, 4}, c[4] = {3, 1, 4, 1};
+    *rows = m->transformer ? m->hidden * r[layer % 4] : m->hidden;
+    *cols = m->transformer ? m->hidden * c[layer % 4] : m->hidden;
+}
+
+static size_t mlp_weight_bytes(const mlp_shape *m, int layer)
+{
+    int rows, cols;
+    mlp_dims(m, layer, &rows, &cols);
+    return (size_t)rows * (size_t)cols * sizeof(float);
+}
+
+static size_t mlp_total_bytes(const mlp_shape *m)
+{
+    size_t total = 0;
+    for (int l = 0; l < m->layers; l++) total += mlp_weight_bytes(m, l);
+    return total;
+}
 
 static double mlp_now(void)
 {
@@ -40,10 +68,12 @@ static double mlp_median(double *v, int n)
 
 static float *mlp_weight(const mlp_shape *m, int layer)
 {
-    size_t n = (size_t)m->hidden * m->hidden;
+    int rows, cols;
+    mlp_dims(m, layer, &rows, &cols);
+    size_t n = (size_t)rows * cols;
     float *w = malloc(n * sizeof *w);
     unsigned s = 12345u + 977u * (unsigned)layer;
-    float scale = 2.0f / (float)m->hidden;
+    float scale = 2.0f / (float)rows;
     for (size_t i = 0; i < n; i++) {
         s = s * 1664525u + 1013904223u;
         w[i] = ((float)(s >> 8) / 16777216.0f - 0.45f) * scale;
@@ -58,8 +88,9 @@ static double mlp_run(const mlp_shape *m, mlp_mode mode, int pinned, float *out,
 {
     char buf[64];
     int offload = mode >= MLP_ON_DEMAND;
-    size_t wbytes = (size_t)m->hidden * m->hidden * sizeof(float);
-    size_t total = wbytes * (size_t)m->layers;
+    size_t wmax = 0, total = mlp_total_bytes(m);
+    for (int l = 0; l < m->layers; l++)
+        if (mlp_weight_bytes(m, l) > wmax) wmax = mlp_weight_bytes(m, l);
     snprintf(buf, sizeof buf, "%zuMB", offload ? m->device_mb + 8 : total / 1048576 + 256);
     setenv("HWRT_SIM_MEMORY", buf, 1);
     setenv("HWRT_SIM_OVERHEAD", "8MB", 1);
@@ -68,54 +99,71 @@ static double mlp_run(const mlp_shape *m, mlp_mode mode, int pinned, float *out,
     CHECK(hwrt_set_device("sim", 0));
     hwrt_offload_config cfg = {.enabled = offload, .auto_offload = mode == MLP_LEARNED,
                                .offload_cpu_size = total * 2, .enable_pinned_mem = pinned,
-                               .prefetch_depth = 2};
+                               .prefetch_depth = m->prefetch_depth ? m->prefetch_depth : 2};
     CHECK(hwrt_set_offload_config(&cfg));
 
     hwrt_tensor *w = calloc((size_t)m->layers, sizeof *w);
     float **host_w = calloc((size_t)m->layers, sizeof *host_w);
-    int64_t wshape[2] = {m->hidden, m->hidden}, xshape[2] = {m->batch, m->hidden};
     for (int l = 0; l < m->layers; l++) {
+        int rows, cols;
+        mlp_dims(m, l, &rows, &cols);
+        int64_t wshape[2] = {rows, cols};
         host_w[l] = mlp_weight(m, l);
         if (mode == MLP_TRANSFER_ONLY) continue;
         CHECK(hwrt_tensor_from_host(&w[l], HWRT_FLOAT32, 2, wshape, host_w[l]));
         if (offload) CHECK(hwrt_tensor_set_offloadable(w[l], 1));
     }
-    float *x0 = malloc((size_t)m->batch * m->hidden * sizeof *x0);
+    /* activations: xa, xb (B x D: the MLP's ping-pong), h[3], h[4] (B x 3D, B x 4D) */
+    int64_t xshape[2] = {m->batch, m->hidden};
+    size_t xbytes = (size_t)m->batch * m->hidden * sizeof(float);
+    float *x0 = malloc(xbytes);
     for (int i = 0; i < m->batch * m->hidden; i++) x0[i] = (float)((i * 7919) % 1000) / 1000.0f;
-    hwrt_tensor xa, xb;
+    hwrt_tensor xa, xb, h[5] = {0};
     CHECK(hwrt_tensor_from_host(&xa, HWRT_FLOAT32, 2, xshape, x0));
     CHECK(hwrt_tensor_empty(&xb, HWRT_FLOAT32, 2, xshape));
+    if (m->transformer && mode != MLP_TRANSFER_ONLY)
+        for (int k = 3; k <= 4; k++) {
+            int64_t hshape[2] = {m->batch, (int64_t)m->hidden * k};
+            CHECK(hwrt_tensor_empty(&h[k], HWRT_FLOAT32, 2, hshape));
+        }
     void *dev_w = NULL, *pin_w = NULL;
     if (mode == MLP_TRANSFER_ONLY) {          /* the same bytes over the link, no compute */
-        CHECK(hwrt_malloc(&dev_w, wbytes));
-        CHECK(hwrt_host_alloc(&pin_w, wbytes, pinned ? HWRT_HOST_PINNED : 0));
-        memcpy(pin_w, host_w[0], wbytes);
+        CHECK(hwrt_malloc(&dev_w, wmax));
+        CHECK(hwrt_host_alloc(&pin_w, wmax, pinned ? HWRT_HOST_PINNED : 0));
+        memcpy(pin_w, host_w[0], mlp_weight_bytes(m, 0));
     }
     double *times = calloc((size_t)m->steps, sizeof *times);
     if (stats) hwrt_offload_reset_stats();
     for (int s = 0; s < m->steps; s++) {
         double t0 = mlp_now();
-        if (s > 0) CHECK(hwrt_tensor_copy_from_host(xa, x0, (size_t)m->batch * m->hidden * 4));
+        if (s > 0) CHECK(hwrt_tensor_copy_from_host(xa, x0, xbytes));
         hwrt_tensor in = xa, outt = xb;
         for (int l = 0; l < m->layers; l++) {
             if (mode == MLP_TRANSFER_ONLY) {
-                CHECK(hwrt_memcpy_async(dev_w, pin_w, wbytes, HWRT_MEMCPY_HOST_TO_DEVICE, NULL));
+                CHECK(hwrt_memcpy_async(dev_w, pin_w, mlp_weight_bytes(m, l),
+                                        HWRT_MEMCPY_HOST_TO_DEVICE, NULL));
                 if (m->host_sync) CHECK(hwrt_stream_synchronize(NULL));
                 continue;
             }
             if (mode == MLP_PREFETCH && l + 1 < m->layers)
                 CHECK(hwrt_offload_prefetch(w[l + 1], NULL));
+            if (m->transformer) {             /* x -> h3 -> x -> h4 -> x */
+                static const int src[4] = {0, 3, 0, 4}, dst[4] = {3, 0, 4, 0};
+                in = src[l % 4] ? h[src[l % 4]] : xa;
+                outt = dst[l % 4] ? h[dst[l % 4]] : xa;
+            }
             CHECK(hwrt_op_matmul(outt, in, w[l], NULL));
             CHECK(hwrt_op_relu(outt, outt, NULL));
             if (m->host_sync) CHECK(hwrt_stream_synchronize(NULL));
-            hwrt_tensor tmp = in; in = outt; outt = tmp;
+            if (m->transformer) in = outt;
+            else { hwrt_tensor tmp = in; in = outt; outt = tmp; }
         }
         if (mode == MLP_PREFETCH) CHECK(hwrt_offload_prefetch(w[0], NULL));
         CHECK(hwrt_device_synchronize());
         if (offload) CHECK(hwrt_offload_step());
         times[s] = mlp_now() - t0;
         if (out && s == m->steps - 1 && mode != MLP_TRANSFER_ONLY)
-            CHECK(hwrt_tensor_copy_to_host(in, out, (size_t)m->batch * m->hidden * 4));
+            CHECK(hwrt_tensor_copy_to_host(in, out, xbytes));
     }
     if (stats) CHECK(hwrt_offload_stats_get(stats));
     /* median of steps 1.. (step 0 places the weights) */
@@ -126,6 +174,8 @@ static double mlp_run(const mlp_shape *m, mlp_mode mode, int pinned, float *out,
     }
     hwrt_tensor_release(xa);
     hwrt_tensor_release(xb);
+    for (int k = 3; k <= 4; k++)
+        if (h[k]) hwrt_tensor_release(h[k]);
     if (dev_w) hwrt_free(dev_w);
     if (pin_w) hwrt_host_free(pin_w);
     free(w); free(host_w); free(x0); free(times);

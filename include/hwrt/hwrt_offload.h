@@ -13,8 +13,12 @@
  *  - a tensor evicted unchanged since its last fetch costs no copy (its host copy is kept);
  *  - prefetch: hwrt_offload_prefetch() starts a fetch early; with auto_offload the runtime
  *    records the order tensors are used within a step (hwrt_offload_step() marks the
- *    boundary) and in later steps fetches the next prefetch_depth tensors ahead, and
- *    evicts the tensor whose next use is farthest away.
+ *    boundary) and in later steps fetches ahead along that order while the bytes in
+ *    flight stay within prefetch_depth times the order's mean tensor size, never pushing
+ *    out a tensor needed sooner, and evicts the tensor whose next use is farthest away.
+ *    A fetch may take the block of a victim still used by
+ *    queued work (any size whose block holds it) in stream order, so the host does not
+ *    wait; victim_waits in the statistics counts the times it had to.
  * Never wrong data: a tensor's location and clean state change only once the copy that
  * justifies it has completed; after a device fault the last good copy stays
  * authoritative, the fault surfaces at the synchronizing calls (HWRT_ERROR_DEVICE_FAULT),
@@ -41,7 +45,8 @@ typedef struct hwrt_offload_config {
     size_t offload_disk_size;    /* disk tier budget; 0 = no disk tier */
     const char *offload_path;    /* directory for the disk tier (NULL = keep current) */
     int enable_pinned_mem;       /* host tier in page-locked memory */
-    int prefetch_depth;          /* tensors fetched ahead in auto mode (0..64) */
+    int prefetch_depth;          /* prefetch window in auto mode, in tensors of the learned
+                                    order's mean size: bytes in flight (0..64) */
 } hwrt_offload_config;
 
 typedef struct hwrt_offload_stats {
@@ -58,6 +63,8 @@ typedef struct hwrt_offload_stats {
                                     pageable fetches */
     size_t device_bytes, host_bytes, disk_bytes;      /* current use of each tier */
     size_t device_budget;
+    uint64_t victim_waits;       /* times the host blocked until a victim's queued work
+                                    was done (no victim could leave in stream order) */
 } hwrt_offload_stats;
 
 /* Apply a whole configuration (validated first: on error nothing changes).

@@ -41,51 +41,142 @@ static int distance(const hwi_resident *r)
     return d <= 0 ? d + hwi_offload.norder : d;
 }
 
+/* May r leave the device for another tensor? (on this device, holding a block, not
+ * pinned, not an operand of the current op; while prefetching, used after the tensor
+ * being prefetched) */
+static int candidate(const hwi_resident *r, int device, hwi_tensor *const *keep, int nkeep)
+{
+    if (r->t->device != device || !r->t->data || r->pinned_to_device || !r->t->nbytes)
+        return 0;
+    for (int k = 0; k < nkeep; k++)
+        if (keep[k] == r->t) return 0;
+    return !hwi_offload.horizon || distance(r) > hwi_offload.horizon;
+}
+
+/* Is r a better victim than best? With the learned order the farthest next use
+ * (Belady's choice: the fewest bytes moved), else the least recently used. */
+static int better(const hwi_resident *r, const hwi_resident *best, int use_order)
+{
+    if (!best) return 1;
+    return use_order ? distance(r) > distance(best) : r->last_use < best->last_use;
+}
+
+int hwi_plan_prefer_busy(const hwi_resident *busy, const hwi_resident *idle)
+{
+    if (!learned()) return 0;
+    int window = (int)hwi_cfg_int(HWI_CFG_PREFETCH_DEPTH) + 1;
+    return distance(idle) <= window && distance(busy) > distance(idle);
+}
+
 hwi_resident *hwi_plan_pick_victim(int device, hwi_tensor *const *keep, int nkeep, int busy_ok)
 {
     hwi_resident *best = NULL;
     int use_order = learned();
     for (int i = 0; i < hwi_offload.n; i++) {
         hwi_resident *r = hwi_offload.list[i];
-        if (r->t->device != device || !r->t->data || r->pinned_to_device || !r->t->nbytes)
+        if (!candidate(r, device, keep, nkeep) || (!busy_ok && !hwi_res_idle(r)))
             continue;
-        int skip = 0;
-        for (int k = 0; k < nkeep; k++) skip |= keep[k] == r->t;
-        if (skip || (!busy_ok && !hwi_res_idle(r)))
-            continue;
-        if (!best) { best = r; continue; }
-        if (use_order ? distance(r) > distance(best) : r->last_use < best->last_use)
-            best = r;
+        if (better(r, best, use_order)) best = r;
     }
     return best;
 }
 
+hwi_resident *hwi_plan_pick_handover(int device, size_t bytes, hwi_tensor *const *keep,
+                                     int nkeep)
+{
+    hwi_resident *best = NULL;
+    size_t best_block = 0;
+    int use_order = learned();
+    for (int i = 0; i < hwi_offload.n; i++) {
+        hwi_resident *r = hwi_offload.list[i];
+        if (!candidate(r, device, keep, nkeep) || r->wb) continue;
+        size_t b = hwi_res_block_bytes(r);
+        if (b < bytes) continue;
+        int tie = best && (use_order ? distance(r) == distance(best)
+                                     : r->last_use == best->last_use);
+        if (tie ? b < best_block : better(r, best, use_order)) {
+            best = r;
+            best_block = b;
+        }
+    }
+    return best;
+}
+
+/* Can `bytes` be placed on the device without evicting a tensor used before position
+ * `horizon` uses ahead? Free budget plus the blocks of later-used tensors, or one
+ * later-used block that can be handed over. */
+static int room_beyond(int device, size_t bytes, int horizon)
+{
+    hwrt_memory_info m;
+    if (hwrt_get_memory_info(device, &m) != HWRT_SUCCESS) return 0;
+    size_t budget = hwi_res_budget(device);
+    size_t avail = m.allocated < budget ? budget - m.allocated : 0;
+    if (avail >= bytes) return 1;
+    for (int i = 0; i < hwi_offload.n; i++) {
+        hwi_resident *r = hwi_offload.list[i];
+        if (r->t->device != device || !r->t->data || r->pinned_to_device || !r->t->nbytes ||
+            distance(r) <= horizon)
+            continue;
+        size_t b = hwi_res_block_bytes(r);
+        if (b >= bytes) return 1;
+        avail += b;
+        if (avail >= bytes) return 1;
+    }
+    return 0;
+}
+
+/* Prefetch along the learned order, by bytes: the tensors after r are fetched while
+ * the bytes of those already in flight plus the next stay within prefetch_depth times
+ * the order's mean tensor size (for tensors of one size: prefetch_depth tensors ahead),
+ * and only into free budget or the memory of tensors used after it (a prefetch never
+ * pushes out what is needed sooner). Tensors already on the device are passed over, up
+ * to a budget's worth of tensors ahead. */
 void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep)
 {
     if (!learned() || r->order_pos < 0)
         return;
     int depth = (int)hwi_cfg_int(HWI_CFG_PREFETCH_DEPTH);
-    for (int k = 1; k <= depth && k < hwi_offload.norder; k++) {
+    if (depth <= 0) return;
+    size_t sum = 0;
+    for (int i = 0; i < hwi_offload.norder; i++) sum += hwi_offload.order[i]->t->nbytes;
+    size_t window = sum / (size_t)hwi_offload.norder * (size_t)depth, inflight = 0, ahead = 0;
+    size_t budget = hwi_res_budget(r->t->device);
+    for (int k = 1; k < hwi_offload.norder; k++) {
         hwi_resident *next = hwi_offload.order[(r->order_pos + k) % hwi_offload.norder];
-        /* a write-back in flight would make the host wait: fetched on demand instead */
-        if (next->t->data || next->wb || next->t->device != r->t->device)
+        if (next->t->device != r->t->device) continue;
+        ahead += next->t->nbytes;
+        if (ahead > budget) return;                /* beyond what the device holds */
+        if (next->t->data) {
+            if (next->fetch && !next->fetch->settled && !next->fetch->abandoned &&
+                hwi_ops_if_selected()->event_query(next->fetch->done) == HWRT_ERROR_NOT_READY)
+                inflight += next->t->nbytes;       /* still on the link */
+            if (inflight >= window) return;
             continue;
-        /* a prefetch must not push out what is needed sooner than itself */
-        size_t budget = hwi_res_budget(next->t->device);
-        hwrt_memory_info m;
-        if (hwrt_get_memory_info(next->t->device, &m) != HWRT_SUCCESS)
-            return;
-        if (m.allocated + next->t->nbytes > budget) {
-            /* the victim may still be in use by earlier queued ops: waiting for them is
-             * the pipeline's natural pace (the device is behind the host) */
-            hwi_resident *v = hwi_plan_pick_victim(next->t->device, keep, nkeep, 1);
-            if (!v || distance(v) <= distance(next))
-                return;
         }
-        if (hwi_res_fetch(next, keep, nkeep, "prefetch") != HWRT_SUCCESS)
+        /* a write-back in flight would make the host wait: fetched on demand instead */
+        if (next->wb) continue;
+        if (inflight + next->t->nbytes > window && inflight > 0) return;
+        int horizon = distance(next);
+        if (!room_beyond(next->t->device, hwi_plan_block_bytes(next), horizon)) return;
+        hwi_offload.horizon = horizon;
+        hwrt_status st = hwi_res_fetch(next, keep, nkeep, "prefetch");
+        hwi_offload.horizon = 0;
+        if (st != HWRT_SUCCESS)
             return;                                /* on-demand fetch will report it */
         next->prefetched = 1;
+        inflight += next->t->nbytes;
     }
+}
+
+size_t hwi_plan_block_bytes(const hwi_resident *r)
+{
+    size_t n = r->t->nbytes, max = 0;
+    if (!learned() || r->order_pos < 0) return n;
+    for (int i = 0; i < hwi_offload.norder; i++) {
+        const hwi_tensor *o = hwi_offload.order[i]->t;
+        if (o->device == r->t->device && o->nbytes > max) max = o->nbytes;
+    }
+    return max && n >= max / 2 && n < max ? max : n;
 }
 
 void hwi_plan_forget(hwi_resident *r)

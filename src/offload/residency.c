@@ -594,16 +594,27 @@ static hwrt_status write_back_in_order(hwi_resident *v, hwi_stream *order)
     return HWRT_SUCCESS;
 }
 
+size_t hwi_res_block_bytes(const hwi_resident *r)
+{
+    hwi_block_info b;
+    if (r->t->data && hwi_pool_find(r->t->data, 1, &b) && b.base == r->t->data &&
+        b.size > r->t->nbytes)
+        return b.size;
+    return r->t->nbytes;
+}
+
 /* Stream-ordered eviction of a victim v still used by queued work: v hands its device
- * block straight to the new tensor if it has the same size. `order`, the stream that
+ * block straight to the new tensor if the block can hold it (the same size or larger:
+ * the new tensor then lives in the larger block, which it hands on in turn when it
+ * leaves, so blocks keep circulating among the tensors). `order`, the stream that
  * first writes the block, waits on the device for v's last uses; a written v is first
  * saved to its pinned host-tier buffer on the D2H engine in the same order. The host does
  * not wait at all, so it keeps running ahead of the device. Returns 1 and the block in
- * *out, or 0 (another size, or a written v that would need the disk tier or pageable
- * memory: the caller waits for v instead). */
+ * *out, or 0 (a smaller block, or a written v that would need the disk tier or
+ * pageable memory: the caller waits for a victim instead). */
 static int hand_over(hwi_resident *v, size_t bytes, hwi_stream *order, void **out)
 {
-    if (v->t->nbytes != bytes)
+    if (hwi_res_block_bytes(v) < bytes)
         return 0;
     int clean = !v->dirty && (v->has_host || v->has_disk);
     if (!clean && !can_write_back_in_order(v))
@@ -630,9 +641,12 @@ static int hand_over(hwi_resident *v, size_t bytes, hwi_stream *order, void **ou
     return 1;
 }
 
-/* Evict until `bytes` more fit the budget: idle victims first; when every candidate is
- * still used by queued work, the best one hands its block over in `order`'s stream
- * order (*handed set: nothing to allocate), or the host waits for it (backpressure). */
+/* Evict until `bytes` more fit the budget. Victims are chosen by use (offload_plan.c's
+ * rule) among those that cost the host no wait: idle tensors, and (with `order`)
+ * tensors still used by queued work whose block can hold `bytes`, which hand it over in
+ * `order`'s stream order (*handed set: nothing to allocate); an idle one goes first
+ * unless it is needed within the prefetch window. Only when neither exists does the
+ * host wait for the best victim (backpressure, counted in victim_waits). */
 static hwrt_status make_room(int device, size_t bytes, hwi_tensor *const *keep, int nkeep,
                              hwi_stream *order, const char *api, void **handed)
 {
@@ -643,12 +657,16 @@ static hwrt_status make_room(int device, size_t bytes, hwi_tensor *const *keep, 
         if (m.allocated + bytes <= budget)
             return HWRT_SUCCESS;
         hwi_resident *v = hwi_plan_pick_victim(device, keep, nkeep, 0);
+        /* a busy victim that can leave in stream order costs the host nothing either:
+         * it goes first when the idle one is needed soon (hwi_plan_prefer_busy) */
+        hwi_resident *h = order ? hwi_plan_pick_handover(device, bytes, keep, nkeep) : NULL;
+        if (h && (!v || hwi_plan_prefer_busy(h, v)) && hand_over(h, bytes, order, handed))
+            return HWRT_SUCCESS;
         if (!v) {
             v = hwi_plan_pick_victim(device, keep, nkeep, 1);
             if (!v)
                 return hwi_res_tier_oom(device, bytes, api);
-            if (order && hand_over(v, bytes, order, handed))
-                return HWRT_SUCCESS;
+            MGR.stats.victim_waits++;
             HWI_TRY(hwi_res_wait_idle(v));
         }
         HWI_TRY(hwi_res_evict(v, api));
@@ -674,6 +692,7 @@ hwrt_status hwi_res_alloc(hwi_device *d, size_t bytes, hwi_tensor *const *keep, 
         hwi_resident *v = hwi_plan_pick_victim(d->ordinal, keep, nkeep, 1);
         if (!v)
             return st;                             /* the allocator's own sentence */
+        if (!hwi_res_idle(v)) MGR.stats.victim_waits++;
         HWI_TRY(hwi_res_wait_idle(v));
         HWI_TRY(hwi_res_evict(v, api));
     }
@@ -707,7 +726,8 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_tensor *const *keep, int nkeep,
     char what[160];
     hwi_res_describe(t, what, sizeof what);
     /* the memory is first written by the fetch stream: victims may leave in its order */
-    HWI_TRY(hwi_res_alloc(d, t->nbytes, keep ? keep : self, keep ? nkeep : 1, fs, api, &p));
+    HWI_TRY(hwi_res_alloc(d, hwi_plan_block_bytes(r), keep ? keep : self, keep ? nkeep : 1,
+                          fs, api, &p));
     hwi_xfer *x = NULL;
     hwrt_status st = HWRT_SUCCESS;
     if (!from_host) {                 /* read and verify before anything is queued */

@@ -71,6 +71,8 @@ typedef struct hwi_offload_mgr {
     void *staging;               /* pinned bounce buffer for the disk tier */
     size_t staging_size;
     int unsettled;               /* copies in flight whose outcome is not applied yet */
+    int horizon;                 /* > 0 while prefetching (learned order): victims must be
+                                    used later than this many uses ahead */
     hwi_xfer *retired;           /* xfers nobody needs, freed once done */
 } hwi_offload_mgr;
 
@@ -109,8 +111,9 @@ size_t hwi_res_budget(int device);
 hwrt_status hwi_res_tier_oom(int device, size_t bytes, const char *api);
 /* Device memory for a tensor's data: make room (evicting), allocate, and on a
  * device-level OOM evict more. order: the stream that first writes the memory (the
- * fetch stream), or NULL; with it, a same-size victim still used by queued work hands
- * over its block in that stream's order instead of the host waiting for it. */
+ * fetch stream), or NULL; with it, a victim still used by queued work whose block
+ * holds `bytes` hands over its block in that stream's order instead of the host waiting
+ * for it. */
 hwrt_status hwi_res_alloc(hwi_device *d, size_t bytes, hwi_tensor *const *keep, int nkeep,
                           hwi_stream *order, const char *api, void **out);
 double hwi_res_ms_since(uint64_t t0_ns);
@@ -120,9 +123,30 @@ const char *hwi_res_describe(const hwi_tensor *t, char *buf, size_t len);
 
 /* offload_plan.c (callers hold hwi_offload.mu) */
 void hwi_plan_note_use(hwi_resident *r);
+/* The best victim: the farthest next use along the learned order, else the least
+ * recently used. Idle ones only, or (busy_ok) also those still used by queued work;
+ * NULL if none. */
 hwi_resident *hwi_plan_pick_victim(int device, hwi_tensor *const *keep, int nkeep, int busy_ok);
+/* Take the busy victim `busy` (its block handed over in stream order, the fetch waiting
+ * on the device for its last use) rather than the idle one? With a learned order only
+ * when the idle one is needed within the prefetch window (prefetch_depth + 1 uses
+ * ahead) and busy later: an idle victim lets the fetch start at once, which keeps the
+ * link busy, while the busy one would hold the fetch until its last use has run. */
+int hwi_plan_prefer_busy(const hwi_resident *busy, const hwi_resident *idle);
+/* A victim whose device block can hold `bytes`, for a stream-ordered hand-over (it may
+ * still be used by queued work): the best by the rule of hwi_plan_pick_victim, the
+ * smaller block on a tie; NULL if none. */
+hwi_resident *hwi_plan_pick_handover(int device, size_t bytes, hwi_tensor *const *keep,
+                                     int nkeep);
+/* Usable bytes of the device block holding r's data (at least r's size). */
+size_t hwi_res_block_bytes(const hwi_resident *r);
 /* Prefetch the tensors used after r; keep[] (the current op's operands) stay resident. */
 void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep);
 void hwi_plan_forget(hwi_resident *r);
+/* Bytes of the device block a fetch of r takes: with a learned order, a tensor of at
+ * least half the order's largest size gets a block of the largest size, so any such
+ * victim's block can be handed over to any such fetch in stream order (one size class);
+ * else r's size. */
+size_t hwi_plan_block_bytes(const hwi_resident *r);
 
 #endif

@@ -1,0 +1,172 @@
+/* Offload on non-uniform, transformer-shaped weights (issue 19 item 5): per block four
+ * weights D x 3D, 3D x D, D x 4D and 4D x D, 4x the device budget, auto_offload.
+ *  - With the device held behind a gate (every resident weight still used by queued
+ *    work), a learned step is queued without the host ever waiting for a victim: every
+ *    fetch takes a block in stream order, also where the victim has another size. The
+ *    code before this fix handed over only a victim of the same size and otherwise made
+ *    the host wait for the victim, which behind the gate never finishes: a watchdog then
+ *    opens the gate, and the test fails on it (and on the victim_waits count).
+ *  - Bytes moved per learned step lie between the bound any policy must move (weights
+ *    minus the budget) and the weights themselves (each weight at most once a step).
+ *  - The results are bit for bit those of a run with every weight resident.
+ * No timing decides a result: the watchdog only turns a hang into a failure. */
+#include "harness.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+enum { D = 256, BLOCKS = 4, W = 4 * BLOCKS, B = 8, STEPS = 4 };
+
+static atomic_int gate_open, opened_by_watchdog, queued;
+static void gate(void *a) { (void)a; while (!atomic_load(&gate_open)) usleep(100); }
+
+/* Opens the gate if the host has not queued the step within 20 s (it is blocked). */
+static void *watchdog(void *a)
+{
+    (void)a;
+    for (int i = 0; i < 2000 && !atomic_load(&queued); i++) usleep(10000);
+    if (!atomic_load(&queued)) {
+        atomic_store(&opened_by_watchdog, 1);
+        atomic_store(&gate_open, 1);
+    }
+    return NULL;
+}
+
+static void dims(int l, int *rows, int *cols)
+{
+    static const int r[4] = {1, 3, 1, 4}, c[4] = {3, 1, 4, 1};
+    *rows = D * r[l % 4];
+    *cols = D * c[l % 4];
+}
+
+static size_t wbytes(int l)
+{
+    int r, c;
+    dims(l, &r, &c);
+    return (size_t)r * c * sizeof(float);
+}
+
+typedef struct {
+    hwrt_tensor w[W], x, h3, h4;
+} net;
+
+static void setup(net *n, float *const *host_w, const float *x0, int offload)
+{
+    for (int l = 0; l < W; l++) {
+        int r, c;
+        dims(l, &r, &c);
+        int64_t shape[2] = {r, c};
+        OK(hwrt_tensor_from_host(&n->w[l], HWRT_FLOAT32, 2, shape, host_w[l]));
+        if (offload) OK(hwrt_tensor_set_offloadable(n->w[l], 1));
+    }
+    int64_t xs[2] = {B, D}, s3[2] = {B, 3 * D}, s4[2] = {B, 4 * D};
+    OK(hwrt_tensor_from_host(&n->x, HWRT_FLOAT32, 2, xs, x0));
+    OK(hwrt_tensor_empty(&n->h3, HWRT_FLOAT32, 2, s3));
+    OK(hwrt_tensor_empty(&n->h4, HWRT_FLOAT32, 2, s4));
+}
+
+/* One step: x -> h3 -> x -> h4 -> x per block (relu after every matmul); with_gate:
+ * the ops are queued behind the gate (after the input's copy, which the host waits for). */
+static void step(net *n, const float *x0, int sync_each, int with_gate)
+{
+    OK(hwrt_tensor_copy_from_host(n->x, x0, sizeof(float) * B * D));
+    if (with_gate) OK(hwrt_launch_host_func(NULL, gate, NULL));
+    for (int l = 0; l < W; l++) {
+        hwrt_tensor in = (l % 4 == 1) ? n->h3 : (l % 4 == 3) ? n->h4 : n->x;
+        hwrt_tensor out = (l % 4 == 0) ? n->h3 : (l % 4 == 2) ? n->h4 : n->x;
+        OK(hwrt_op_matmul(out, in, n->w[l], NULL));
+        OK(hwrt_op_relu(out, out, NULL));
+        if (sync_each) OK(hwrt_stream_synchronize(NULL));
+    }
+}
+
+static void teardown(net *n)
+{
+    for (int l = 0; l < W; l++) OK(hwrt_tensor_release(n->w[l]));
+    OK(hwrt_tensor_release(n->x));
+    OK(hwrt_tensor_release(n->h3));
+    OK(hwrt_tensor_release(n->h4));
+}
+
+int main(void)
+{
+    setenv("HWRT_SIM_MEMORY", "64MB", 1);
+    setenv("HWRT_SIM_OVERHEAD", "4MB", 1);
+    float *host_w[W], x0[B * D], want[B * D], got[B * D];
+    size_t total = 0;
+    unsigned seed = 12345u;
+    for (int l = 0; l < W; l++) {
+        size_t n = wbytes(l) / sizeof(float);
+        int r, c;
+        dims(l, &r, &c);
+        host_w[l] = malloc(wbytes(l));
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            host_w[l][i] = ((float)(seed >> 8) / 16777216.0f - 0.45f) * 2.0f / (float)r;
+        }
+        total += wbytes(l);
+    }
+    for (int i = 0; i < B * D; i++) x0[i] = (float)((i * 7919) % 1000) / 1000.0f;
+    EXPECT(total == 14u << 20);
+
+    TEST_CASE("resident reference");
+    OK(hwrt_set_device("sim", 0));
+    net n;
+    setup(&n, host_w, x0, 0);
+    for (int s = 0; s < STEPS; s++) step(&n, x0, 0, 0);
+    OK(hwrt_tensor_copy_to_host(n.x, want, sizeof want));
+    teardown(&n);
+    OK(hwrt_shutdown());
+
+    TEST_CASE("transformer shapes, learned, device behind a gate");
+    /* a 4 MiB device: weights (14 MiB) about 4x the part the activations leave */
+    setenv("HWRT_SIM_MEMORY", "8MB", 1);
+    size_t act = sizeof(float) * B * D * 9, budget = 4u << 20;
+    OK(hwrt_set_device("sim", 0));
+    hwrt_offload_config cfg = {.enabled = 1, .auto_offload = 1,
+                               .offload_cpu_size = 4 * total, .enable_pinned_mem = 1,
+                               .prefetch_depth = 2};
+    OK(hwrt_set_offload_config(&cfg));
+    setup(&n, host_w, x0, 1);
+    step(&n, x0, 0, 0);                           /* step 0 records the order */
+    OK(hwrt_device_synchronize());
+    OK(hwrt_offload_step());
+    step(&n, x0, 1, 0);                           /* a learned step, host in lockstep */
+    OK(hwrt_device_synchronize());
+    OK(hwrt_offload_step());
+    hwrt_offload_stats before, after;
+    OK(hwrt_offload_stats_get(&before));
+    for (int s = 2; s < STEPS; s++) {
+        atomic_store(&gate_open, 0);
+        atomic_store(&queued, 0);
+        pthread_t wd;
+        EXPECT(pthread_create(&wd, NULL, watchdog, NULL) == 0);
+        step(&n, x0, 0, 1);                       /* queued behind the gate */
+        OK(hwrt_offload_step());
+        atomic_store(&queued, 1);
+        atomic_store(&gate_open, 1);
+        pthread_join(wd, NULL);
+        OK(hwrt_device_synchronize());
+    }
+    OK(hwrt_offload_stats_get(&after));
+    EXPECT(!atomic_load(&opened_by_watchdog));    /* the host never blocked on a victim */
+    EXPECT(after.victim_waits == before.victim_waits);
+    uint64_t moved = (after.bytes_from_host - before.bytes_from_host) / (STEPS - 2);
+    size_t weights_budget = budget - act;
+    EXPECT(moved >= total - weights_budget);      /* no policy moves less */
+    EXPECT(moved <= total);                       /* each weight at most once a step */
+    fprintf(stderr, "moved %llu bytes/step, weights %zu, budget for weights %zu, host "
+                "waits %llu, gate opened by the watchdog: %d\n", (unsigned long long)moved,
+                total, weights_budget,
+                (unsigned long long)(after.victim_waits - before.victim_waits),
+                atomic_load(&opened_by_watchdog));
+    OK(hwrt_tensor_copy_to_host(n.x, got, sizeof got));
+    EXPECT(memcmp(got, want, sizeof got) == 0);   /* the data is right */
+    teardown(&n);
+    hwrt_offload_config off = {.enabled = 0, .prefetch_depth = 2, .enable_pinned_mem = 1};
+    OK(hwrt_set_offload_config(&off));
+    OK(hwrt_shutdown());
+    for (int l = 0; l < W; l++) free(host_w[l]);
+    return test_report();
+}
