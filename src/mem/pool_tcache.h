@@ -22,9 +22,9 @@ typedef struct { pblock *b; uint64_t gen; } tc_ent;
 typedef struct { int n; pblock *blk[TC_DEPTH]; } tc_bin;
 
 typedef struct tcache {
-    struct tcache *next;            /* registry, under hwi_pool_mu */
+    struct tcache *next;            /* registry, under tc_mu (pool_tcache.c) */
     int registered;
-    dpool *dp;                      /* key: device pool and stream */
+    dpool *dp;                      /* key: device pool and stream (written under tc_mu) */
     hwrt_bstream *owner;
     int device;
     int enabled;                    /* thread_cache on, record_alloc_sites and HWRT_ALLOC_TRACE off */
@@ -60,7 +60,8 @@ static inline __attribute__((always_inline)) int tc_try_alloc(hwi_device *d, hwr
     if (__builtin_expect(!t || bytes > TC_MAX_SIZE, 0)) return 0;
     size_t rsize = bytes < POOL_ROUND ? POOL_ROUND : (bytes + POOL_ROUND - 1) & ~(POOL_ROUND - 1);
     tc_bin *bin = &t->bins[rsize / POOL_ROUND - 1];
-    if (!bin->n || !t->enabled || t->owner != bs || t->device != d->ordinal || !t->dp ||
+    if (!bin->n || !t->enabled || t->owner != bs || !t->dp ||
+        t->dp != __atomic_load_n(&d->pool, __ATOMIC_RELAXED) ||
         t->flush_gen != atomic_load_explicit(&hwi_tc_flush_gen, memory_order_relaxed))
         return 0;
     /* never past a recorded peak: the slow path raises peaks under the lock */

@@ -204,6 +204,11 @@ hwrt_status hwi_dev_activity_query(const hwi_device *d)
     return d->ops->activity_query();
 }
 
+const char *hwi_dev_backend_name(const hwi_device *d)
+{
+    return d->ops->name;
+}
+
 int hwi_dev_has_va(const hwi_device *d)
 {
     const hwrt_backend_ops *o = d->ops;

@@ -41,6 +41,8 @@ hwrt_status hwi_dev_monitor(const hwi_device *d, hwrt_smi_snapshot *out);
 hwrt_status hwi_dev_activity_enable(const hwi_device *d, hwrt_activity_fn fn, void *ctx);
 hwrt_status hwi_dev_activity_query(const hwi_device *d);
 
+/* The name of d's backend ("sim", "opencl"). */
+const char *hwi_dev_backend_name(const hwi_device *d);
 /* 1 when the backend has every virtual-memory slot (expandable segments are possible). */
 int hwi_dev_has_va(const hwi_device *d);
 
