@@ -545,15 +545,24 @@ static void mem_event(hwi_mem_event_kind kind, const hwi_device *d, const void *
     hwi_mem_event(kind, d->ordinal, p, bytes, m.allocated, m.reserved);
 }
 
-static inline hwrt_status pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned,
-                                     void **out)
+/* Everything but a thread-cache hit without a profiler: kept out of line, so that the
+ * hit is a leaf path with no stack frame. */
+static hwrt_status __attribute__((noinline))
+alloc_other(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned, void **out, int hit)
 {
-    /* the thread cache is off while record_alloc_sites is on, so sites are never lost */
-    hwrt_status st = tc_try_alloc(d, bs, bytes, owned, out) ? HWRT_SUCCESS
-                                                            : alloc_slow(d, bytes, bs, owned, out);
+    hwrt_status st = hit ? HWRT_SUCCESS : alloc_slow(d, bytes, bs, owned, out);
     if (st == HWRT_SUCCESS && hwi_mem_events_active())
         mem_event(HWI_MEM_ALLOC, d, *out, bytes);
     return st;
+}
+
+static inline __attribute__((always_inline)) hwrt_status
+pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned, void **out)
+{
+    /* the thread cache is off while record_alloc_sites is on, so sites are never lost */
+    int hit = tc_try_alloc(d, bs, bytes, owned, out);
+    if (__builtin_expect(hit && !hwi_mem_events_active(), 1)) return HWRT_SUCCESS;
+    return alloc_other(d, bytes, bs, owned, out, hit);
 }
 
 hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void **out)
@@ -670,11 +679,11 @@ free_slow(void *p, const char *api, int user, hwrt_bstream *rec, int rec_device)
     return HWRT_SUCCESS;
 }
 
-static hwrt_status pool_free(void *p, const char *api, int user, hwrt_bstream *rec, int rec_device)
+/* Everything but a thread-cache hit without a profiler (see alloc_other). */
+static hwrt_status __attribute__((noinline))
+free_other(void *p, const char *api, int user, hwrt_bstream *rec, int rec_device)
 {
-    /* with rec, the slow path records it first (the thread cache takes no block in use) */
-    if (__builtin_expect(!hwi_mem_events_active(), 1))
-        return !rec && tc_try_free(p, user) ? HWRT_SUCCESS : free_slow(p, api, user, rec, rec_device);
+    if (!hwi_mem_events_active()) return free_slow(p, api, user, rec, rec_device);
     /* a profiler observes: the block's device and size before it goes */
     pseg *s = NULL;
     dpool *dp = pool_lock_containing(p, &s);
@@ -685,6 +694,15 @@ static hwrt_status pool_free(void *p, const char *api, int user, hwrt_bstream *r
     hwrt_status st = !rec && tc_try_free(p, user) ? HWRT_SUCCESS : free_slow(p, api, user, rec, rec_device);
     if (st == HWRT_SUCCESS && known) mem_event(HWI_MEM_FREE, dp->dev, p, size);
     return st;
+}
+
+static inline __attribute__((always_inline)) hwrt_status
+pool_free(void *p, const char *api, int user, hwrt_bstream *rec, int rec_device)
+{
+    /* with rec, the slow path records it first (the thread cache takes no block in use) */
+    if (__builtin_expect(!rec && !hwi_mem_events_active() && tc_try_free(p, user), 1))
+        return HWRT_SUCCESS;
+    return free_other(p, api, user, rec, rec_device);
 }
 
 hwrt_status hwi_pool_free(void *p, const char *api) { return pool_free(p, api, 0, NULL, -1); }

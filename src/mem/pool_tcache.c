@@ -175,7 +175,7 @@ void tc_note_alloc(dpool *dp, hwrt_bstream *bs, pblock *b)
     tcache *t = hwi_tc;
     if (t && t->dp == dp) set_headroom(t);     /* the slow allocation moved current */
     if (!t || !t->enabled || t->dp != dp || t->owner != bs || b->size > TC_MAX_SIZE) return;
-    t->ents[ent_of(b->base)] = (tc_ent){b, atomic_load(&b->tc_gen)};
+    t->ents[ent_of(b->base)] = (tc_ent){b, atomic_load(&b->tc_gen), b->size};
 }
 
 void tc_flush_own(dpool *dp)
