@@ -12,6 +12,7 @@
  * (hwi_on_shutdown records it; the test runs it to check the leak report). */
 #include "../../src/mem/pool.h"
 #include "../../src/mem/pool_internal.h"
+#include "../../src/mem/mem_events.h"
 #include "../../src/runtime/device_ops.h"
 #include "../../src/base/config.h"
 #include "../../src/base/status.h"
@@ -50,6 +51,8 @@ static struct {
     int fail_map, fail_unmap;      /* va_map / va_unmap fail while set */
     int events_stuck;              /* event_query stays NOT_READY */
     int seg_frees, bad_frees, syncs, stream_syncs;
+    size_t rep_resv, rep_alloc;    /* what report_usage (the monitor) last heard */
+    int reports;
 } B;
 
 struct hwrt_bstream { unsigned long submitted, completed; };
@@ -197,7 +200,16 @@ static hwrt_status t_event_query(hwrt_bevent *e)
     return HWRT_SUCCESS;
 }
 
+static void t_report_usage(hwrt_bdev *d, size_t reserved, size_t allocated)
+{
+    (void)d;
+    B.rep_resv = reserved;
+    B.rep_alloc = allocated;
+    B.reports++;
+}
+
 static const hwrt_backend_ops test_ops = {
+    .report_usage = t_report_usage,
     .name = "pooltest",
     .mem_info = t_mem_info,
     .segment_alloc = t_segment_alloc,
@@ -453,6 +465,31 @@ static void stream_ordered_reuse(void)
     CHECK(ADDR(n) == ADDR(t));
     release(n);
     CHECK(hwi_pool_record_stream((void *)0x1234, &sB) == HWRT_ERROR_INVALID_ARGUMENT);
+    /* recording the block's own stream changes nothing: reused at once, stream order */
+    void *o = alloc_on(4096, &sA);
+    CHECK(hwi_pool_record_stream(o, &sA) == HWRT_SUCCESS);
+    sA.submitted = 3;
+    release(o);
+    void *o2 = alloc_on(4096, &sA);
+    CHECK(ADDR(o2) == ADDR(o));
+    /* a block used by B keeps B as a user when another stream is destroyed */
+    static hwrt_bstream sC;
+    void *q = alloc_on(4096, &sC);
+    CHECK(hwi_pool_record_stream(q, &sB) == HWRT_SUCCESS);
+    CHECK(hwi_pool_record_stream(q, &sA) == HWRT_SUCCESS);
+    hwi_pool_stream_destroyed(&sA);            /* forgets sA's use only */
+    sB.submitted = 20;
+    release(q);
+    void *q2 = alloc_on(4096, &sC);
+    CHECK(ADDR(q2) != ADDR(q));                /* still waiting for B */
+    sB.completed = 20;
+    void *q3 = alloc_on(4096, &sC);
+    CHECK(ADDR(q3) == ADDR(q));
+    release(q2);
+    release(q3);
+    hwi_pool_stream_destroyed(&sC);
+    release(o2);
+    sA.completed = sA.submitted;
 }
 
 static void oom_empty_cache_retry(void)
@@ -607,6 +644,49 @@ static void thread_cache_figures(void)
     FIGURES(0, 0, 8192, 2 * MiB);
 }
 
+static struct { int n; hwi_mem_event_kind kind; const void *p; size_t bytes, alloc, resv; } EV;
+static void observer(hwi_mem_event_kind kind, int device, const void *p, size_t bytes,
+                     size_t allocated, size_t reserved)
+{
+    CHECK(device == 0);
+    EV.n++;
+    EV.kind = kind;
+    EV.p = p;
+    EV.bytes = bytes;
+    EV.alloc = allocated;
+    EV.resv = reserved;
+}
+
+/* The monitor (report_usage) hears every change of reserved; the profiler's observer
+ * gets one event per successful allocation and free, with the figures after it. */
+static void monitor_and_events(void)
+{
+    fresh(64 * MiB, NULL);
+    void *a = alloc_on(1000, NULL);
+    CHECK(B.reports == 1 && B.rep_resv == 2 * MiB && B.rep_alloc == 1024);
+    release(a);
+    CHECK(hwi_pool_empty_cache(&dev) == HWRT_SUCCESS);
+    CHECK(B.rep_resv == 0 && B.rep_alloc == 0);
+    hwi_mem_events_set(observer);
+    char *b = alloc_on(3000, NULL);
+    CHECK(EV.n == 1 && EV.kind == HWI_MEM_ALLOC && EV.p == b && EV.bytes == 3000);
+    CHECK(EV.alloc == 3072 && EV.resv == 2 * MiB);
+    void *c = NULL;
+    CHECK(hwi_pool_alloc(&dev, 100 * MiB, NULL, &c) == HWRT_ERROR_OUT_OF_MEMORY);
+    CHECK(EV.n == 1);                          /* a failed allocation is no event */
+    CHECK(hwi_pool_free(b + 512, "test") == HWRT_ERROR_INVALID_ARGUMENT);
+    CHECK(EV.n == 1);
+    release(b);
+    CHECK(EV.n == 2 && EV.kind == HWI_MEM_FREE && EV.p == b && EV.bytes == 3000);
+    CHECK(EV.alloc == 0 && EV.resv == 2 * MiB);
+    void *t = NULL;
+    CHECK(hwi_pool_alloc_tensor(&dev, 700, &t) == HWRT_SUCCESS);
+    CHECK(EV.n == 3 && EV.kind == HWI_MEM_ALLOC && EV.bytes == 700);
+    CHECK(hwi_pool_free_user(t, "hwrt_free") == HWRT_ERROR_INVALID_ARGUMENT && EV.n == 3);
+    CHECK(hwi_pool_free(t, "test") == HWRT_SUCCESS && EV.n == 4);
+    hwi_mem_events_set(NULL);
+}
+
 static void leak_report(void)
 {
     fresh(64 * MiB, NULL);
@@ -632,6 +712,7 @@ int main(void)
     expandable();
     lookups_and_tags();
     thread_cache_figures();
+    monitor_and_events();
     leak_report();
     fresh(64 * MiB, NULL);
     if (failures) {
