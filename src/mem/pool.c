@@ -44,7 +44,6 @@ static pthread_mutex_t create_mu = PTHREAD_MUTEX_INITIALIZER;   /* creating a de
 #define WANT_GC ((hwrt_status)2000)
 #define WANT_TRIM ((hwrt_status)2001)
 
-hwrt_status hwi_pool_teardown(void);
 hwrt_status hwi_pool_oom(dpool *dp, size_t req, size_t rsize, const char *cause);
 
 void hwi_pool_set_sync(hwi_pool_sync_fn fn) { atomic_store(&sync_fn, fn); }
