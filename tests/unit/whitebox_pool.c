@@ -687,6 +687,57 @@ static void monitor_and_events(void)
     hwi_mem_events_set(NULL);
 }
 
+/* Two devices, two pools: each its own figures and lock; their address ranges
+ * interleave (one fake range for both), so a lookup must find the right pool among
+ * several whose bounds contain the pointer; a thread's cache follows it from one
+ * device to the other without mixing their blocks. */
+static void two_devices(void)
+{
+    fresh(256 * MiB, "thread_cache:true");
+    static hwi_device dev1 = {.ordinal = 1, .ops = &test_ops};
+    void *a0 = alloc_on(512, NULL);
+    void *a1 = NULL;
+    CHECK(hwi_pool_alloc(&dev1, 512, NULL, &a1) == HWRT_SUCCESS);
+    void *b0 = alloc_on(2 * MiB, NULL);        /* dev's large segment after dev1's small one */
+    void *b1 = NULL;
+    CHECK(hwi_pool_alloc(&dev1, 4096, NULL, &b1) == HWRT_SUCCESS);
+    void *c1 = NULL;                           /* dev1's bounds now span dev's segment of b0 */
+    CHECK(hwi_pool_alloc(&dev1, 2 * MiB, NULL, &c1) == HWRT_SUCCESS);
+    CHECK(ADDR(a1) < ADDR(b0) && ADDR(b0) < ADDR(c1));
+    CHECK(dev.pool && dev1.pool && dev.pool != dev1.pool);
+    hwi_block_info bi;
+    CHECK(hwi_pool_lookup(a1, &bi) && bi.device == 1 && bi.base == a1);
+    CHECK(hwi_pool_lookup(b0, &bi) && bi.device == 0 && bi.base == b0);
+    CHECK(hwi_pool_lookup(b1, &bi) && bi.device == 1 && bi.base == b1);
+    hwrt_mem_stats s0 = stats(), s1;
+    hwi_pool_stats(&dev1, &s1);
+    CHECK(s0.allocated_bytes.current == (int64_t)(512 + 2 * MiB) && s0.segment.current == 2);
+    CHECK(s1.allocated_bytes.current == (int64_t)(512 + 4096 + 2 * MiB) && s1.segment.current == 2);
+    for (int i = 0; i < 100; i++) {            /* the cache moves between the pools */
+        void *p0 = alloc_on(512, NULL), *p1 = NULL;
+        CHECK(hwi_pool_alloc(&dev1, 512, NULL, &p1) == HWRT_SUCCESS);
+        CHECK(hwi_pool_lookup(p0, &bi) && bi.device == 0);
+        CHECK(hwi_pool_lookup(p1, &bi) && bi.device == 1);
+        release(p0);
+        release(p1);
+    }
+    s0 = stats();
+    hwi_pool_stats(&dev1, &s1);
+    CHECK(s0.allocated_bytes.current == (int64_t)(512 + 2 * MiB) && s0.allocation.current == 2);
+    CHECK(s1.allocated_bytes.current == (int64_t)(512 + 4096 + 2 * MiB) && s1.allocation.current == 3);
+    CHECK(hwi_pool_lookup(c1, &bi) && bi.device == 1 && bi.base == c1);
+    release(a1);
+    release(b1);
+    release(c1);
+    hwi_pool_destroy(&dev1);                   /* its segments go back; dev's stay */
+    CHECK(dev1.pool == NULL && hwi_pool_last_leaks() == 0);
+    CHECK(B.nseg == 2 && (size_t)stats().reserved_bytes.current == B.used);
+    CHECK(hwi_pool_lookup(a1, &bi) == 0);
+    CHECK(hwi_pool_lookup(a0, &bi) && bi.device == 0 && bi.base == a0);
+    release(a0);
+    release(b0);
+}
+
 static void leak_report(void)
 {
     fresh(64 * MiB, NULL);
@@ -713,6 +764,7 @@ int main(void)
     lookups_and_tags();
     thread_cache_figures();
     monitor_and_events();
+    two_devices();
     leak_report();
     fresh(64 * MiB, NULL);
     if (failures) {
