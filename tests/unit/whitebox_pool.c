@@ -664,6 +664,10 @@ static void monitor_and_events(void)
     fresh(64 * MiB, NULL);
     void *a = alloc_on(1000, NULL);
     CHECK(B.reports == 1 && B.rep_resv == 2 * MiB && B.rep_alloc == 1024);
+    /* reserved unchanged, allocated moving a little: every 1024th locked call tells */
+    for (int i = 0; i < 1100; i++) release(alloc_on(512, NULL));
+    CHECK(B.reports == 2 && B.rep_resv == 2 * MiB);
+    CHECK(B.rep_alloc == 1024 || B.rep_alloc == 1536);
     release(a);
     CHECK(hwi_pool_empty_cache(&dev) == HWRT_SUCCESS);
     CHECK(B.rep_resv == 0 && B.rep_alloc == 0);
