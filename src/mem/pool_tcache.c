@@ -1,7 +1,7 @@
 /* Per-thread cache of hot small blocks: the lock-free fast path of the pool.
  *
  * A thread that frees a block of <= 64 KiB it allocated itself (for the same device and
- * stream, with no other stream recorded on it) parks it in its cache instead of taking
+ * stream, with no other stream recorded on it, untagged) parks it in its cache instead of taking
  * the pool lock; its next request of that exact size takes it back. Stream order makes
  * that safe exactly as for the pool's own per-stream reuse. Parked blocks stay in the
  * pool's registry marked in_tc (so lookups treat them as freed) and count as freed in
@@ -15,8 +15,8 @@
  *
  * Slow paths (empty_cache, the retry before OOM, trimming) flush the calling thread's
  * cache at once and ask the other threads to flush theirs at their next call; a
- * stream's destruction does the same; hwrt_shutdown drops every cache; thread exit
- * flushes. thread_cache:false turns the cache off (exact best fit, e.g. for tests).
+ * stream's destruction does the same; destroying a pool (hwrt_shutdown) makes every
+ * cache forget that pool's blocks; thread exit flushes. thread_cache:false turns the cache off (exact best fit, e.g. for tests).
  *
  * A cache holds blocks of one pool (one device) at a time; its blocks go back under that
  * pool's lock. The registry of caches has its own lock (tc_mu), taken after a pool's. */
