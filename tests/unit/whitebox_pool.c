@@ -487,6 +487,21 @@ static void stream_ordered_reuse(void)
     CHECK(ADDR(q3) == ADDR(q));
     release(q2);
     release(q3);
+    /* two other streams recorded: reused only once both are done */
+    void *m = alloc_on(4096, &sC);
+    CHECK(hwi_pool_record_stream(m, &sB) == HWRT_SUCCESS);
+    CHECK(hwi_pool_record_stream(m, &sA) == HWRT_SUCCESS);
+    sB.submitted = 30;
+    sA.submitted = sA.completed + 1;
+    release(m);
+    sB.completed = 30;                         /* B done, A not */
+    void *m2 = alloc_on(4096, &sC);
+    CHECK(ADDR(m2) != ADDR(m));
+    sA.completed = sA.submitted;
+    void *m3 = alloc_on(4096, &sC);
+    CHECK(ADDR(m3) == ADDR(m));
+    release(m2);
+    release(m3);
     hwi_pool_stream_destroyed(&sC);
     release(o2);
     sA.completed = sA.submitted;
