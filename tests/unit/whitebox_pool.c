@@ -374,6 +374,8 @@ static void small_large_boundary(void)
     release(d);
     release(e);
     FIGURES(0, 46 * MiB, 26 * MiB + 512, 46 * MiB);
+    /* growing below the peak, or with nothing cached, never synchronizes the device */
+    CHECK(B.syncs == 0 && stats().num_sync_all_streams == 0);
 }
 
 static void max_split_size(void)
@@ -403,6 +405,10 @@ static void max_split_size(void)
     CHECK(ADDR(b) == ADDR(a));
     FIGURES(12 * MiB, 12 * MiB, 12 * MiB, 12 * MiB);
     CHECK(stats().inactive_split.current == 0);
+    release(b);
+    b = alloc_on(8 * MiB, NULL);               /* exactly max_split_size: not split either */
+    CHECK(ADDR(b) == ADDR(a));
+    FIGURES(12 * MiB, 12 * MiB, 12 * MiB, 12 * MiB);
     release(b);
 }
 
