@@ -9,16 +9,17 @@
 #include <stdint.h>
 
 
-/* Check that [p, p+bytes) lies in one live device block; *dev gets its device. */
+/* Check that [p, p+bytes) lies in one live device block (b: p's lookup); *dev gets its
+ * device. */
 static hwrt_status check_device_range(const char *api, const char *side, const void *p,
-                                      size_t bytes, int *dev)
+                                      size_t bytes, const hwi_block_info *lb, int *dev)
 {
-    hwi_block_info b;
-    if (hwi_pool_find(p, bytes, &b)) {
+    hwi_block_info b = *lb;
+    if (hwi_block_covers(&b, p, bytes)) {
         *dev = b.device;
         return HWRT_SUCCESS;
     }
-    if (hwi_pool_find(p, 1, &b))
+    if (b.base)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
                        "%s: the %s range %p + %zu bytes runs past the end of its device block "
                        "(%p, %zu bytes, device %d) by %zu bytes; copy fewer bytes", api, side, p,
@@ -30,10 +31,11 @@ static hwrt_status check_device_range(const char *api, const char *side, const v
                    "freed); allocate it with hwrt_malloc or fix the copy kind", api, side, p);
 }
 
-static hwrt_status check_host(const char *api, const char *side, const void *p)
+static hwrt_status check_host(const char *api, const char *side, const void *p,
+                              const hwi_block_info *b)
 {
-    int dev;
-    if (hwi_pool_is_device_ptr(p, &dev))
+    int dev = b->device;
+    if (dev >= 0)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
                        "%s: the %s pointer %p is device memory (device %d) but the copy kind says "
                        "host; use the matching HWRT_MEMCPY_* kind or HWRT_MEMCPY_DEFAULT", api,
@@ -51,18 +53,22 @@ static hwrt_status prepare(const char *api, void *dst, const void *src, size_t b
     if (!dst || !src)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s: %s pointer is NULL", api,
                        !dst ? "the destination" : "the source");
+    /* one pool lookup per pointer serves the kind and both checks */
+    hwi_block_info dl, sl;
+    hwi_pool_lookup(dst, &dl);
+    hwi_pool_lookup(src, &sl);
     if (kind == HWRT_MEMCPY_DEFAULT) {
-        int a = hwi_pool_is_device_ptr(dst, NULL), b = hwi_pool_is_device_ptr(src, NULL);
+        int a = dl.device >= 0, b = sl.device >= 0;
         kind = a ? (b ? HWRT_MEMCPY_DEVICE_TO_DEVICE : HWRT_MEMCPY_HOST_TO_DEVICE)
                  : (b ? HWRT_MEMCPY_DEVICE_TO_HOST : HWRT_MEMCPY_HOST_TO_HOST);
     }
     int dd = -1, sd = -1;
     int dst_dev = kind == HWRT_MEMCPY_HOST_TO_DEVICE || kind == HWRT_MEMCPY_DEVICE_TO_DEVICE;
     int src_dev = kind == HWRT_MEMCPY_DEVICE_TO_HOST || kind == HWRT_MEMCPY_DEVICE_TO_DEVICE;
-    HWI_TRY(dst_dev ? check_device_range(api, "destination", dst, bytes, &dd)
-                    : check_host(api, "destination", dst));
-    HWI_TRY(src_dev ? check_device_range(api, "source", src, bytes, &sd)
-                    : check_host(api, "source", src));
+    HWI_TRY(dst_dev ? check_device_range(api, "destination", dst, bytes, &dl, &dd)
+                    : check_host(api, "destination", dst, &dl));
+    HWI_TRY(src_dev ? check_device_range(api, "source", src, bytes, &sl, &sd)
+                    : check_host(api, "source", src, &sl));
     if (dd >= 0 && sd >= 0 && dd != sd)
         return hwi_err(HWRT_ERROR_NOT_SUPPORTED,
                        "%s: copy from device %d to device %d: peer copies are not supported; "
@@ -125,7 +131,9 @@ hwrt_status hwrt_memset_async(void *dptr, int value, size_t bytes, hwrt_stream h
     if (!dptr)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_memset_async: dptr is NULL");
     int device;
-    HWI_TRY(check_device_range("hwrt_memset_async", "destination", dptr, bytes, &device));
+    hwi_block_info b;
+    hwi_pool_lookup(dptr, &b);
+    HWI_TRY(check_device_range("hwrt_memset_async", "destination", dptr, bytes, &b, &device));
     if (device != s->device)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_memset_async: the memory is on device "
                        "%d but the stream is on device %d", device, s->device);

@@ -3,12 +3,14 @@
  * action alloc|free|tag; id the block's address (unique among live blocks of the
  * process); size the requested bytes (alloc rows); stream 0 for the default stream and
  * 1.. for the others in order of first use; tag as hwrt_set_alloc_tag gave it (',' and
- * line breaks become '_'); time_ns since the trace was opened. Guarded by hwi_pool_mu. */
+ * line breaks become '_'); time_ns since the trace was opened. Guarded by trace_mu (taken
+ * inside a pool's lock, so each device's rows are in its pool's order). */
 #include "alloc_trace.h"
-#include "pool_internal.h"                  /* hwi_pool_mu */
 #include "../base/log.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,7 @@ static uint64_t t0;
 static hwrt_bstream *streams[MAX_STREAMS + 1];   /* index -> stream; 0 is NULL */
 static int hi;                              /* highest index given out */
 static char path[4096];
+static pthread_mutex_t trace_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t now_ns(void)
 {
@@ -68,12 +71,12 @@ static FILE *open_safely(const char *p, int append, char *why, size_t wlen)
 /* A program that exits without hwrt_shutdown (Python does) still gets its rows. */
 static void flush_at_exit(void)
 {
-    pthread_mutex_lock(&hwi_pool_mu);
+    pthread_mutex_lock(&trace_mu);
     if (out) fflush(out);
-    pthread_mutex_unlock(&hwi_pool_mu);
+    pthread_mutex_unlock(&trace_mu);
 }
 
-void hwi_alloc_trace_open(void)
+static void trace_open(void)
 {
     if (out) return;
     const char *p = getenv("HWRT_ALLOC_TRACE");
@@ -107,6 +110,13 @@ void hwi_alloc_trace_open(void)
     atomic_store(&hwi_alloc_trace_on, 1);
 }
 
+void hwi_alloc_trace_open(void)
+{
+    pthread_mutex_lock(&trace_mu);
+    trace_open();
+    pthread_mutex_unlock(&trace_mu);
+}
+
 static int stream_index(hwrt_bstream *bs)
 {
     if (!bs) return 0;
@@ -121,7 +131,7 @@ static int stream_index(hwrt_bstream *bs)
     return free_slot;
 }
 
-static void row(const char *action, int device, const void *p, size_t size, int with_size,
+static void row_locked(const char *action, int device, const void *p, size_t size, int with_size,
                 hwrt_bstream *bs, const char *tag)
 {
     if (!out) return;
@@ -142,6 +152,14 @@ static void row(const char *action, int device, const void *p, size_t size, int 
     rows++;
 }
 
+static void row(const char *action, int device, const void *p, size_t size, int with_size,
+                hwrt_bstream *bs, const char *tag)
+{
+    pthread_mutex_lock(&trace_mu);
+    row_locked(action, device, p, size, with_size, bs, tag);
+    pthread_mutex_unlock(&trace_mu);
+}
+
 void hwi_alloc_trace_alloc(int device, const void *p, size_t requested, hwrt_bstream *owner)
 {
     row("alloc", device, p, requested, 1, owner, NULL);
@@ -159,11 +177,13 @@ void hwi_alloc_trace_tag(int device, const void *p, hwrt_bstream *owner, const c
 
 void hwi_alloc_trace_stream_gone(hwrt_bstream *bs)
 {
+    pthread_mutex_lock(&trace_mu);
     for (int i = 1; i <= hi && bs; i++)
         if (streams[i] == bs) streams[i] = NULL;
+    pthread_mutex_unlock(&trace_mu);
 }
 
-void hwi_alloc_trace_close(void)
+static void trace_close(void)
 {
     if (!out) return;
     atomic_store(&hwi_alloc_trace_on, 0);
@@ -171,4 +191,11 @@ void hwi_alloc_trace_close(void)
         hwi_log(HWI_LOG_ERROR, "HWRT_ALLOC_TRACE \"%s\": closing failed after %llu rows: %s; the "
                 "trace may be incomplete", path, rows, strerror(errno));
     out = NULL;
+}
+
+void hwi_alloc_trace_close(void)
+{
+    pthread_mutex_lock(&trace_mu);
+    trace_close();
+    pthread_mutex_unlock(&trace_mu);
 }

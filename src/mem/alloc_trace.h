@@ -1,7 +1,7 @@
 /* HWRT_ALLOC_TRACE=file.csv: every device allocation, free and tag of the process, in
  * hwrt-bench pool's trace format, so that `hwrt-bench pool --min-capacity file.csv`
  * finds the smallest device the workload fits on (docs/memory.md). The pool calls these
- * under hwi_pool_mu, so rows are in the pool's own order; while a trace is open the
+ * under its lock, so each device's rows are in its pool's own order; while a trace is open the
  * thread cache is off (every event takes the locked path). */
 #ifndef HWI_ALLOC_TRACE_H
 #define HWI_ALLOC_TRACE_H

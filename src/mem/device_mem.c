@@ -51,7 +51,7 @@ hwrt_status hwrt_get_memory_info(int device_id, hwrt_memory_info *out)
     out->free = free_b;
     out->used = total - free_b;
     out->overhead = overhead;
-    hwi_pool_fill_info(device_id, out);
+    hwi_pool_fill_info(d, out);
     return HWRT_SUCCESS;
 }
 
@@ -61,7 +61,7 @@ hwrt_status hwrt_memory_stats(int device_id, hwrt_mem_stats *out)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_memory_stats: out is NULL");
     hwi_device *d = NULL;
     HWI_TRY(hwi_device_get(device_id, &d));
-    hwi_pool_stats(device_id, out);
+    hwi_pool_stats(d, out);
     return HWRT_SUCCESS;
 }
 
@@ -69,7 +69,7 @@ hwrt_status hwrt_reset_peak_memory_stats(int device_id)
 {
     hwi_device *d = NULL;
     HWI_TRY(hwi_device_get(device_id, &d));
-    hwi_pool_reset_peaks(device_id);
+    hwi_pool_reset_peaks(d);
     return HWRT_SUCCESS;
 }
 
@@ -163,7 +163,7 @@ hwrt_status hwrt_memory_snapshot(int device_id, const char *path)
     if (!f)
         return hwi_err(HWRT_ERROR_IO, "hwrt_memory_snapshot: cannot open \"%s\" for writing: %s",
                        path, strerror(errno));
-    hwrt_status st = hwi_pool_snapshot(device_id, f);
+    hwrt_status st = hwi_pool_snapshot(d, f);
     if (st != HWRT_SUCCESS) {
         fclose(f);
         unlink(tmp);

@@ -18,13 +18,18 @@
  *   (cap or device), it syncs, returns every cached segment and free page and retries;
  *   then a free block of another of the device's pools may serve it (another stream's
  *   for a request on a stream, which is recorded on the block);
- *   only then does it fail with a breakdown. */
+ *   only then does it fail with a breakdown.
+ * - The pool is an object of its device (hwi_device.pool, created on first use, destroyed
+ *   at hwrt_shutdown) with its own lock; it reaches the backend only through the
+ *   device's hwi_dev_* wrappers. Pointers whose device is unknown (hwrt_free, copies)
+ *   are found through the list of pools (pool_map.c), locking one pool. */
 #include "pool_tcache.h"
 #include "alloc_trace.h"
 #include "mem_events.h"
 #include "../base/config.h"
 #include "../base/log.h"
 #include "../base/status.h"
+#include "../runtime/device_ops.h"
 
 #include <execinfo.h>
 #include <stdio.h>
@@ -32,18 +37,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-pthread_mutex_t hwi_pool_mu = PTHREAD_MUTEX_INITIALIZER;
-dpool *hwi_pool_devs[HWI_MAX_DEVICES];
-
-uint64_t hwi_pool_free_seq;                /* bumped whenever a block becomes free */
 static _Atomic(hwi_pool_sync_fn) sync_fn;
+static pthread_mutex_t create_mu = PTHREAD_MUTEX_INITIALIZER;   /* creating a device's pool */
 
 /* What an allocation attempt asks of its caller besides its status (an out-parameter,
  * never a status): sync the device, clean up, try again. The attempt then returns
  * HWRT_ERROR_OUT_OF_MEMORY without setting the error sentence. */
 typedef enum pool_want { WANT_NONE, WANT_GC, WANT_TRIM } pool_want;
 
-hwrt_status hwi_pool_teardown(void);
 hwrt_status hwi_pool_oom(dpool *dp, size_t req, size_t rsize, const char *cause);
 
 void hwi_pool_set_sync(hwi_pool_sync_fn fn) { atomic_store(&sync_fn, fn); }
@@ -74,27 +75,40 @@ static size_t round_size(size_t n)
 }
 static size_t round_to(size_t n, size_t g) { return (n + g - 1) / g * g; }
 
+/* The device's pool, created on first use. */
 static dpool *dpool_get(hwi_device *d)
 {
-    dpool *dp = hwi_pool_devs[d->ordinal];
+    dpool *dp = __atomic_load_n(&d->pool, __ATOMIC_ACQUIRE);
     if (dp) return dp;
+    pthread_mutex_lock(&create_mu);
+    dp = __atomic_load_n(&d->pool, __ATOMIC_ACQUIRE);
+    if (dp) {
+        pthread_mutex_unlock(&create_mu);
+        return dp;
+    }
     dp = calloc(1, sizeof *dp);
-    if (!dp) return NULL;
+    if (!dp) {
+        pthread_mutex_unlock(&create_mu);
+        return NULL;
+    }
+    pthread_mutex_init(&dp->mu, NULL);
+    dp->dev = d;
     dp->device = d->ordinal;
-    dp->bdev = d->bdev;
     dp->st.max_split_size = -1;
     /* the large pool's shared segments: PyTorch's 20 MiB for requests below 10 MiB; on a
      * device of 4 GiB or more 64 MiB below 20 MiB, where blocks of 1-20 MiB with mixed
      * lifetimes (K/V caches, activations) pin fewer segments (hwrt-bench pool
      * --min-capacity, docs/memory.md) */
     size_t f, t = 0, o;
-    if (hwi_ops_if_selected()->mem_info(dp->bdev, &f, &t, &o) != HWRT_SUCCESS) t = 0;
+    if (hwi_dev_mem_info(d, &f, &t, &o) != HWRT_SUCCESS) t = 0;
     int big = t >= ((size_t)4 << 30);
     dp->shared_seg = (size_t)(big ? 64 : 20) << 20;
     dp->shared_below = (size_t)(big ? 20 : 10) << 20;
-    hwi_pool_devs[d->ordinal] = dp;
-    hwi_on_shutdown(40, hwi_pool_teardown);
+    hwi_on_shutdown(40, hwi_pool_teardown);   /* destroys every device's pool */
     hwi_alloc_trace_open();                    /* HWRT_ALLOC_TRACE, once per session */
+    pool_list_add(dp);
+    __atomic_store_n(&d->pool, dp, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&create_mu);
     return dp;
 }
 
@@ -123,7 +137,7 @@ static hwrt_bevent *event_get(dpool *dp)
 {
     if (dp->nev) return dp->evcache[--dp->nev];
     hwrt_bevent *e = NULL;
-    if (hwi_ops_if_selected()->event_create(dp->bdev, 0, &e) != HWRT_SUCCESS) return NULL;
+    if (hwi_dev_event_create(dp->dev, 0, &e) != HWRT_SUCCESS) return NULL;
     return e;
 }
 
@@ -132,7 +146,7 @@ static void event_put(dpool *dp, hwrt_bevent *e)
     if (dp->nev == dp->cap_ev) {
         int nc = dp->cap_ev ? dp->cap_ev * 2 : 16;
         hwrt_bevent **n = realloc(dp->evcache, (size_t)nc * sizeof *n);
-        if (!n) { hwi_ops_if_selected()->event_destroy(e); return; }
+        if (!n) { hwi_dev_event_destroy(dp->dev, e); return; }
         dp->evcache = n;
         dp->cap_ev = nc;
     }
@@ -153,10 +167,9 @@ static void make_free(pblock *b)
 /* Move PENDING blocks whose events have all completed to the free bins. */
 static void process_events(dpool *dp)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
     for (pblock *b = dp->pending, *n; b; b = n) {
         n = b->fnext;
-        while (b->nevs && ops->event_query(b->evs[b->nevs - 1]) != HWRT_ERROR_NOT_READY)
+        while (b->nevs && hwi_dev_event_query(dp->dev, b->evs[b->nevs - 1]) != HWRT_ERROR_NOT_READY)
             event_put(dp, b->evs[--b->nevs]);   /* done (or faulted: it will not run) */
         if (b->nevs) continue;
         if (b->fprev) b->fprev->fnext = b->fnext;
@@ -179,7 +192,7 @@ static size_t large_seg_size(dpool *dp, size_t rsize)
 static size_t device_total(dpool *dp)
 {
     size_t f, t, o;
-    if (hwi_ops_if_selected()->mem_info(dp->bdev, &f, &t, &o) != HWRT_SUCCESS) return 0;
+    if (hwi_dev_mem_info(dp->dev, &f, &t, &o) != HWRT_SUCCESS) return 0;
     return t;
 }
 
@@ -250,8 +263,6 @@ static void release_cached(dpool *dp, uint64_t snap, size_t target, int trim_onl
  * every call. The thread caches' shares (<= 2 MiB per thread) are not included. */
 static int report_due(dpool *dp, size_t *resv, size_t *alloc)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    if (!ops || !ops->report_usage) return 0;
     *resv = (size_t)dp->st.reserved_bytes.current;
     *alloc = (size_t)dp->st.allocated_bytes.current;
     if (*resv == dp->reported_resv && *alloc == dp->reported_alloc) return 0;
@@ -267,20 +278,16 @@ static int report_due(dpool *dp, size_t *resv, size_t *alloc)
 
 void hwi_pool_report(hwi_device *d)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    if (!ops || !ops->report_usage) return;
     hwrt_memory_info m;
-    hwi_pool_fill_info(d->ordinal, &m);
-    ops->report_usage(d->bdev, m.reserved, m.allocated);
+    hwi_pool_fill_info(d, &m);
+    hwi_dev_report_usage(d, m.reserved, m.allocated);
 }
 
 /* ---- allocation ---- */
 
-static int use_expandable(void)
+static int use_expandable(const dpool *dp)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    return hwi_cfg_int(HWI_CFG_EXPANDABLE_SEGMENTS) && ops->va_reserve && ops->va_map &&
-           ops->va_unmap && ops->va_release;
+    return hwi_cfg_int(HWI_CFG_EXPANDABLE_SEGMENTS) && hwi_dev_has_va(dp->dev);
 }
 
 /* A fresh segment (or expandable range) for sp; its whole-range block, out of the bins. */
@@ -288,7 +295,7 @@ static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_g
                         pool_want *want, pblock **out)
 {
     pseg *seg = NULL;
-    if (use_expandable()) {
+    if (use_expandable(dp)) {
         size_t g = pseg_granule(dp), total = device_total(dp);
         size_t va = round_to(rsize, g), chunk = round_to(total / 8, g);
         if (va < chunk) va = chunk;
@@ -382,7 +389,7 @@ static hwrt_status hand_out(dpool *dp, pblock *b, size_t req, size_t rsize, int 
     b->nuses = 0;
     b->owned = 0;
     b->alloc_seq = ++dp->alloc_seq;
-    if (!pmap_put(b)) {
+    if (!pmap_put(dp, b)) {
         pblock_coalesce_insert(b);
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
     }
@@ -456,12 +463,12 @@ static hwrt_status try_other_pools(dpool *dp, hwrt_bstream *bs, size_t req, size
  * before the sync: blocks freed up to it are no longer touched by queued work. */
 static hwrt_status sync_unlocked(dpool *dp, const char *api, uint64_t *snap)
 {
-    tc_request_flush();                        /* parked blocks back first: they count */
-    *snap = hwi_pool_free_seq;
+    tc_request_flush(dp);                      /* parked blocks back first: they count */
+    *snap = dp->free_seq;
     hwi_pool_sync_fn fn = atomic_load(&sync_fn);
-    pthread_mutex_unlock(&hwi_pool_mu);
+    pthread_mutex_unlock(&dp->mu);
     hwrt_status st = fn ? fn(dp->device, api) : HWRT_SUCCESS;
-    pthread_mutex_lock(&hwi_pool_mu);
+    pthread_mutex_lock(&dp->mu);
     dp->st.num_sync_all_streams++;
     if (st == HWRT_SUCCESS) process_events(dp);
     return st;
@@ -532,12 +539,13 @@ alloc_slow(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned, void **out)
     int nsite = 0;
     if (hwi_cfg_int(HWI_CFG_RECORD_ALLOC_SITES))
         nsite = backtrace(site, POOL_SITE_DEPTH + 1);
-    pthread_mutex_lock(&hwi_pool_mu);
     dpool *dp = dpool_get(d);
+    if (!dp) return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
+    tc_leave_other(dp);
+    pthread_mutex_lock(&dp->mu);
     pblock *b = NULL;
-    if (dp) tc_slow_enter(dp, bs);
-    hwrt_status st = dp ? alloc_locked(dp, bs, bytes, &b)
-                        : hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
+    tc_slow_enter(dp, bs);
+    hwrt_status st = alloc_locked(dp, bs, bytes, &b);
     size_t resv = 0, alloc = 0;
     int report = 0;
     if (st == HWRT_SUCCESS) {
@@ -549,28 +557,37 @@ alloc_slow(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned, void **out)
         *out = b->base;
         report = report_due(dp, &resv, &alloc);
     }
-    pthread_mutex_unlock(&hwi_pool_mu);
-    if (report) hwi_ops_if_selected()->report_usage(d->bdev, resv, alloc);
+    pthread_mutex_unlock(&dp->mu);
+    if (report) hwi_dev_report_usage(d, resv, alloc);
     return st;
 }
 
 /* The profiler's view of an allocation or free, with the device's figures after it. */
-static void mem_event(hwi_mem_event_kind kind, int device, const void *p, size_t bytes)
+static void mem_event(hwi_mem_event_kind kind, const hwi_device *d, const void *p, size_t bytes)
 {
     hwrt_memory_info m;
-    hwi_pool_fill_info(device, &m);
-    hwi_mem_event(kind, device, p, bytes, m.allocated, m.reserved);
+    hwi_pool_fill_info(d, &m);
+    hwi_mem_event(kind, d->ordinal, p, bytes, m.allocated, m.reserved);
 }
 
-static inline hwrt_status pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned,
-                                     void **out)
+/* Everything but a thread-cache hit without a profiler: kept out of line, so that the
+ * hit is a leaf path with no stack frame. */
+static hwrt_status __attribute__((noinline))
+alloc_other(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned, void **out, int hit)
+{
+    hwrt_status st = hit ? HWRT_SUCCESS : alloc_slow(d, bytes, bs, owned, out);
+    if (st == HWRT_SUCCESS && hwi_mem_events_active())
+        mem_event(HWI_MEM_ALLOC, d, *out, bytes);
+    return st;
+}
+
+static inline __attribute__((always_inline)) hwrt_status
+pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned, void **out)
 {
     /* the thread cache is off while record_alloc_sites is on, so sites are never lost */
-    hwrt_status st = tc_try_alloc(d, bs, bytes, owned, out) ? HWRT_SUCCESS
-                                                            : alloc_slow(d, bytes, bs, owned, out);
-    if (st == HWRT_SUCCESS && hwi_mem_events_active())
-        mem_event(HWI_MEM_ALLOC, d->ordinal, *out, bytes);
-    return st;
+    int hit = tc_try_alloc(d, bs, bytes, owned, out);
+    if (__builtin_expect(hit && !hwi_mem_events_active(), 1)) return HWRT_SUCCESS;
+    return alloc_other(d, bytes, bs, owned, out, hit);
 }
 
 hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void **out)
@@ -585,13 +602,12 @@ hwrt_status hwi_pool_alloc_tensor(hwi_device *d, size_t bytes, void **out)
 
 /* ---- free, record_stream ---- */
 
-/* The live block containing p (exact base first: the common case). */
-static pblock *live_containing(const void *p)
+/* Under dp's lock: the live block of dp containing p, which lies in dp's segment s
+ * (exact base first: the common case). */
+static pblock *live_containing(dpool *dp, pseg *s, const void *p)
 {
-    pblock *b = pmap_get(p);
+    pblock *b = pmap_get(dp, p);
     if (b) return atomic_load_explicit(&b->in_tc, memory_order_relaxed) ? NULL : b;
-    pseg *s = pseg_index_find(p);
-    if (!s) return NULL;
     for (b = s->first; b; b = b->next)
         if ((const char *)p >= b->base && (const char *)p < b->base + b->size)
             break;
@@ -600,41 +616,68 @@ static pblock *live_containing(const void *p)
 
 static void record_events(dpool *dp, pblock *b)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
     b->nevs = 0;
     for (int i = 0; i < b->nuses; i++) {
         hwrt_bevent *e = event_get(dp);
-        if (!e) { ops->stream_synchronize(b->uses[i]); continue; }  /* cannot defer: wait */
-        if (ops->event_record(e, b->uses[i]) != HWRT_SUCCESS) { event_put(dp, e); continue; }
+        if (!e) { hwi_dev_stream_synchronize(dp->dev, b->uses[i]); continue; }  /* cannot defer: wait */
+        if (hwi_dev_event_record(dp->dev, e, b->uses[i]) != HWRT_SUCCESS) { event_put(dp, e); continue; }
         b->evs[b->nevs++] = e;
     }
     b->nuses = 0;
 }
 
-static hwrt_status __attribute__((noinline)) free_slow(void *p, const char *api, int user)
+/* Under the lock: stream bs (not b's own) uses the live block b. */
+static hwrt_status add_use(pblock *b, hwrt_bstream *bs)
 {
-    pthread_mutex_lock(&hwi_pool_mu);
-    pblock *b = pmap_get(p);
+    for (int i = 0; i < b->nuses; i++)
+        if (b->uses[i] == bs) return HWRT_SUCCESS;
+    if (b->nuses == b->cap_uses) {
+        int nc = b->cap_uses ? b->cap_uses * 2 : 4;
+        hwrt_bstream **u = realloc(b->uses, (size_t)nc * sizeof *u);
+        hwrt_bevent **e = u ? realloc(b->evs, (size_t)nc * sizeof *e) : NULL;
+        if (u) b->uses = u;
+        if (e) { b->evs = e; b->cap_uses = nc; }
+    }
+    if (b->nuses == b->cap_uses)
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_record_stream: host out of memory");
+    b->uses[b->nuses++] = bs;
+    return HWRT_SUCCESS;
+}
+
+/* Free p. rec (hwrt_free_async's stream, NULL for none) is recorded as a user first when
+ * it is a stream of the block's device (rec_device) other than the block's own. One
+ * lookup, one lock. */
+static hwrt_status __attribute__((noinline))
+free_slow(void *p, const char *api, int user, hwrt_bstream *rec, int rec_device)
+{
+    pseg *s = NULL;
+    dpool *dp = pool_lock_containing(p, &s);
+    pblock *b = dp ? pmap_get(dp, p) : NULL;
     if (b && atomic_load_explicit(&b->in_tc, memory_order_relaxed)) b = NULL;   /* parked */
     if (b && user && b->owned) {
-        pthread_mutex_unlock(&hwi_pool_mu);
+        pthread_mutex_unlock(&dp->mu);
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
                        "%s(%p): the pointer is the data of a live tensor (hwrt_tensor_data); "
                        "release the tensor with hwrt_tensor_release instead, which frees it once "
                        "its queued work is done", api, p);
     }
-    if (b) {
-        pmap_take(p);
-        atomic_fetch_add(&b->tc_gen, 1);       /* no thread cache may take it back */
-    } else {
-        int inside = live_containing(p) != NULL;
-        pthread_mutex_unlock(&hwi_pool_mu);
+    if (!b) {
+        int inside = dp && live_containing(dp, s, p) != NULL;
+        if (dp) pthread_mutex_unlock(&dp->mu);
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
                        "%s(%p): %s; pass the exact pointer hwrt_malloc returned, once", api, p,
                        inside ? "the pointer is inside a block, not its start"
                               : "hwrt did not allocate this pointer (a host pointer, or already freed)");
     }
-    dpool *dp = b->seg->dp;
+    if (rec && dp->device == rec_device && rec != b->seg->sp->owner) {
+        hwrt_status st = add_use(b, rec);
+        if (st != HWRT_SUCCESS) {
+            pthread_mutex_unlock(&dp->mu);
+            return st;
+        }
+    }
+    pmap_take(dp, p);
+    atomic_fetch_add(&b->tc_gen, 1);           /* no thread cache may take it back */
     if (hwi_alloc_trace_active())              /* the free's stream: the last user, else its own */
         hwi_alloc_trace_free(dp->device, p, b->nuses ? b->uses[b->nuses - 1] : b->seg->sp->owner,
                              b->tag);
@@ -643,7 +686,7 @@ static hwrt_status __attribute__((noinline)) free_slow(void *p, const char *api,
     pool_stat_sub(&dp->st.requested_bytes, (int64_t)b->requested);
     free(b->tag);
     b->tag = NULL;
-    b->freed_at = ++hwi_pool_free_seq;
+    b->freed_at = ++dp->free_seq;
     if (b->nuses) record_events(dp, b);
     if (b->nevs) {
         b->state = B_PENDING;
@@ -656,112 +699,127 @@ static hwrt_status __attribute__((noinline)) free_slow(void *p, const char *api,
     }
     size_t resv = 0, alloc = 0;
     int report = report_due(dp, &resv, &alloc);
-    pthread_mutex_unlock(&hwi_pool_mu);
-    if (report) hwi_ops_if_selected()->report_usage(dp->bdev, resv, alloc);
+    pthread_mutex_unlock(&dp->mu);
+    if (report) hwi_dev_report_usage(dp->dev, resv, alloc);
     return HWRT_SUCCESS;
 }
 
-static hwrt_status pool_free(void *p, const char *api, int user)
+/* Everything but a thread-cache hit without a profiler (see alloc_other). */
+static hwrt_status __attribute__((noinline))
+free_other(void *p, const char *api, int user, hwrt_bstream *rec, int rec_device)
 {
-    hwi_block_info info = {.device = -1};
-    if (hwi_mem_events_active() && !hwi_pool_find(p, 1, &info)) info.device = -1;
-    hwrt_status st = tc_try_free(p, user) ? HWRT_SUCCESS : free_slow(p, api, user);
-    if (st == HWRT_SUCCESS && info.device >= 0)
-        mem_event(HWI_MEM_FREE, info.device, p, info.size);
+    if (!hwi_mem_events_active()) return free_slow(p, api, user, rec, rec_device);
+    /* a profiler observes: the block's device and size before it goes */
+    pseg *s = NULL;
+    dpool *dp = pool_lock_containing(p, &s);
+    pblock *b = dp ? live_containing(dp, s, p) : NULL;
+    size_t size = b ? b->requested : 0;
+    int known = b && b->base == (char *)p;
+    if (dp) pthread_mutex_unlock(&dp->mu);
+    hwrt_status st = !rec && tc_try_free(p, user) ? HWRT_SUCCESS : free_slow(p, api, user, rec, rec_device);
+    if (st == HWRT_SUCCESS && known) mem_event(HWI_MEM_FREE, dp->dev, p, size);
     return st;
 }
 
-hwrt_status hwi_pool_free(void *p, const char *api) { return pool_free(p, api, 0); }
+static inline __attribute__((always_inline)) hwrt_status
+pool_free(void *p, const char *api, int user, hwrt_bstream *rec, int rec_device)
+{
+    /* with rec, the slow path records it first (the thread cache takes no block in use) */
+    if (__builtin_expect(!rec && !hwi_mem_events_active() && tc_try_free(p, user), 1))
+        return HWRT_SUCCESS;
+    return free_other(p, api, user, rec, rec_device);
+}
 
-hwrt_status hwi_pool_free_user(void *p, const char *api) { return pool_free(p, api, 1); }
+hwrt_status hwi_pool_free(void *p, const char *api) { return pool_free(p, api, 0, NULL, -1); }
+
+hwrt_status hwi_pool_free_user(void *p, const char *api) { return pool_free(p, api, 1, NULL, -1); }
 
 hwrt_status hwi_pool_free_on(void *p, hwrt_bstream *bs, int device, const char *api)
 {
     tcache *t = hwi_tc;
-    /* with a profiler observing, take the reporting path (pool_free) */
+    /* the thread cache takes only blocks no other stream used: bs must be their own */
     if (t && t->owner == bs && t->device == device && !hwi_mem_events_active() &&
         tc_try_free(p, 1))
         return HWRT_SUCCESS;
-    pthread_mutex_lock(&hwi_pool_mu);
-    pblock *b = live_containing(p);
-    int record = b && b->base == (char *)p && b->seg->dp->device == device && bs &&
-                 bs != b->seg->sp->owner;
-    pthread_mutex_unlock(&hwi_pool_mu);
-    if (record) HWI_TRY(hwi_pool_record_stream(p, bs));
-    return pool_free(p, api, 1);
+    return pool_free(p, api, 1, bs, device);
 }
 
 hwrt_status hwi_pool_record_stream(void *p, hwrt_bstream *bs)
 {
-    pthread_mutex_lock(&hwi_pool_mu);
-    pblock *b = live_containing(p);
+    pseg *s = NULL;
+    dpool *dp = pool_lock_containing(p, &s);
+    pblock *b = dp ? live_containing(dp, s, p) : NULL;
     hwrt_status st = HWRT_SUCCESS;
-    if (!b) {
+    if (!b)
         st = hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_record_stream(%p): not a live block "
                      "allocated by hwrt", p);
-    } else if (bs && bs != b->seg->sp->owner) {
-        int have = 0;
-        for (int i = 0; i < b->nuses; i++) have |= b->uses[i] == bs;
-        if (!have && b->nuses == b->cap_uses) {
-            int nc = b->cap_uses ? b->cap_uses * 2 : 4;
-            hwrt_bstream **u = realloc(b->uses, (size_t)nc * sizeof *u);
-            hwrt_bevent **e = u ? realloc(b->evs, (size_t)nc * sizeof *e) : NULL;
-            if (u) b->uses = u;
-            if (e) { b->evs = e; b->cap_uses = nc; }
-        }
-        if (!have && b->nuses < b->cap_uses) b->uses[b->nuses++] = bs;
-        else if (!have)
-            st = hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_record_stream: host out of memory");
-    }
-    pthread_mutex_unlock(&hwi_pool_mu);
+    else if (bs && bs != b->seg->sp->owner)
+        st = add_use(b, bs);
+    if (dp) pthread_mutex_unlock(&dp->mu);
     return st;
 }
 
 /* ---- lookups ---- */
 
+int hwi_pool_lookup(const void *p, hwi_block_info *out)
+{
+    pseg *s = NULL;
+    dpool *dp = pool_lock_containing(p, &s);
+    if (!dp) {
+        *out = (hwi_block_info){-1, NULL, 0};
+        return 0;
+    }
+    pblock *b = live_containing(dp, s, p);
+    *out = (hwi_block_info){dp->device, b ? b->base : NULL, b ? b->requested : 0};
+    pthread_mutex_unlock(&dp->mu);
+    return 1;
+}
+
+int hwi_block_covers(const hwi_block_info *b, const void *p, size_t bytes)
+{
+    if (!b->base || (const char *)p < (const char *)b->base) return 0;
+    size_t off = (size_t)((const char *)p - (const char *)b->base);
+    return off <= b->size && bytes <= b->size - off;   /* no wrap */
+}
+
 int hwi_pool_find(const void *p, size_t bytes, hwi_block_info *out)
 {
-    pthread_mutex_lock(&hwi_pool_mu);
-    pblock *b = live_containing(p);
-    size_t off = b ? (size_t)((const char *)p - b->base) : 0;
-    int ok = b && off <= b->requested && bytes <= b->requested - off;   /* no wrap */
-    if (b && out) *out = (hwi_block_info){b->seg->dp->device, b->base, b->requested};
-    pthread_mutex_unlock(&hwi_pool_mu);
-    return ok;
+    hwi_block_info b;
+    if (!hwi_pool_lookup(p, &b) || !b.base) return 0;
+    if (out) *out = b;
+    return hwi_block_covers(&b, p, bytes);
 }
 
 int hwi_pool_is_device_ptr(const void *p, int *device)
 {
-    pthread_mutex_lock(&hwi_pool_mu);
-    pseg *s = pseg_index_find(p);
-    if (s && device) *device = s->dp->device;
-    pthread_mutex_unlock(&hwi_pool_mu);
-    return s != NULL;
+    hwi_block_info b;
+    int in = hwi_pool_lookup(p, &b);
+    if (in && device) *device = b.device;
+    return in;
 }
 
 /* ---- cache control ---- */
 
 hwrt_status hwi_pool_empty_cache(hwi_device *d)
 {
-    pthread_mutex_lock(&hwi_pool_mu);
-    dpool *dp = hwi_pool_devs[d->ordinal];
-    hwrt_status st = HWRT_SUCCESS;
-    int64_t before = dp ? dp->st.reserved_bytes.current : 0, released = 0;
-    if (dp) {
-        uint64_t snap;
-        st = sync_unlocked(dp, "hwrt_empty_cache", &snap);
-        if (st == HWRT_SUCCESS) release_cached(dp, snap, SIZE_MAX, 0);
-        released = before - dp->st.reserved_bytes.current;
-    }
+    dpool *dp = __atomic_load_n(&d->pool, __ATOMIC_ACQUIRE);
+    if (!dp) return HWRT_SUCCESS;              /* nothing was ever cached */
+    tc_leave_other(dp);
+    pthread_mutex_lock(&dp->mu);
+    uint64_t snap;
+    int64_t before = dp->st.reserved_bytes.current;
+    hwrt_status st = sync_unlocked(dp, "hwrt_empty_cache", &snap);
+    if (st == HWRT_SUCCESS) release_cached(dp, snap, SIZE_MAX, 0);
+    int64_t released = before - dp->st.reserved_bytes.current;
     size_t resv = 0, alloc = 0;
-    if (dp) dp->report_skips = 1024;           /* the monitor gets exact figures now */
-    int report = dp && report_due(dp, &resv, &alloc);
-    pthread_mutex_unlock(&hwi_pool_mu);
-    if (report) hwi_ops_if_selected()->report_usage(d->bdev, resv, alloc);
+    dp->report_skips = 1024;                   /* the monitor gets exact figures now */
+    int report = report_due(dp, &resv, &alloc);
+    pthread_mutex_unlock(&dp->mu);
+    if (report) hwi_dev_report_usage(d, resv, alloc);
     /* the observer (the profiler's memory curve) sees the drop now, not at the next
      * allocation, which may never come */
     if (released > 0 && hwi_mem_events_active())
-        mem_event(HWI_MEM_RELEASE, d->ordinal, NULL, (size_t)released);
+        mem_event(HWI_MEM_RELEASE, d, NULL, (size_t)released);
     if (released > 0 && hwi_log_level() >= HWI_LOG_DEBUG) {
         char b[32];
         hwi_log(HWI_LOG_DEBUG, "device %d: hwrt_empty_cache released %s", d->ordinal,
@@ -771,15 +829,14 @@ hwrt_status hwi_pool_empty_cache(hwi_device *d)
 }
 
 /* The stream's work is done (exec synchronized it): its cached blocks join the
- * NULL-stream pool of the device, and no block keeps it as a user. */
+ * NULL-stream pool of its device, and no block keeps it as a user. */
 void hwi_pool_stream_destroyed(hwrt_bstream *bs)
 {
-    pthread_mutex_lock(&hwi_pool_mu);
-    tc_request_flush();                        /* caches keyed by bs give their blocks back */
     hwi_alloc_trace_stream_gone(bs);
-    for (int i = 0; i < HWI_MAX_DEVICES; i++) {
-        dpool *dp = hwi_pool_devs[i];
-        if (!dp) continue;
+    for (dpool *dp = pool_list_first(); dp;
+         dp = atomic_load_explicit(&dp->next_pool, memory_order_acquire)) {
+        pthread_mutex_lock(&dp->mu);
+        tc_request_flush(dp);                  /* caches keyed by bs give their blocks back */
         for (pseg *s = dp->segs; s; s = s->next) {
             for (pblock *b = s->first; b; b = b->next)
                 for (int k = 0; k < b->nuses; k++)
@@ -802,6 +859,6 @@ void hwi_pool_stream_destroyed(hwrt_bstream *bs)
             else pp = &sp->next;
         }
         dp->last = NULL;
+        pthread_mutex_unlock(&dp->mu);
     }
-    pthread_mutex_unlock(&hwi_pool_mu);
 }

@@ -1,5 +1,8 @@
-/* Device memory as the layers above see it: a stream-ordered caching pool per device,
- * with pointer lookup (which device, which live block) for validating copies and kernels.
+/* Device memory as the layers above see it: a stream-ordered caching pool per device
+ * (hwi_device.pool: created on the device's first allocation, with its own lock, destroyed
+ * by hwrt_shutdown or hwi_pool_destroy), with pointer lookup (which device, which live
+ * block) for validating copies and kernels. The pool reaches the backend only through
+ * the device's hwi_dev_* wrappers (runtime/device_ops.h).
  * Streams are the backend's (hwrt_bstream), so this layer sits below src/exec; exec
  * registers a device-wide synchronize for the pool's slow paths (empty_cache, the retry
  * before OOM, garbage collection). See docs/memory.md. */
@@ -8,9 +11,11 @@
 
 #include "../runtime/runtime.h"
 
+typedef struct hwi_pool hwi_pool;
+
 typedef struct hwi_block_info {
-    int device;
-    void *base;            /* start of the live block containing the pointer */
+    int device;            /* -1: not device memory hwrt manages */
+    void *base;            /* start of the live block containing the pointer (NULL: none) */
     size_t size;           /* usable bytes of the block (the caller's request) */
 } hwi_block_info;
 
@@ -34,7 +39,14 @@ hwrt_status hwi_pool_free_user(void *p, const char *api);
 hwrt_status hwi_pool_free_on(void *p, hwrt_bstream *bs, int device, const char *api);
 /* Note that stream bs (of the block's device) uses the block. */
 hwrt_status hwi_pool_record_stream(void *p, hwrt_bstream *bs);
-/* The live block containing [p, p+bytes): 1 and *out filled, or 0. */
+/* One lookup (one pool locked once) for validating a pointer: 0 when p is not device
+ * memory hwrt manages (out->device -1), else 1 with out->device and the live block
+ * containing p (out->base NULL when none: freed, or cached). */
+int hwi_pool_lookup(const void *p, hwi_block_info *out);
+/* Does the live block of a lookup hold all of [p, p+bytes)? */
+int hwi_block_covers(const hwi_block_info *b, const void *p, size_t bytes);
+/* The live block containing [p, p+bytes): 1 and *out filled, or 0 (*out is filled when
+ * a live block contains p but not the whole range). */
 int hwi_pool_find(const void *p, size_t bytes, hwi_block_info *out);
 /* Does p point into device memory hwrt manages (live or not)? 1 + device, or 0. */
 int hwi_pool_is_device_ptr(const void *p, int *device);
@@ -43,17 +55,22 @@ void hwi_pool_report(hwi_device *d);
 /* Synchronize d and return every cached, unused segment of d to the device. */
 hwrt_status hwi_pool_empty_cache(hwi_device *d);
 /* allocated, reserved and peak figures for one device (other fields untouched). */
-void hwi_pool_fill_info(int device, hwrt_memory_info *info);
+void hwi_pool_fill_info(const hwi_device *d, hwrt_memory_info *info);
 
 /* Counters of one device (zeros for a device never used). */
-void hwi_pool_stats(int device, hwrt_mem_stats *out);
-void hwi_pool_reset_peaks(int device);
+void hwi_pool_stats(const hwi_device *d, hwrt_mem_stats *out);
+void hwi_pool_reset_peaks(const hwi_device *d);
 /* Tag of a live block (copied; NULL clears). INVALID_ARGUMENT if p is not one. */
 hwrt_status hwi_pool_set_tag(void *p, const char *tag);
 /* JSON of the device's segments and blocks into f. */
-hwrt_status hwi_pool_snapshot(int device, void *file /* FILE* */);
+hwrt_status hwi_pool_snapshot(const hwi_device *d, void *file /* FILE* */);
 /* Live blocks found by the last hwrt_shutdown's leak report (tests read it). */
 size_t hwi_pool_last_leaks(void);
+/* Destroy d's pool (its device is closing; queued work on it has finished): live blocks
+ * are reported as leaks and every segment goes back to the device. */
+void hwi_pool_destroy(hwi_device *d);
+/* hwrt_shutdown's hook (order 40): destroys the pool of every device. */
+hwrt_status hwi_pool_teardown(void);
 
 /* Hooks from src/exec: synchronize every stream of a device (blocking). */
 typedef hwrt_status (*hwi_pool_sync_fn)(int device, const char *api);

@@ -3,15 +3,13 @@
  * Bins: one exact bin per 512 B step up to 2 MiB (every small-pool block size), then
  * eight sub-bins per power of two, each kept sorted by size. A two-level bitmap finds
  * the first non-empty bin at or above a request, so the first acceptable block found
- * is the best fit (smallest block that is large enough). Guarded by hwi_pool_mu. */
+ * is the best fit (smallest block that is large enough). Guarded by the pool's lock. */
 #include "pool_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define NWORDS ((POOL_NBINS + 63) / 64)
-
-static pblock *spare;           /* recycled block structs */
 
 void pool_stat_add(hwrt_stat *s, int64_t n)
 {
@@ -27,15 +25,15 @@ void pool_stat_sub(hwrt_stat *s, int64_t n)
 }
 
 /* Fields not set here (uses, evs, site) are set by whoever needs them. */
-pblock *pblock_new(void)
+pblock *pblock_new(dpool *dp)
 {
-    pblock *b = spare;
+    pblock *b = dp->spare;
     if (!b) {
         b = calloc(1, sizeof *b);
         if (b) b->bin = -1;
         return b;
     }
-    spare = b->fnext;
+    dp->spare = b->fnext;
     b->prev = b->next = b->fprev = b->fnext = NULL;
     b->seg = NULL;
     b->state = B_FREE;
@@ -44,18 +42,27 @@ pblock *pblock_new(void)
     b->freed_at = 0;
     b->nuses = b->nevs = b->nsite = 0;
     b->requested = 0;
-    /* a struct recycled from a block parked in a thread cache when hwrt_shutdown tore the
-     * pool down still says so: lookups would treat the new block as freed */
     atomic_store_explicit(&b->in_tc, 0, memory_order_relaxed);
     return b;
 }
 
-void pblock_put(pblock *b)
+void pblock_put(dpool *dp, pblock *b)
 {
     free(b->tag);
     b->tag = NULL;
-    b->fnext = spare;
-    spare = b;
+    b->fnext = dp->spare;
+    dp->spare = b;
+}
+
+void pblock_spare_free(dpool *dp)
+{
+    while (dp->spare) {
+        pblock *n = dp->spare->fnext;
+        free(dp->spare->uses);
+        free(dp->spare->evs);
+        free(dp->spare);
+        dp->spare = n;
+    }
 }
 
 int pblock_is_split(const pblock *b) { return b->prev || b->next; }
@@ -183,7 +190,7 @@ pblock *pblock_coalesce_insert(pblock *b)
         p->next = n;
         if (n) n->prev = p;
         if (b->freed_at > p->freed_at) p->freed_at = b->freed_at;
-        pblock_put(b);
+        pblock_put(sp->dp, b);
         b = p;
     }
     if (n && n->state == B_FREE) {
@@ -192,7 +199,7 @@ pblock *pblock_coalesce_insert(pblock *b)
         b->next = n->next;
         if (n->next) n->next->prev = b;
         if (n->freed_at > b->freed_at) b->freed_at = n->freed_at;
-        pblock_put(n);
+        pblock_put(sp->dp, n);
     }
     b->state = B_FREE;
     pbin_insert(sp, b);
@@ -202,7 +209,7 @@ pblock *pblock_coalesce_insert(pblock *b)
 /* Cut b (out of the bins) to size bytes; the rest goes back to the bins. */
 void pblock_split(pblock *b, size_t size)
 {
-    pblock *r = pblock_new();
+    pblock *r = pblock_new(b->seg->dp);
     if (!r) return;                           /* host OOM: hand out the whole block */
     r->base = b->base + size;
     r->size = b->size - size;

@@ -1,7 +1,8 @@
 /* The caching pool's internal structures, shared by pool.c (allocation policy),
  * pool_seg.c (segments and expandable address ranges), pool_stats.c (figures, summary,
- * snapshot, leak report) and pool_map.c (pointer registry). Everything here is guarded by
- * hwi_pool_mu; nothing here is visible above src/mem. */
+ * snapshot, leak report) and pool_map.c (pointer registry). One hwi_pool per device
+ * (hwi_device.pool); everything of a pool is guarded by its own lock (hwi_pool.mu);
+ * nothing here is visible above src/mem. */
 #ifndef HWI_POOL_INTERNAL_H
 #define HWI_POOL_INTERNAL_H
 
@@ -26,7 +27,7 @@ enum { B_FREE, B_ALLOC, B_PENDING };
 
 typedef struct pseg pseg;
 typedef struct spool spool;
-typedef struct dpool dpool;
+typedef struct hwi_pool dpool;     /* the device's pool (pool.h: hwi_pool) */
 
 typedef struct pblock {
     /* first cache line: what the thread cache's fast path touches */
@@ -79,9 +80,18 @@ struct spool {
     uint64_t summary[2];         /* bit w: bitmap[w] is non-zero */
 };
 
-struct dpool {
-    int device;
-    hwrt_bdev *bdev;
+struct hwi_pool {
+    pthread_mutex_t mu;          /* guards everything of this pool */
+    hwi_device *dev;             /* the owner; every backend call goes through hwi_dev_* */
+    int device;                  /* its ordinal (figures, sentences, the sync hook) */
+    struct hwi_pool *_Atomic next_pool;   /* every pool, for pointer lookups (pool_map.c) */
+    _Atomic uintptr_t lo, hi;    /* address bounds of every segment this pool held */
+    uint64_t free_seq;           /* bumped whenever a block becomes free */
+    pblock *spare;               /* recycled block structs */
+    pblock **slots;              /* live blocks by base (pool_map.c); NULL = empty */
+    size_t nslots, nused;        /* nslots is a power of two */
+    pseg **sidx;                 /* segments sorted by base (pool_map.c) */
+    size_t nsidx, cap_sidx;
     spool *spools;
     spool *last;                 /* last spool used: the hot path skips the list walk */
     pseg *segs;
@@ -98,27 +108,35 @@ struct dpool {
     unsigned report_skips;
 };
 
-extern pthread_mutex_t hwi_pool_mu;
-extern dpool *hwi_pool_devs[HWI_MAX_DEVICES];
-
 /* pool_tcache.c: per-thread cache of hot small blocks (see there). */
-void tc_slow_enter(dpool *dp, hwrt_bstream *bs);       /* under the lock */
+/* Before taking dp's lock: the calling thread's cache, when it holds blocks of another
+ * pool, gives them back to that pool (under that pool's lock). */
+void tc_leave_other(dpool *dp);
+void tc_slow_enter(dpool *dp, hwrt_bstream *bs);       /* under dp's lock */
 void tc_note_alloc(dpool *dp, hwrt_bstream *bs, pblock *b);
-void tc_flush_own(void);
-void tc_request_flush(void);
+/* Under dp's lock: the calling thread's cache, if it is dp's, gives its blocks back. */
+void tc_flush_own(dpool *dp);
+/* Under dp's lock: every thread's cache flushes at its next pool call; the calling
+ * thread's at once when it is dp's. */
+void tc_request_flush(dpool *dp);
 void tc_view(const dpool *dp, hwrt_mem_stats *st);
-void tc_reset_all(void);
-pblock *pblock_coalesce_insert(pblock *b);
-extern uint64_t hwi_pool_free_seq;
+/* dp is being destroyed: every cache of dp forgets its blocks and shares. */
+void tc_forget_pool(dpool *dp);
 
-/* pool_map.c: live blocks by base address, segments by range. */
-int pmap_put(pblock *b);
-pblock *pmap_take(const void *base);
-pblock *pmap_get(const void *base);
+/* pool_map.c: live blocks by base address, segments by range (per pool, under its
+ * lock), and the list of every pool. */
+int pmap_put(dpool *dp, pblock *b);
+pblock *pmap_take(dpool *dp, const void *base);
+pblock *pmap_get(dpool *dp, const void *base);
 int pseg_index_add(pseg *s);
 void pseg_index_del(pseg *s);
-pseg *pseg_index_find(const void *p);
-void pmap_clear(void);
+pseg *pseg_index_find(dpool *dp, const void *p);
+void pmap_clear(dpool *dp);
+void pool_list_add(dpool *dp);
+void pool_list_del(dpool *dp);
+dpool *pool_list_first(void);
+/* The pool whose segments contain p, returned LOCKED (its segment in *seg), or NULL. */
+dpool *pool_lock_containing(const void *p, pseg **seg);
 
 /* pool_seg.c: backend segments and expandable ranges. */
 size_t pseg_granule(dpool *dp);
@@ -134,8 +152,9 @@ void pseg_release(pseg *s);
 /* pool.c helpers used by the other pool files. */
 void pool_stat_add(hwrt_stat *s, int64_t n);
 void pool_stat_sub(hwrt_stat *s, int64_t n);
-pblock *pblock_new(void);
-void pblock_put(pblock *b);
+pblock *pblock_new(dpool *dp);
+void pblock_put(dpool *dp, pblock *b);
+void pblock_spare_free(dpool *dp);
 void pbin_insert(spool *sp, pblock *b);
 void pbin_remove(spool *sp, pblock *b);
 pblock *pbin_search(spool *sp, size_t size, size_t msz);

@@ -1,16 +1,59 @@
-/* Pointer registry of the pool: live blocks by exact base address (an open-addressing
+/* Pointer registry of a pool: live blocks by exact base address (an open-addressing
  * hash, so hwrt_free is O(1)), and segments sorted by address (binary search, for
- * interior pointers and "is this device memory?"). Guarded by hwi_pool_mu. */
+ * interior pointers and "is this device memory?"), both guarded by the pool's lock.
+ * And the list of every pool, for pointers whose device is not known (hwrt_free, copy
+ * validation): each pool publishes the address bounds of its segments, so a lookup
+ * locks only the pool whose bounds contain the pointer (one, unless the backends'
+ * ranges interleave). */
 #include "pool_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static pblock **slots;          /* NULL = empty */
-static size_t nslots, nused;    /* nslots is a power of two */
+/* Pools are added when created and removed when destroyed (hwrt_shutdown); lookups
+ * walk the list without a lock. */
+static dpool *_Atomic pools;
+static pthread_mutex_t pools_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static pseg **segs;             /* sorted by base */
-static size_t nsegs, cap_segs;
+void pool_list_add(dpool *dp)
+{
+    pthread_mutex_lock(&pools_mu);
+    atomic_store_explicit(&dp->next_pool, atomic_load(&pools), memory_order_relaxed);
+    atomic_store_explicit(&pools, dp, memory_order_release);
+    pthread_mutex_unlock(&pools_mu);
+}
+
+void pool_list_del(dpool *dp)
+{
+    pthread_mutex_lock(&pools_mu);
+    for (dpool *_Atomic *pp = &pools; atomic_load(pp); pp = &atomic_load(pp)->next_pool)
+        if (atomic_load(pp) == dp) {
+            atomic_store(pp, atomic_load(&dp->next_pool));
+            break;
+        }
+    pthread_mutex_unlock(&pools_mu);
+}
+
+dpool *pool_list_first(void) { return atomic_load_explicit(&pools, memory_order_acquire); }
+
+dpool *pool_lock_containing(const void *p, pseg **seg)
+{
+    uintptr_t a = (uintptr_t)p;
+    for (dpool *dp = pool_list_first(); dp;
+         dp = atomic_load_explicit(&dp->next_pool, memory_order_acquire)) {
+        if (a < atomic_load_explicit(&dp->lo, memory_order_acquire) ||
+            a >= atomic_load_explicit(&dp->hi, memory_order_acquire))
+            continue;
+        pthread_mutex_lock(&dp->mu);
+        pseg *s = pseg_index_find(dp, p);
+        if (s) {
+            *seg = s;
+            return dp;
+        }
+        pthread_mutex_unlock(&dp->mu);
+    }
+    return NULL;
+}
 
 static inline size_t hash_ptr(const void *p)
 {
@@ -21,9 +64,11 @@ static inline size_t hash_ptr(const void *p)
     return (size_t)x;
 }
 
-static int grow(void)
+static int grow(dpool *dp)
 {
-    size_t nn = nslots ? nslots * 2 : 1024;
+    size_t nn = dp->nslots ? dp->nslots * 2 : 1024;
+    pblock **slots = dp->slots;
+    size_t nslots = dp->nslots;
     pblock **ns = calloc(nn, sizeof *ns);
     if (!ns) return 0;
     for (size_t i = 0; i < nslots; i++) {
@@ -34,23 +79,27 @@ static int grow(void)
         ns[j] = b;
     }
     free(slots);
-    slots = ns;
-    nslots = nn;
+    dp->slots = ns;
+    dp->nslots = nn;
     return 1;
 }
 
-int pmap_put(pblock *b)
+int pmap_put(dpool *dp, pblock *b)
 {
-    if ((nused + 1) * 2 > nslots && !grow()) return 0;
+    if ((dp->nused + 1) * 2 > dp->nslots && !grow(dp)) return 0;
+    pblock **slots = dp->slots;
+    size_t nslots = dp->nslots;
     size_t j = hash_ptr(b->base) & (nslots - 1);
     while (slots[j]) j = (j + 1) & (nslots - 1);
     slots[j] = b;
-    nused++;
+    dp->nused++;
     return 1;
 }
 
-pblock *pmap_get(const void *base)
+pblock *pmap_get(dpool *dp, const void *base)
 {
+    pblock **slots = dp->slots;
+    size_t nslots = dp->nslots;
     if (!nslots) return NULL;
     size_t j = hash_ptr(base) & (nslots - 1);
     for (pblock *b; (b = slots[j]); j = (j + 1) & (nslots - 1))
@@ -60,15 +109,17 @@ pblock *pmap_get(const void *base)
 
 /* Remove and return the block at base (NULL if none). Backward-shift deletion keeps
  * probe chains intact without tombstones. */
-pblock *pmap_take(const void *base)
+pblock *pmap_take(dpool *dp, const void *base)
 {
+    pblock **slots = dp->slots;
+    size_t nslots = dp->nslots;
     if (!nslots) return NULL;
     size_t mask = nslots - 1, j = hash_ptr(base) & mask;
     while (slots[j] && slots[j]->base != base) j = (j + 1) & mask;
     pblock *found = slots[j];
     if (!found) return NULL;
     slots[j] = NULL;
-    nused--;
+    dp->nused--;
     for (size_t k = (j + 1) & mask; slots[k]; k = (k + 1) & mask) {
         size_t home = hash_ptr(slots[k]->base) & mask;
         /* move slots[k] into the hole if its home is not in (j, k] (cyclically) */
@@ -82,19 +133,20 @@ pblock *pmap_take(const void *base)
     return found;
 }
 
-void pmap_clear(void)
+void pmap_clear(dpool *dp)
 {
-    free(slots);
-    slots = NULL;
-    nslots = nused = 0;
-    free(segs);
-    segs = NULL;
-    nsegs = cap_segs = 0;
+    free(dp->slots);
+    dp->slots = NULL;
+    dp->nslots = dp->nused = 0;
+    free(dp->sidx);
+    dp->sidx = NULL;
+    dp->nsidx = dp->cap_sidx = 0;
 }
 
-static size_t seg_upper(const void *p)      /* first segment with base > p */
+static size_t seg_upper(const dpool *dp, const void *p)      /* first segment with base > p */
 {
-    size_t lo = 0, hi = nsegs;
+    pseg **segs = dp->sidx;
+    size_t lo = 0, hi = dp->nsidx;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
         if (segs[mid]->base <= (const char *)p) lo = mid + 1;
@@ -105,32 +157,40 @@ static size_t seg_upper(const void *p)      /* first segment with base > p */
 
 int pseg_index_add(pseg *s)
 {
-    if (nsegs == cap_segs) {
-        size_t nc = cap_segs ? cap_segs * 2 : 64;
-        pseg **n = realloc(segs, nc * sizeof *n);
+    dpool *dp = s->dp;
+    if (dp->nsidx == dp->cap_sidx) {
+        size_t nc = dp->cap_sidx ? dp->cap_sidx * 2 : 64;
+        pseg **n = realloc(dp->sidx, nc * sizeof *n);
         if (!n) return 0;
-        segs = n;
-        cap_segs = nc;
+        dp->sidx = n;
+        dp->cap_sidx = nc;
     }
-    size_t i = seg_upper(s->base);
-    memmove(&segs[i + 1], &segs[i], (nsegs - i) * sizeof *segs);
-    segs[i] = s;
-    nsegs++;
+    size_t i = seg_upper(dp, s->base);
+    memmove(&dp->sidx[i + 1], &dp->sidx[i], (dp->nsidx - i) * sizeof *dp->sidx);
+    dp->sidx[i] = s;
+    dp->nsidx++;
+    /* the bounds only widen (a lookup of a stale pointer then takes this lock and finds
+     * nothing); a new segment is published before its pointers are handed out */
+    uintptr_t a = (uintptr_t)s->base, e = a + s->size;
+    if (!atomic_load(&dp->hi) || a < atomic_load(&dp->lo))
+        atomic_store_explicit(&dp->lo, a, memory_order_release);
+    if (e > atomic_load(&dp->hi)) atomic_store_explicit(&dp->hi, e, memory_order_release);
     return 1;
 }
 
 void pseg_index_del(pseg *s)
 {
-    size_t i = seg_upper(s->base);
-    if (i == 0 || segs[i - 1] != s) return;
-    memmove(&segs[i - 1], &segs[i], (nsegs - i) * sizeof *segs);
-    nsegs--;
+    dpool *dp = s->dp;
+    size_t i = seg_upper(dp, s->base);
+    if (i == 0 || dp->sidx[i - 1] != s) return;
+    memmove(&dp->sidx[i - 1], &dp->sidx[i], (dp->nsidx - i) * sizeof *dp->sidx);
+    dp->nsidx--;
 }
 
-pseg *pseg_index_find(const void *p)
+pseg *pseg_index_find(dpool *dp, const void *p)
 {
-    size_t i = seg_upper(p);
+    size_t i = seg_upper(dp, p);
     if (i == 0) return NULL;
-    pseg *s = segs[i - 1];
+    pseg *s = dp->sidx[i - 1];
     return (const char *)p < s->base + s->size ? s : NULL;
 }

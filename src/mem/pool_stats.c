@@ -8,6 +8,7 @@
 #include "../base/status.h"
 #include "../base/escape.h"
 #include "../base/json.h"
+#include "../runtime/device_ops.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -18,51 +19,57 @@ static size_t last_leaks;
 
 size_t hwi_pool_last_leaks(void) { return last_leaks; }
 
-void hwi_pool_fill_info(int device, hwrt_memory_info *info)
+static dpool *pool_of(const hwi_device *d)
 {
-    pthread_mutex_lock(&hwi_pool_mu);
-    dpool *dp = device >= 0 && device < HWI_MAX_DEVICES ? hwi_pool_devs[device] : NULL;
+    return d ? __atomic_load_n(&d->pool, __ATOMIC_ACQUIRE) : NULL;
+}
+
+void hwi_pool_fill_info(const hwi_device *d, hwrt_memory_info *info)
+{
+    dpool *dp = pool_of(d);
     if (dp) {
+        pthread_mutex_lock(&dp->mu);
         hwrt_mem_stats st = dp->st;
         tc_view(dp, &st);                     /* threads' shares of the counters */
         info->allocated = (size_t)st.allocated_bytes.current;
         info->reserved = (size_t)st.reserved_bytes.current;
         info->peak_allocated = (size_t)st.allocated_bytes.peak;
         info->peak_reserved = (size_t)st.reserved_bytes.peak;
+        pthread_mutex_unlock(&dp->mu);
     } else {
         info->allocated = info->reserved = info->peak_allocated = info->peak_reserved = 0;
     }
-    pthread_mutex_unlock(&hwi_pool_mu);
 }
 
-void hwi_pool_stats(int device, hwrt_mem_stats *out)
+void hwi_pool_stats(const hwi_device *d, hwrt_mem_stats *out)
 {
-    pthread_mutex_lock(&hwi_pool_mu);
-    dpool *dp = device >= 0 && device < HWI_MAX_DEVICES ? hwi_pool_devs[device] : NULL;
+    dpool *dp = pool_of(d);
     if (dp) {
+        pthread_mutex_lock(&dp->mu);
         *out = dp->st;
         tc_view(dp, out);
+        pthread_mutex_unlock(&dp->mu);
     } else {
         memset(out, 0, sizeof *out);
     }
-    pthread_mutex_unlock(&hwi_pool_mu);
     int64_t msz = hwi_cfg_int(HWI_CFG_MAX_SPLIT_SIZE);
     out->max_split_size = msz ? msz : -1;
 }
 
-void hwi_pool_reset_peaks(int device)
+void hwi_pool_reset_peaks(const hwi_device *d)
 {
-    pthread_mutex_lock(&hwi_pool_mu);
-    dpool *dp = device >= 0 && device < HWI_MAX_DEVICES ? hwi_pool_devs[device] : NULL;
+    dpool *dp = pool_of(d);
     if (dp) {
-        tc_flush_own();                       /* peaks restart from exact current values */
+        tc_leave_other(dp);
+        pthread_mutex_lock(&dp->mu);
+        tc_flush_own(dp);                     /* peaks restart from exact current values */
         hwrt_stat *all[] = {&dp->st.allocation, &dp->st.segment, &dp->st.active,
                             &dp->st.inactive_split, &dp->st.allocated_bytes,
                             &dp->st.reserved_bytes, &dp->st.active_bytes,
                             &dp->st.inactive_split_bytes, &dp->st.requested_bytes};
         for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) all[i]->peak = all[i]->current;
+        pthread_mutex_unlock(&dp->mu);
     }
-    pthread_mutex_unlock(&hwi_pool_mu);
 }
 
 hwrt_status hwi_pool_set_tag(void *p, const char *tag)
@@ -70,16 +77,17 @@ hwrt_status hwi_pool_set_tag(void *p, const char *tag)
     char *copy = tag ? strdup(tag) : NULL;
     if (tag && !copy)
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_set_alloc_tag: host out of memory");
-    pthread_mutex_lock(&hwi_pool_mu);
-    pblock *b = pmap_get(p);
+    pseg *s = NULL;
+    dpool *dp = pool_lock_containing(p, &s);
+    pblock *b = dp ? pmap_get(dp, p) : NULL;
     if (b && atomic_load_explicit(&b->in_tc, memory_order_relaxed)) b = NULL;
     if (b) {
         free(b->tag);
         b->tag = copy;
         if (hwi_alloc_trace_active())
-            hwi_alloc_trace_tag(b->seg->dp->device, p, b->seg->sp->owner, copy);
+            hwi_alloc_trace_tag(dp->device, p, b->seg->sp->owner, copy);
     }
-    pthread_mutex_unlock(&hwi_pool_mu);
+    if (dp) pthread_mutex_unlock(&dp->mu);
     if (!b) {
         free(copy);
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_set_alloc_tag(%p): not the start of a "
@@ -164,22 +172,21 @@ static void snapshot_segment(hwi_jw *j, const pseg *s)
     hwi_jw_close(j);
 }
 
-hwrt_status hwi_pool_snapshot(int device, void *file)
+hwrt_status hwi_pool_snapshot(const hwi_device *d, void *file)
 {
     FILE *f = file;
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    pthread_mutex_lock(&hwi_pool_mu);
-    dpool *dp = device >= 0 && device < HWI_MAX_DEVICES ? hwi_pool_devs[device] : NULL;
+    dpool *dp = pool_of(d);
     hwrt_mem_stats z = {0}, *st = &z;
     if (dp) {
+        pthread_mutex_lock(&dp->mu);
         z = dp->st;
         tc_view(dp, &z);
     }
     hwi_jw j;
     hwi_jw_begin(&j, f, 0);
     hwi_jw_obj(&j);
-    hwi_jw_kint(&j, "device", device);
-    hwi_jw_kstr(&j, "backend", ops ? ops->name : "none");
+    hwi_jw_kint(&j, "device", d->ordinal);
+    hwi_jw_kstr(&j, "backend", hwi_dev_backend_name(d));
     hwi_jw_kbool(&j, "record_alloc_sites", (int)hwi_cfg_int(HWI_CFG_RECORD_ALLOC_SITES));
     hwi_jw_kint(&j, "allocated_bytes", (long long)st->allocated_bytes.current);
     hwi_jw_kint(&j, "reserved_bytes", (long long)st->reserved_bytes.current);
@@ -193,7 +200,7 @@ hwrt_status hwi_pool_snapshot(int device, void *file)
     hwi_jw_close(&j);
     hwi_jw_close(&j);
     int bad = hwi_jw_end(&j);
-    pthread_mutex_unlock(&hwi_pool_mu);
+    if (dp) pthread_mutex_unlock(&dp->mu);
     if (bad) return hwi_err(HWRT_ERROR_INTERNAL, "hwrt_memory_snapshot: the JSON writer was misused");
     return ferror(f) ? hwi_err(HWRT_ERROR_IO, "hwrt_memory_snapshot: write error") : HWRT_SUCCESS;
 }
@@ -206,7 +213,7 @@ hwrt_status hwi_pool_oom(dpool *dp, size_t req, size_t rsize, const char *cause)
     char why[256];
     snprintf(why, sizeof why, "%s", cause ? cause : "");
     size_t freeb = 0, total = 0, ovh = 0;
-    hwi_ops_if_selected()->mem_info(dp->bdev, &freeb, &total, &ovh);
+    hwi_dev_mem_info(dp->dev, &freeb, &total, &ovh);
     size_t alloc = (size_t)dp->st.allocated_bytes.current;
     size_t resv = (size_t)dp->st.reserved_bytes.current;
     size_t used = total - freeb, other = used > resv + ovh ? used - resv - ovh : 0;
@@ -228,8 +235,8 @@ hwrt_status hwi_pool_oom(dpool *dp, size_t req, size_t rsize, const char *cause)
                                          "max_split_size:<size> against fragmentation, " : "");
 }
 
-/* ---- leak report and teardown (hwrt_shutdown, order 40: after streams, before
- * host memory and the devices) ---- */
+/* ---- leak report and teardown (hwi_pool_destroy when the device closes, or
+ * hwrt_shutdown's order 40: after streams, before host memory and the devices) ---- */
 
 static void report_leak(const dpool *dp, const pblock *b)
 {
@@ -252,9 +259,8 @@ static void report_leak(const dpool *dp, const pblock *b)
 
 static void teardown_device(dpool *dp)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
     for (pblock *b = dp->pending; b; b = b->fnext)
-        for (int i = 0; i < b->nevs; i++) ops->event_destroy(b->evs[i]);
+        for (int i = 0; i < b->nevs; i++) hwi_dev_event_destroy(dp->dev, b->evs[i]);
     for (pseg *s = dp->segs; s; s = s->next)
         for (pblock *b = s->first; b; b = b->next)
             if (b->state == B_ALLOC && !atomic_load_explicit(&b->in_tc, memory_order_relaxed)) {
@@ -269,30 +275,42 @@ static void teardown_device(dpool *dp)
         for (pblock *b = s->first; b; b = b->next) b->state = B_FREE, b->bin = -1;
         pseg_release(s);
     }
-    for (int i = 0; i < dp->nev; i++) ops->event_destroy(dp->evcache[i]);
+    for (int i = 0; i < dp->nev; i++) hwi_dev_event_destroy(dp->dev, dp->evcache[i]);
     free(dp->evcache);
     while (dp->spools) {
         spool *n = dp->spools->next;
         free(dp->spools);
         dp->spools = n;
     }
+    pmap_clear(dp);
+    pblock_spare_free(dp);
+}
+
+static void destroy(dpool *dp)
+{
+    pool_list_del(dp);
+    pthread_mutex_lock(&dp->mu);
+    tc_forget_pool(dp);
+    teardown_device(dp);
+    pthread_mutex_unlock(&dp->mu);
+    pthread_mutex_destroy(&dp->mu);
     free(dp);
 }
 
-hwrt_status hwi_pool_teardown(void);
+void hwi_pool_destroy(hwi_device *d)
+{
+    dpool *dp = __atomic_exchange_n(&d->pool, NULL, __ATOMIC_ACQ_REL);
+    if (dp) destroy(dp);
+}
+
 hwrt_status hwi_pool_teardown(void)
 {
-    pthread_mutex_lock(&hwi_pool_mu);
     last_leaks = 0;
-    tc_reset_all();
-    for (int i = 0; i < HWI_MAX_DEVICES; i++) {
-        if (!hwi_pool_devs[i]) continue;
-        teardown_device(hwi_pool_devs[i]);
-        hwi_pool_devs[i] = NULL;
+    for (dpool *dp; (dp = pool_list_first());) {
+        __atomic_store_n(&dp->dev->pool, NULL, __ATOMIC_RELEASE);
+        destroy(dp);
     }
-    pmap_clear();
     hwi_alloc_trace_close();
-    pthread_mutex_unlock(&hwi_pool_mu);
     if (last_leaks)
         hwi_log(HWI_LOG_ERROR, "hwrt_shutdown: %zu device block%s leaked (listed above)",
                 last_leaks, last_leaks == 1 ? "" : "s");

@@ -1,7 +1,7 @@
 /* Per-thread cache of hot small blocks: the lock-free fast path of the pool.
  *
  * A thread that frees a block of <= 64 KiB it allocated itself (for the same device and
- * stream, with no other stream recorded on it) parks it in its cache instead of taking
+ * stream, with no other stream recorded on it, untagged) parks it in its cache instead of taking
  * the pool lock; its next request of that exact size takes it back. Stream order makes
  * that safe exactly as for the pool's own per-stream reuse. Parked blocks stay in the
  * pool's registry marked in_tc (so lookups treat them as freed) and count as freed in
@@ -15,8 +15,11 @@
  *
  * Slow paths (empty_cache, the retry before OOM, trimming) flush the calling thread's
  * cache at once and ask the other threads to flush theirs at their next call; a
- * stream's destruction does the same; hwrt_shutdown drops every cache; thread exit
- * flushes. thread_cache:false turns the cache off (exact best fit, e.g. for tests). */
+ * stream's destruction does the same; destroying a pool (hwrt_shutdown) makes every
+ * cache forget that pool's blocks; thread exit flushes. thread_cache:false turns the cache off (exact best fit, e.g. for tests).
+ *
+ * A cache holds blocks of one pool (one device) at a time; its blocks go back under that
+ * pool's lock. The registry of caches has its own lock (tc_mu), taken after a pool's. */
 #include "pool_tcache.h"
 #include "alloc_trace.h"
 
@@ -26,11 +29,12 @@
 /* initial-exec: one pointer of static TLS, so the fast path has no __tls_get_addr call */
 __thread tcache *hwi_tc __attribute__((tls_model("initial-exec")));
 _Atomic uint64_t hwi_tc_flush_gen = 1;
-static tcache *registry;
+static tcache *registry;                   /* under tc_mu */
+static pthread_mutex_t tc_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
-/* ---- under hwi_pool_mu ---- */
+/* ---- under the lock of the cache's pool (t->dp) ---- */
 
 /* Add a share (sign +1) into counters: allocation and active move together. */
 static void apply(const tcache *t, hwrt_mem_stats *st)
@@ -80,14 +84,16 @@ static void fold(tcache *t)
 static void flush(tcache *t)
 {
     fold(t);
+    dpool *dp = t->dp;
     for (int i = 0; i < TC_NBINS; i++) {
         tc_bin *bin = &t->bins[i];
         while (bin->n) {
             pblock *b = bin->blk[--bin->n];
+            if (!dp) continue;                 /* none: its pool forgot this cache */
             atomic_store_explicit(&b->in_tc, 0, memory_order_relaxed);
             atomic_fetch_add(&b->tc_gen, 1);
-            pmap_take(b->base);
-            b->freed_at = ++hwi_pool_free_seq;
+            pmap_take(dp, b->base);
+            b->freed_at = ++dp->free_seq;
             pblock_coalesce_insert(b);
         }
     }
@@ -95,18 +101,38 @@ static void flush(tcache *t)
     t->bytes = 0;
 }
 
+/* The cache's blocks back to its pool, under that pool's lock; it then belongs to none. */
+static void leave(tcache *t)
+{
+    dpool *dp = t->dp;
+    if (!dp) return;
+    pthread_mutex_lock(&dp->mu);
+    flush(t);
+    pthread_mutex_lock(&tc_mu);
+    t->dp = NULL;
+    t->owner = NULL;
+    pthread_mutex_unlock(&tc_mu);
+    pthread_mutex_unlock(&dp->mu);
+}
+
 static void thread_exit(void *arg)
 {
     tcache *t = arg;
-    pthread_mutex_lock(&hwi_pool_mu);
-    flush(t);
+    leave(t);
+    pthread_mutex_lock(&tc_mu);
     for (tcache **pp = &registry; *pp; pp = &(*pp)->next)
         if (*pp == t) { *pp = t->next; break; }
-    pthread_mutex_unlock(&hwi_pool_mu);
+    pthread_mutex_unlock(&tc_mu);
     free(t);
 }
 
 static void make_key(void) { pthread_key_create(&key, thread_exit); }
+
+void tc_leave_other(dpool *dp)
+{
+    tcache *t = hwi_tc;
+    if (t && t->dp && t->dp != dp) leave(t);
+}
 
 void tc_slow_enter(dpool *dp, hwrt_bstream *bs)
 {
@@ -117,16 +143,25 @@ void tc_slow_enter(dpool *dp, hwrt_bstream *bs)
         if (!t) return;
         hwi_tc = t;
         pthread_setspecific(key, t);
+        pthread_mutex_lock(&tc_mu);
         t->next = registry;
         registry = t;
+        pthread_mutex_unlock(&tc_mu);
+    }
+    if (t->dp && t->dp != dp) {                /* tc_leave_other was not called: stay off */
+        t->enabled = 0;
+        return;
     }
     uint64_t fg = atomic_load(&hwi_tc_flush_gen);
     if (t->flush_gen != fg || t->dp != dp || t->owner != bs) {
         flush(t);                              /* a new key, or a flush was asked for */
         t->flush_gen = fg;
+        pthread_mutex_lock(&tc_mu);
         t->dp = dp;
         t->owner = bs;
+        pthread_mutex_unlock(&tc_mu);
         t->device = dp->device;
+        fold(t);                               /* the headroom of the new key */
     } else {
         fold(t);                               /* the pool's counters become exact */
     }
@@ -140,30 +175,34 @@ void tc_note_alloc(dpool *dp, hwrt_bstream *bs, pblock *b)
     tcache *t = hwi_tc;
     if (t && t->dp == dp) set_headroom(t);     /* the slow allocation moved current */
     if (!t || !t->enabled || t->dp != dp || t->owner != bs || b->size > TC_MAX_SIZE) return;
-    t->ents[ent_of(b->base)] = (tc_ent){b, atomic_load(&b->tc_gen)};
+    t->ents[ent_of(b->base)] = (tc_ent){b, atomic_load(&b->tc_gen), b->size};
 }
 
-void tc_flush_own(void)
+void tc_flush_own(dpool *dp)
 {
-    if (hwi_tc) flush(hwi_tc);
+    if (hwi_tc && hwi_tc->dp == dp) flush(hwi_tc);
 }
 
-void tc_request_flush(void)
+void tc_request_flush(dpool *dp)
 {
     atomic_fetch_add(&hwi_tc_flush_gen, 1);
-    tc_flush_own();
+    tc_flush_own(dp);
 }
 
 void tc_view(const dpool *dp, hwrt_mem_stats *st)
 {
+    pthread_mutex_lock(&tc_mu);
     for (tcache *t = registry; t; t = t->next)
         if (t->dp == dp) apply(t, st);
+    pthread_mutex_unlock(&tc_mu);
 }
 
-/* hwrt_shutdown: the pools are gone; every cache forgets its blocks and shares. */
-void tc_reset_all(void)
+/* dp is destroyed (hwrt_shutdown): its caches forget its blocks and shares. */
+void tc_forget_pool(dpool *dp)
 {
+    pthread_mutex_lock(&tc_mu);
     for (tcache *t = registry; t; t = t->next) {
+        if (t->dp != dp) continue;
         for (int i = 0; i < C_N; i++) {
             atomic_store(&t->alloc[i], 0);
             atomic_store(&t->freed[i], 0);
@@ -174,4 +213,5 @@ void tc_reset_all(void)
         t->dp = NULL;
         t->owner = NULL;
     }
+    pthread_mutex_unlock(&tc_mu);
 }

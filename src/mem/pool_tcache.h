@@ -18,13 +18,15 @@
  * fast path moves are never PENDING, so active and allocation move together. */
 enum { C_COUNT, C_BYTES, C_REQ, C_N };
 
-typedef struct { pblock *b; uint64_t gen; } tc_ent;
+/* size: the block's size when it was handed out (an allocated block never changes size),
+ * so that a free finds its bin without waiting for the block's own cache line */
+typedef struct { pblock *b; uint64_t gen; size_t size; } tc_ent;
 typedef struct { int n; pblock *blk[TC_DEPTH]; } tc_bin;
 
 typedef struct tcache {
-    struct tcache *next;            /* registry, under hwi_pool_mu */
+    struct tcache *next;            /* registry, under tc_mu (pool_tcache.c) */
     int registered;
-    dpool *dp;                      /* key: device pool and stream */
+    dpool *dp;                      /* key: device pool and stream (written under tc_mu) */
     hwrt_bstream *owner;
     int device;
     int enabled;                    /* thread_cache on, record_alloc_sites and HWRT_ALLOC_TRACE off */
@@ -60,7 +62,8 @@ static inline __attribute__((always_inline)) int tc_try_alloc(hwi_device *d, hwr
     if (__builtin_expect(!t || bytes > TC_MAX_SIZE, 0)) return 0;
     size_t rsize = bytes < POOL_ROUND ? POOL_ROUND : (bytes + POOL_ROUND - 1) & ~(POOL_ROUND - 1);
     tc_bin *bin = &t->bins[rsize / POOL_ROUND - 1];
-    if (!bin->n || !t->enabled || t->owner != bs || t->device != d->ordinal || !t->dp ||
+    if (!bin->n || !t->enabled || t->owner != bs || !t->dp ||
+        t->dp != __atomic_load_n(&d->pool, __ATOMIC_RELAXED) ||
         t->flush_gen != atomic_load_explicit(&hwi_tc_flush_gen, memory_order_relaxed))
         return 0;
     /* never past a recorded peak: the slow path raises peaks under the lock */
@@ -74,7 +77,7 @@ static inline __attribute__((always_inline)) int tc_try_alloc(hwi_device *d, hwr
     b->owned = owned;
     atomic_store_explicit(&b->in_tc, 0, memory_order_relaxed);
     tc_ent *e = &t->ents[ent_of(b->base)];
-    *e = (tc_ent){b, atomic_load_explicit(&b->tc_gen, memory_order_relaxed)};
+    *e = (tc_ent){b, atomic_load_explicit(&b->tc_gen, memory_order_relaxed), b->size};
     count(t->alloc, b->size, bytes);
     *out = b->base;
     return 1;
@@ -88,20 +91,21 @@ static inline __attribute__((always_inline)) int tc_try_free(void *p, int user)
         return 0;
     tc_ent *e = &t->ents[ent_of(p)];
     pblock *b = e->b;
+    /* a tagged block takes the slow path, which frees the tag (no call here) */
     if (!b || b->base != (char *)p || atomic_load_explicit(&b->tc_gen, memory_order_relaxed) != e->gen ||
-        b->nuses || (user && b->owned) || b->size > TC_MAX_SIZE || t->bytes + b->size > TC_MAX_BYTES)
+        b->nuses || (user && b->owned) || b->tag)
         return 0;
-    tc_bin *bin = &t->bins[b->size / POOL_ROUND - 1];
-    if (bin->n == TC_DEPTH) return 0;
+    size_t size = e->size, req = b->requested;
+    if (size > TC_MAX_SIZE || t->bytes + size > TC_MAX_BYTES) return 0;
+    tc_bin *bin = &t->bins[size / POOL_ROUND - 1];
+    int n = bin->n;
+    if (n == TC_DEPTH) return 0;
     e->b = NULL;
-    if (b->tag) {
-        free(b->tag);
-        b->tag = NULL;
-    }
     atomic_store_explicit(&b->in_tc, 1, memory_order_relaxed);
-    bin->blk[bin->n++] = b;
-    t->bytes += b->size;
-    count(t->freed, b->size, b->requested);
+    bin->blk[n] = b;
+    bin->n = n + 1;
+    t->bytes += size;
+    count(t->freed, size, req);
     return 1;
 }
 

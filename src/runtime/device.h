@@ -10,6 +10,7 @@ typedef struct hwi_device {
     const hwrt_backend_ops *ops;   /* the backend this device belongs to */
     hwrt_bdev *bdev;
     hwrt_device_props props;
+    struct hwi_pool *pool;         /* its memory pool (src/mem), created on first use */
 } hwi_device;
 
 #endif

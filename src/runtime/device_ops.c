@@ -209,6 +209,11 @@ void *hwi_dev_stream_native(const hwi_device *d, hwrt_bstream *s)
     return d->ops->stream_native ? d->ops->stream_native(s) : NULL;
 }
 
+const char *hwi_dev_backend_name(const hwi_device *d)
+{
+    return d->ops->name;
+}
+
 int hwi_dev_has_va(const hwi_device *d)
 {
     const hwrt_backend_ops *o = d->ops;

@@ -48,6 +48,8 @@ void *hwi_dev_stream_native(const hwi_device *d, hwrt_bstream *s);
 hwrt_status hwi_dev_dlpack_device(const hwi_device *d, const void *ptr, int pinned_host,
                                   int *dl_device_type, void **data, uint64_t *byte_offset);
 
+/* The name of d's backend ("sim", "opencl"). */
+const char *hwi_dev_backend_name(const hwi_device *d);
 /* 1 when the backend has every virtual-memory slot (expandable segments are possible). */
 int hwi_dev_has_va(const hwi_device *d);
 

@@ -1,6 +1,6 @@
-/* Several threads allocate and free small blocks at once, and a quarter of the blocks
- * are freed by another thread than the one that allocated them (through a shared
- * mailbox). Each block is filled with its owner's byte pattern and checked before it is
+/* Several threads allocate and free small blocks at once, on two devices (two pools,
+ * each with its own lock), and a quarter of the blocks are freed by another thread than
+ * the one that allocated them (through a shared mailbox, also across devices). Each block is filled with its owner's byte pattern and checked before it is
  * freed, so a block handed to two owners at once shows up as corrupted data. At the
  * end nothing is live, the figures add up, and once the threads have exited (their
  * caches flushed) empty_cache returns every segment. */
@@ -33,7 +33,9 @@ static void release(void *p)
 static void *worker(void *arg)
 {
     int id = (int)(intptr_t)arg;
-    if (hwrt_set_device("sim", 0) != HWRT_SUCCESS) { atomic_fetch_add(&failures, 1); return NULL; }
+    /* even threads on device 0, odd ones on device 1: two pools, each with its own lock;
+     * the mailbox hands blocks across devices, so frees find their pool by address */
+    if (hwrt_set_device("sim", id % 2) != HWRT_SUCCESS) { atomic_fetch_add(&failures, 1); return NULL; }
     void *slot[SLOTS] = {0};
     size_t size[SLOTS] = {0};
     uint32_t x = 777u * (uint32_t)(id + 1);
@@ -65,6 +67,7 @@ static void *worker(void *arg)
 int main(void)
 {
     setenv("HWRT_SIM_REGISTRY", "off", 1);   /* device-wide figures of this process only */
+    setenv("HWRT_SIM_DEVICES", "2", 1);
     TEST_CASE("threads");
     OK(hwrt_set_device("sim", 0));
     pthread_t th[THREADS];
@@ -76,16 +79,18 @@ int main(void)
     }
     EXPECT(atomic_load(&failures) == 0);
     EXPECT(atomic_load(&bad) == 0);
-    hwrt_mem_stats s;
-    OK(hwrt_memory_stats(0, &s));
-    EXPECT(s.allocation.current == 0 && s.allocated_bytes.current == 0 &&
-           s.requested_bytes.current == 0 && s.active.current == 0);
-    EXPECT(s.allocation.allocated == s.allocation.freed);
-    EXPECT(s.allocated_bytes.peak <= s.reserved_bytes.peak);
-    OK(hwrt_empty_cache(0));
-    hwrt_memory_info mi;
-    OK(hwrt_get_memory_info(0, &mi));
-    EXPECT(mi.reserved == 0 && mi.used == mi.overhead);
+    for (int dev = 0; dev < 2; dev++) {
+        hwrt_mem_stats s;
+        OK(hwrt_memory_stats(dev, &s));
+        EXPECT(s.allocation.current == 0 && s.allocated_bytes.current == 0 &&
+               s.requested_bytes.current == 0 && s.active.current == 0);
+        EXPECT(s.allocation.allocated == s.allocation.freed && s.allocation.allocated > 0);
+        EXPECT(s.allocated_bytes.peak <= s.reserved_bytes.peak);
+        OK(hwrt_empty_cache(dev));
+        hwrt_memory_info mi;
+        OK(hwrt_get_memory_info(dev, &mi));
+        EXPECT(mi.reserved == 0 && mi.used == mi.overhead);
+    }
     OK(hwrt_shutdown());
     return test_report();
 }
