@@ -36,7 +36,6 @@ pthread_mutex_t hwi_pool_mu = PTHREAD_MUTEX_INITIALIZER;
 dpool *hwi_pool_devs[HWI_MAX_DEVICES];
 
 uint64_t hwi_pool_free_seq;                /* bumped whenever a block becomes free */
-static _Atomic(hwi_pool_sync_fn) sync_fn;
 
 /* internal try_alloc outcomes: sync the device, clean up, try again */
 #define WANT_GC ((hwrt_status)2000)
@@ -45,12 +44,10 @@ static _Atomic(hwi_pool_sync_fn) sync_fn;
 hwrt_status hwi_pool_teardown(void);
 hwrt_status hwi_pool_oom(dpool *dp, size_t req, size_t rsize, const char *cause);
 
-void hwi_pool_set_sync(hwi_pool_sync_fn fn) { atomic_store(&sync_fn, fn); }
-
 hwrt_status hwi_pool_sync_device(int device, const char *api)
 {
-    hwi_pool_sync_fn fn = atomic_load(&sync_fn);
-    return fn ? fn(device, api) : HWRT_SUCCESS;
+    hwi_device *d = hwi_device_if_open(device);
+    return d ? hwi_device_synchronize(d, api) : HWRT_SUCCESS;
 }
 
 /* Every request rounds up to 512 B; with roundup_power2_divisions N (PyTorch's), one
@@ -446,9 +443,8 @@ static hwrt_status sync_unlocked(dpool *dp, const char *api, uint64_t *snap)
 {
     tc_request_flush();                        /* parked blocks back first: they count */
     *snap = hwi_pool_free_seq;
-    hwi_pool_sync_fn fn = atomic_load(&sync_fn);
     pthread_mutex_unlock(&hwi_pool_mu);
-    hwrt_status st = fn ? fn(dp->device, api) : HWRT_SUCCESS;
+    hwrt_status st = hwi_pool_sync_device(dp->device, api);
     pthread_mutex_lock(&hwi_pool_mu);
     dp->st.num_sync_all_streams++;
     if (st == HWRT_SUCCESS) process_events(dp);

@@ -1,8 +1,8 @@
 /* Device memory as the layers above see it: a stream-ordered caching pool per device,
  * with pointer lookup (which device, which live block) for validating copies and kernels.
- * Streams are the backend's (hwrt_bstream), so this layer sits below src/exec; exec
- * registers a device-wide synchronize for the pool's slow paths (empty_cache, the retry
- * before OOM, garbage collection). See docs/memory.md. */
+ * Streams are the backend's (hwrt_bstream), so this layer sits below src/exec; the pool's
+ * slow paths (empty_cache, the retry before OOM, garbage collection) synchronize through
+ * the device (hwi_device_synchronize). See docs/memory.md. */
 #ifndef HWI_POOL_H
 #define HWI_POOL_H
 
@@ -55,10 +55,8 @@ hwrt_status hwi_pool_snapshot(int device, void *file /* FILE* */);
 /* Live blocks found by the last hwrt_shutdown's leak report (tests read it). */
 size_t hwi_pool_last_leaks(void);
 
-/* Hooks from src/exec: synchronize every stream of a device (blocking). */
-typedef hwrt_status (*hwi_pool_sync_fn)(int device, const char *api);
-void hwi_pool_set_sync(hwi_pool_sync_fn fn);
-/* Run the registered synchronize for device (SUCCESS when no stream ever existed). */
+/* The device-wide synchronize of device (hwi_device_synchronize: exec's checked one once
+ * the device has streams; SUCCESS when the device is not open). */
 hwrt_status hwi_pool_sync_device(int device, const char *api);
 /* A stream is being destroyed (after its work finished): forget it. */
 void hwi_pool_stream_destroyed(hwrt_bstream *bs);
