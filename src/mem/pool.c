@@ -72,23 +72,24 @@ static size_t round_to(size_t n, size_t g) { return (n + g - 1) / g * g; }
 
 static dpool *dpool_get(hwi_device *d)
 {
-    dpool *dp = hwi_pool_devs[d->ordinal];
+    dpool *dp = hwi_pool_devs[d->id];
     if (dp) return dp;
     dp = calloc(1, sizeof *dp);
     if (!dp) return NULL;
-    dp->device = d->ordinal;
+    dp->device = d->id;
     dp->bdev = d->bdev;
+    dp->dev = d;
     dp->st.max_split_size = -1;
     /* the large pool's shared segments: PyTorch's 20 MiB for requests below 10 MiB; on a
      * device of 4 GiB or more 64 MiB below 20 MiB, where blocks of 1-20 MiB with mixed
      * lifetimes (K/V caches, activations) pin fewer segments (hwrt-bench pool
      * --min-capacity, docs/memory.md) */
     size_t f, t = 0, o;
-    if (hwi_ops_if_selected()->mem_info(dp->bdev, &f, &t, &o) != HWRT_SUCCESS) t = 0;
+    if (hwi_dev_mem_info(d, &f, &t, &o) != HWRT_SUCCESS) t = 0;
     int big = t >= ((size_t)4 << 30);
     dp->shared_seg = (size_t)(big ? 64 : 20) << 20;
     dp->shared_below = (size_t)(big ? 20 : 10) << 20;
-    hwi_pool_devs[d->ordinal] = dp;
+    hwi_pool_devs[d->id] = dp;
     hwi_on_shutdown(40, hwi_pool_teardown);
     hwi_alloc_trace_open();                    /* HWRT_ALLOC_TRACE, once per session */
     return dp;
@@ -119,7 +120,7 @@ static hwrt_bevent *event_get(dpool *dp)
 {
     if (dp->nev) return dp->evcache[--dp->nev];
     hwrt_bevent *e = NULL;
-    if (hwi_ops_if_selected()->event_create(dp->bdev, 0, &e) != HWRT_SUCCESS) return NULL;
+    if (hwi_dev_event_create(dp->dev, 0, &e) != HWRT_SUCCESS) return NULL;
     return e;
 }
 
@@ -128,7 +129,7 @@ static void event_put(dpool *dp, hwrt_bevent *e)
     if (dp->nev == dp->cap_ev) {
         int nc = dp->cap_ev ? dp->cap_ev * 2 : 16;
         hwrt_bevent **n = realloc(dp->evcache, (size_t)nc * sizeof *n);
-        if (!n) { hwi_ops_if_selected()->event_destroy(e); return; }
+        if (!n) { hwi_dev_event_destroy(dp->dev, e); return; }
         dp->evcache = n;
         dp->cap_ev = nc;
     }
@@ -149,10 +150,9 @@ static void make_free(pblock *b)
 /* Move PENDING blocks whose events have all completed to the free bins. */
 static void process_events(dpool *dp)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
     for (pblock *b = dp->pending, *n; b; b = n) {
         n = b->fnext;
-        while (b->nevs && ops->event_query(b->evs[b->nevs - 1]) != HWRT_ERROR_NOT_READY)
+        while (b->nevs && hwi_dev_event_query(dp->dev, b->evs[b->nevs - 1]) != HWRT_ERROR_NOT_READY)
             event_put(dp, b->evs[--b->nevs]);   /* done (or faulted: it will not run) */
         if (b->nevs) continue;
         if (b->fprev) b->fprev->fnext = b->fnext;
@@ -175,7 +175,7 @@ static size_t large_seg_size(dpool *dp, size_t rsize)
 static size_t device_total(dpool *dp)
 {
     size_t f, t, o;
-    if (hwi_ops_if_selected()->mem_info(dp->bdev, &f, &t, &o) != HWRT_SUCCESS) return 0;
+    if (hwi_dev_mem_info(dp->dev, &f, &t, &o) != HWRT_SUCCESS) return 0;
     return t;
 }
 
@@ -246,8 +246,6 @@ static void release_cached(dpool *dp, uint64_t snap, size_t target, int trim_onl
  * every call. The thread caches' shares (<= 2 MiB per thread) are not included. */
 static int report_due(dpool *dp, size_t *resv, size_t *alloc)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    if (!ops || !ops->report_usage) return 0;
     *resv = (size_t)dp->st.reserved_bytes.current;
     *alloc = (size_t)dp->st.allocated_bytes.current;
     if (*resv == dp->reported_resv && *alloc == dp->reported_alloc) return 0;
@@ -263,20 +261,16 @@ static int report_due(dpool *dp, size_t *resv, size_t *alloc)
 
 void hwi_pool_report(hwi_device *d)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    if (!ops || !ops->report_usage) return;
     hwrt_memory_info m;
-    hwi_pool_fill_info(d->ordinal, &m);
-    ops->report_usage(d->bdev, m.reserved, m.allocated);
+    hwi_pool_fill_info(d->id, &m);
+    hwi_dev_report_usage(d, m.reserved, m.allocated);
 }
 
 /* ---- allocation ---- */
 
-static int use_expandable(void)
+static int use_expandable(const hwi_device *d)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    return hwi_cfg_int(HWI_CFG_EXPANDABLE_SEGMENTS) && ops->va_reserve && ops->va_map &&
-           ops->va_unmap && ops->va_release;
+    return hwi_cfg_int(HWI_CFG_EXPANDABLE_SEGMENTS) && hwi_dev_has_va(d);
 }
 
 /* A fresh segment (or expandable range) for sp; its whole-range block, out of the bins. */
@@ -284,7 +278,7 @@ static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_g
                         pblock **out)
 {
     pseg *seg = NULL;
-    if (use_expandable()) {
+    if (use_expandable(dp->dev)) {
         size_t g = pseg_granule(dp), total = device_total(dp);
         size_t va = round_to(rsize, g), chunk = round_to(total / 8, g);
         if (va < chunk) va = chunk;
@@ -520,7 +514,7 @@ alloc_slow(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned, void **out)
         report = report_due(dp, &resv, &alloc);
     }
     pthread_mutex_unlock(&hwi_pool_mu);
-    if (report) hwi_ops_if_selected()->report_usage(d->bdev, resv, alloc);
+    if (report) hwi_dev_report_usage(d, resv, alloc);
     return st;
 }
 
@@ -539,7 +533,7 @@ static inline hwrt_status pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *
     hwrt_status st = tc_try_alloc(d, bs, bytes, owned, out) ? HWRT_SUCCESS
                                                             : alloc_slow(d, bytes, bs, owned, out);
     if (st == HWRT_SUCCESS && hwi_mem_events_active())
-        mem_event(HWI_MEM_ALLOC, d->ordinal, *out, bytes);
+        mem_event(HWI_MEM_ALLOC, d->id, *out, bytes);
     return st;
 }
 
@@ -570,12 +564,11 @@ static pblock *live_containing(const void *p)
 
 static void record_events(dpool *dp, pblock *b)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
     b->nevs = 0;
     for (int i = 0; i < b->nuses; i++) {
         hwrt_bevent *e = event_get(dp);
-        if (!e) { ops->stream_synchronize(b->uses[i]); continue; }  /* cannot defer: wait */
-        if (ops->event_record(e, b->uses[i]) != HWRT_SUCCESS) { event_put(dp, e); continue; }
+        if (!e) { hwi_dev_stream_synchronize(dp->dev, b->uses[i]); continue; }  /* cannot defer: wait */
+        if (hwi_dev_event_record(dp->dev, e, b->uses[i]) != HWRT_SUCCESS) { event_put(dp, e); continue; }
         b->evs[b->nevs++] = e;
     }
     b->nuses = 0;
@@ -627,7 +620,7 @@ static hwrt_status __attribute__((noinline)) free_slow(void *p, const char *api,
     size_t resv = 0, alloc = 0;
     int report = report_due(dp, &resv, &alloc);
     pthread_mutex_unlock(&hwi_pool_mu);
-    if (report) hwi_ops_if_selected()->report_usage(dp->bdev, resv, alloc);
+    if (report) hwi_dev_report_usage(dp->dev, resv, alloc);
     return HWRT_SUCCESS;
 }
 
@@ -714,7 +707,7 @@ int hwi_pool_is_device_ptr(const void *p, int *device)
 hwrt_status hwi_pool_empty_cache(hwi_device *d)
 {
     pthread_mutex_lock(&hwi_pool_mu);
-    dpool *dp = hwi_pool_devs[d->ordinal];
+    dpool *dp = hwi_pool_devs[d->id];
     hwrt_status st = HWRT_SUCCESS;
     if (dp) {
         uint64_t snap;
@@ -725,7 +718,7 @@ hwrt_status hwi_pool_empty_cache(hwi_device *d)
     if (dp) dp->report_skips = 1024;           /* the monitor gets exact figures now */
     int report = dp && report_due(dp, &resv, &alloc);
     pthread_mutex_unlock(&hwi_pool_mu);
-    if (report) hwi_ops_if_selected()->report_usage(d->bdev, resv, alloc);
+    if (report) hwi_dev_report_usage(d, resv, alloc);
     return st;
 }
 

@@ -6,6 +6,7 @@
 #define HWI_POOL_INTERNAL_H
 
 #include "pool.h"
+#include "../runtime/device_ops.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -82,6 +83,7 @@ struct spool {
 struct dpool {
     int device;
     hwrt_bdev *bdev;
+    const hwi_device *dev;       /* the device (its backend calls go through hwi_dev_*) */
     spool *spools;
     spool *last;                 /* last spool used: the hot path skips the list walk */
     pseg *segs;

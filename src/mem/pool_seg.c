@@ -11,8 +11,7 @@
 
 size_t pseg_granule(dpool *dp)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    size_t g = ops && ops->va_granularity ? ops->va_granularity(dp->bdev) : 0;
+    size_t g = hwi_dev_va_granularity(dp->dev);
     return g ? g : POOL_SMALL_SEG;
 }
 
@@ -30,7 +29,6 @@ static pblock *whole_block(pseg *s)
 
 hwrt_status pseg_new(dpool *dp, spool *sp, size_t bytes, int expandable, pseg **out)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
     pseg *s = calloc(1, sizeof *s);
     if (!s)
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
@@ -44,10 +42,10 @@ hwrt_status pseg_new(dpool *dp, spool *sp, size_t bytes, int expandable, pseg **
         s->gran = pseg_granule(dp);
         s->ngran = bytes / s->gran;
         s->gmap = calloc(s->ngran ? s->ngran : 1, 1);
-        st = s->gmap ? ops->va_reserve(dp->bdev, bytes, &p)
+        st = s->gmap ? hwi_dev_va_reserve(dp->dev, bytes, &p)
                      : hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
     } else {
-        st = ops->segment_alloc(dp->bdev, bytes, &p);
+        st = hwi_dev_segment_alloc(dp->dev, bytes, &p);
     }
     if (st != HWRT_SUCCESS) {
         free(s->gmap);
@@ -58,8 +56,8 @@ hwrt_status pseg_new(dpool *dp, spool *sp, size_t bytes, int expandable, pseg **
     s->first = whole_block(s);
     if (!s->first || !pseg_index_add(s)) {
         if (s->first) pblock_put(s->first);
-        if (expandable) ops->va_release(dp->bdev, p, bytes);
-        else ops->segment_free(dp->bdev, p, bytes);
+        if (expandable) hwi_dev_va_release(dp->dev, p, bytes);
+        else hwi_dev_segment_free(dp->dev, p, bytes);
         free(s->gmap);
         free(s);
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
@@ -90,7 +88,6 @@ size_t pseg_unmapped_in(pseg *s, char *p, size_t bytes)
 hwrt_status pseg_map_range(pseg *s, char *p, size_t bytes, size_t cap)
 {
     if (!s->expandable || !bytes) return HWRT_SUCCESS;
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
     dpool *dp = s->dp;
     size_t g0 = (size_t)(p - s->base) / s->gran;
     size_t g1 = ((size_t)(p - s->base) + bytes + s->gran - 1) / s->gran;
@@ -101,7 +98,7 @@ hwrt_status pseg_map_range(pseg *s, char *p, size_t bytes, size_t cap)
         size_t len = (e - g) * s->gran;
         if (cap && (size_t)dp->st.reserved_bytes.current + len > cap)
             return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "the max_device_memory cap is reached");
-        HWI_TRY(ops->va_map(dp->bdev, s->base + g * s->gran, len));
+        HWI_TRY(hwi_dev_va_map(dp->dev, s->base + g * s->gran, len));
         memset(s->gmap + g, 1, e - g);
         s->mapped += len;
         pool_stat_add(&dp->st.reserved_bytes, (int64_t)len);
@@ -113,14 +110,13 @@ hwrt_status pseg_map_range(pseg *s, char *p, size_t bytes, size_t cap)
 
 static size_t unmap_granules(pseg *s, size_t g0, size_t g1)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
     size_t total = 0;
     for (size_t g = g0; g < g1;) {
         if (!s->gmap[g]) { g++; continue; }
         size_t e = g;
         while (e < g1 && s->gmap[e]) e++;
         size_t len = (e - g) * s->gran;
-        if (ops->va_unmap(s->dp->bdev, s->base + g * s->gran, len) == HWRT_SUCCESS) {
+        if (hwi_dev_va_unmap(s->dp->dev, s->base + g * s->gran, len) == HWRT_SUCCESS) {
             memset(s->gmap + g, 0, e - g);
             s->mapped -= len;
             total += len;
@@ -144,13 +140,12 @@ size_t pseg_trim_block(pblock *b)
 /* The segment is one free block, already out of the bins. */
 void pseg_release(pseg *s)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
     dpool *dp = s->dp;
     if (s->expandable) {
         unmap_granules(s, 0, s->ngran);
-        ops->va_release(dp->bdev, s->base, s->size);
+        hwi_dev_va_release(dp->dev, s->base, s->size);
     } else {
-        ops->segment_free(dp->bdev, s->base, s->size);
+        hwi_dev_segment_free(dp->dev, s->base, s->size);
         pool_stat_sub(&dp->st.reserved_bytes, (int64_t)s->size);
         dp->st.num_device_free++;
     }

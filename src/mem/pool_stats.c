@@ -155,7 +155,6 @@ static void snapshot_segment(FILE *f, const pseg *s, int first)
 hwrt_status hwi_pool_snapshot(int device, void *file)
 {
     FILE *f = file;
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
     pthread_mutex_lock(&hwi_pool_mu);
     dpool *dp = device >= 0 && device < HWI_MAX_DEVICES ? hwi_pool_devs[device] : NULL;
     hwrt_mem_stats z = {0}, *st = &z;
@@ -164,7 +163,7 @@ hwrt_status hwi_pool_snapshot(int device, void *file)
         tc_view(dp, &z);
     }
     fprintf(f, "{\n  \"device\": %d,\n  \"backend\": \"%s\",\n  \"record_alloc_sites\": %s,\n",
-            device, ops ? ops->name : "none",
+            dp ? hwi_device_ordinal(device) : device, dp ? dp->dev->props.backend : "none",
             hwi_cfg_int(HWI_CFG_RECORD_ALLOC_SITES) ? "true" : "false");
     fprintf(f, "  \"allocated_bytes\": %lld,\n  \"reserved_bytes\": %lld,\n  \"active_bytes\": %lld,\n"
             "  \"requested_bytes\": %lld,\n  \"peak_allocated_bytes\": %lld,\n"
@@ -187,7 +186,7 @@ hwrt_status hwi_pool_oom(dpool *dp, size_t req, size_t rsize, const char *cause)
     char why[256];
     snprintf(why, sizeof why, "%s", cause ? cause : "");
     size_t freeb = 0, total = 0, ovh = 0;
-    hwi_ops_if_selected()->mem_info(dp->bdev, &freeb, &total, &ovh);
+    hwi_dev_mem_info(dp->dev, &freeb, &total, &ovh);
     size_t alloc = (size_t)dp->st.allocated_bytes.current;
     size_t resv = (size_t)dp->st.reserved_bytes.current;
     size_t used = total - freeb, other = used > resv + ovh ? used - resv - ovh : 0;
@@ -233,9 +232,8 @@ static void report_leak(const dpool *dp, const pblock *b)
 
 static void teardown_device(dpool *dp)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
     for (pblock *b = dp->pending; b; b = b->fnext)
-        for (int i = 0; i < b->nevs; i++) ops->event_destroy(b->evs[i]);
+        for (int i = 0; i < b->nevs; i++) hwi_dev_event_destroy(dp->dev, b->evs[i]);
     for (pseg *s = dp->segs; s; s = s->next)
         for (pblock *b = s->first; b; b = b->next)
             if (b->state == B_ALLOC && !atomic_load_explicit(&b->in_tc, memory_order_relaxed)) {
@@ -250,7 +248,7 @@ static void teardown_device(dpool *dp)
         for (pblock *b = s->first; b; b = b->next) b->state = B_FREE, b->bin = -1;
         pseg_release(s);
     }
-    for (int i = 0; i < dp->nev; i++) ops->event_destroy(dp->evcache[i]);
+    for (int i = 0; i < dp->nev; i++) hwi_dev_event_destroy(dp->dev, dp->evcache[i]);
     free(dp->evcache);
     while (dp->spools) {
         spool *n = dp->spools->next;

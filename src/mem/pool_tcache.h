@@ -60,7 +60,7 @@ static inline __attribute__((always_inline)) int tc_try_alloc(hwi_device *d, hwr
     if (__builtin_expect(!t || bytes > TC_MAX_SIZE, 0)) return 0;
     size_t rsize = bytes < POOL_ROUND ? POOL_ROUND : (bytes + POOL_ROUND - 1) & ~(POOL_ROUND - 1);
     tc_bin *bin = &t->bins[rsize / POOL_ROUND - 1];
-    if (!bin->n || !t->enabled || t->owner != bs || t->device != d->ordinal || !t->dp ||
+    if (!bin->n || !t->enabled || t->owner != bs || t->device != d->id || !t->dp ||
         t->flush_gen != atomic_load_explicit(&hwi_tc_flush_gen, memory_order_relaxed))
         return 0;
     /* never past a recorded peak: the slow path raises peaks under the lock */

@@ -181,10 +181,6 @@ static hwrt_status select_locked(const char *name, int ordinal, used_backend **o
 
 int hwi_runtime_active(void) { return atomic_load(&nused) > 0; }
 
-const hwrt_backend_ops *hwi_ops_if_selected(void)
-{
-    return atomic_load(&nused) ? used[0].ops : NULL;
-}
 
 hwi_device *hwi_device_if_open(int id)
 {

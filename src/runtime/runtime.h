@@ -13,10 +13,6 @@
 
 #define HWI_MAX_DEVICES 64
 
-/* The default backend's ops table (the first selected), NULL before any. Only the pool
- * files still read it, until they call hwi_dev_* (issue 18 item 3, the pool's part);
- * nothing else may. */
-const hwrt_backend_ops *hwi_ops_if_selected(void);
 /* 1 once some backend was selected (until hwrt_shutdown). */
 int hwi_runtime_active(void);
 /* Device by process-wide id, opened on first use (selects "auto" when no backend was
