@@ -89,8 +89,8 @@ hwrt_status hwrt_event_record(hwrt_event h, hwrt_stream sh)
     HWI_TRY(hwi_stream_resolve(sh, &s));
     if (e->device != s->device)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_event_record: the event belongs to "
-                       "device %d but the stream to device %d; create the event while device %d "
-                       "is current", e->dev->ordinal, s->dev->ordinal, s->dev->ordinal);
+                       "%s but the stream to %s; create the event while that device "
+                       "is current", hwi_device_label(e->device).s, hwi_device_label(s->device).s);
     hwi_work w = {.kind = HWI_WORK_EVENT_RECORD, .stream = s, .name = "EventRecord"};
     w.u.event.ev = e;
     HWI_TRY(hwi_dispatch(&w));

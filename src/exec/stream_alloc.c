@@ -29,8 +29,9 @@ hwrt_status hwrt_record_stream(void *dptr, hwrt_stream h)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_record_stream(%p): not device memory "
                        "allocated by hwrt", dptr);
     if (hwi_pool_find(dptr, 1, &b) && b.device != s->device)
-        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_record_stream: the block is on device "
-                       "%d but the stream is on device %d", b.device, s->device);
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_record_stream: the block is on %s "
+                       "but the stream is on %s", hwi_device_label(b.device).s,
+                       hwi_device_label(s->device).s);
     return hwi_pool_record_stream(dptr, s->bs);
 }
 

@@ -239,6 +239,17 @@ int hwi_device_ordinal(int id)
     return b ? id - b->base : id;
 }
 
+hwi_dev_label hwi_device_label(int id)
+{
+    hwi_dev_label l;
+    used_backend *b = backend_of(id);
+    if (b && atomic_load(&nused) > 1)
+        snprintf(l.s, sizeof l.s, "%s device %d", b->ops->name, id - b->base);
+    else
+        snprintf(l.s, sizeof l.s, "device %d", b ? id - b->base : id);
+    return l;
+}
+
 hwrt_status hwi_device_current_slow(hwi_device **out) { return hwi_device_get(current_id(), out); }
 
 hwrt_status hwrt_set_device(const char *backend, int device_id)

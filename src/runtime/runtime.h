@@ -23,6 +23,10 @@ hwrt_status hwi_device_get(int id, hwi_device **out);
 hwrt_status hwi_device_public(int ordinal, hwi_device **out);
 /* The public id (ordinal in its backend) of process-wide id `id` (id itself if unknown). */
 int hwi_device_ordinal(int id);
+/* "device N" for process-wide id `id` (N its ordinal), "<backend> device N" while the
+ * process uses several backends: for sentences that name two devices. */
+typedef struct hwi_dev_label { char s[48]; } hwi_dev_label;
+hwi_dev_label hwi_device_label(int id);
 /* The calling thread's current device (opened on first use). */
 hwrt_status hwi_device_current_slow(hwi_device **out);
 /* Open device by process-wide id, or NULL (never opens). */

@@ -112,8 +112,12 @@ static void *run(void *arg)
     float h[16];
     /* the other backend's memory is not this device's: refused, nothing queued */
     FAILS(hwrt_memcpy_async(h, o->dptr, sizeof h, HWRT_MEMCPY_DEVICE_TO_HOST, s),
-          HWRT_ERROR_INVALID_ARGUMENT, "on device");
-    FAILS(hwrt_event_record(o->ev, s), HWRT_ERROR_INVALID_ARGUMENT, "belongs to device");
+          HWRT_ERROR_INVALID_ARGUMENT, o == &W[1] ?
+          "on opencl device 0 but the stream is on sim device 0" :
+          "on sim device 0 but the stream is on opencl device 0");
+    FAILS(hwrt_event_record(o->ev, s), HWRT_ERROR_INVALID_ARGUMENT, o == &W[1] ?
+          "belongs to opencl device 0 but the stream to sim device 0" :
+          "belongs to sim device 0 but the stream to opencl device 0");
     float ms;
     FAILS(hwrt_event_elapsed_ms(&ms, w->ev, o->ev), HWRT_ERROR_INVALID_ARGUMENT,
           "do not compare");
