@@ -74,7 +74,7 @@ static prof_stream *registry_find_or_add(hwi_stream *s)
         all[nall++] = p;
     }
     pthread_mutex_unlock(&reg_mu);
-    if (p) atomic_store(&backend_name, (const char *)p->dev->props.backend);
+    if (p) atomic_store(&backend_name, hwi_dev_backend_name(p->dev));
     return p;
 }
 

@@ -57,10 +57,10 @@ hwrt_status hwi_device_close_parts(hwi_device *d)
     for (int k = 0; k < HWI_PART_COUNT; k++) {
         pthread_mutex_lock(&d->mu);
         void *part = atomic_exchange(&d->part[k], NULL);
-        const hwi_dev_part_ops *pops = d->part_ops[k];
+        const hwi_dev_part_ops *po = d->part_ops[k];
         pthread_mutex_unlock(&d->mu);
         if (!part) continue;
-        hwrt_status st = pops->close(d, part);
+        hwrt_status st = po->close(d, part);
         if (st != HWRT_SUCCESS && first == HWRT_SUCCESS) {
             first = st;
             snprintf(msg, sizeof msg, "%s", hwrt_last_error());

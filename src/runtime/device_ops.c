@@ -324,3 +324,5 @@ int hwi_dev_has_host_alloc(const hwi_device *d)
 {
     return d->ops->host_alloc && d->ops->host_free;
 }
+
+const char *hwi_dev_backend_name(const hwi_device *d) { return d->ops->name; }

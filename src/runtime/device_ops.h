@@ -60,6 +60,9 @@ int hwi_backend_has_activity(const hwrt_backend_ops *ops);
 /* 1 when host functions run on the backend's own thread (else inline: the fallback). */
 int hwi_dev_has_host_func(const hwi_device *d);
 
+/* The backend's name, in static storage (valid after the device closed). */
+const char *hwi_dev_backend_name(const hwi_device *d);
+
 /* 1 when the backend has every virtual-memory slot (expandable segments are possible). */
 int hwi_dev_has_va(const hwi_device *d);
 /* 1 when the backend pins host memory itself (else the pinned host pool mlocks pages). */
