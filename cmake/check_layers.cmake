@@ -47,9 +47,6 @@ set(LAYERS base backends sim opencl cuda runtime mem exec tensor offload prof di
 # as the branches that remove them are merged. An entry that no longer matches is
 # reported (a warning) so that it is taken out.
 set(ALLOWED
-  # runtime -> exec: the runtime reaches streams; the `device` branch (issue 18 item 2,
-  # streams owned by the device) removes it
-  "runtime/runtime.c|../exec/stream.h"
   # tensor <-> offload: the op front end and tensor allocation call the residency manager
   # (hwi_offload_ensure/_after_use/_alloc/_forget), which itself works on hwi_tensor. Not
   # small: needs the residency calls inverted (offload registering tensor hooks) or the

@@ -1,8 +1,17 @@
 /* hwrt public API — backends and devices. Include <hwrt.h>, not this file.
  *
- * A process uses one backend at a time ("sim", "opencl", "cuda", "ascend"), chosen by
- * the first hwrt_set_device() (or implicitly "auto" on first use). Each thread has its
- * own current device, device 0 until set, as in CUDA and ACL. */
+ * Device ids. Each thread has its own current device, one device of one backend ("sim",
+ * "opencl", "cuda", "ascend"), set with hwrt_set_device(backend, id) as in CUDA and ACL.
+ * A process may use several backends at once: one thread on ("sim", 0), another on
+ * ("opencl", 0), each device with its own memory pool, streams and events. A device id
+ * is an ordinal within a backend, and every call that takes or returns one (props,
+ * memory figures, reset, hwrt_stream_device, hwrt_tensor_device) means the calling
+ * thread's backend. A thread that never called hwrt_set_device is on device 0 of the
+ * process's first backend (the first one selected, by a hwrt_set_device or by "auto" on
+ * first use). Streams, events, tensors and device pointers belong to their device:
+ * handing one to a thread on another device is allowed, using it with another device's
+ * stream is an error, as with two devices of one backend. hwrt_shutdown() ends every
+ * backend. */
 #ifndef HWRT_DEVICE_H
 #define HWRT_DEVICE_H
 
@@ -36,24 +45,26 @@ typedef struct hwrt_backend_desc {
 HWRT_API hwrt_status hwrt_backend_info(const char *backend, hwrt_backend_desc *out);
 
 /* Make device_id of backend the calling thread's current device, opening it on first
- * use. backend: a name above, or "auto"/NULL (env HWRT_BACKEND, else the first backend
- * with devices). Choosing a different backend than the one in use fails with
- * NOT_PERMITTED until hwrt_shutdown().
+ * use. backend: a name above, or "auto"/NULL (the calling thread's backend; when no
+ * backend is in use yet, env HWRT_BACKEND, else the first backend with devices). A
+ * backend other than those in use is added (the process then uses both); other threads
+ * keep their devices. A failed call changes nothing.
  * Errors: INVALID_DEVICE (unknown backend, or ordinal out of range: the sentence names
  * the device count), UNAVAILABLE (driver absent: the reason), DEVICE_BUSY. */
 HWRT_API hwrt_status hwrt_set_device(const char *backend, int device_id);
 
-/* The calling thread's current device ordinal. */
+/* The calling thread's current device ordinal (within its backend). */
 HWRT_API hwrt_status hwrt_get_device(int *device_id);
 
-/* Number of devices of a backend ("auto"/NULL = the one in use or the default).
+/* Number of devices of a backend ("auto"/NULL = the calling thread's, or the default).
  * An absent driver gives *count = 0 and HWRT_SUCCESS; hwrt_backend_info says why. */
 HWRT_API hwrt_status hwrt_device_count(const char *backend, int *count);
 
-/* Properties of a device of the backend in use (chosen as by "auto" if none yet). */
+/* Properties of a device of the calling thread's backend (chosen as by "auto" if none
+ * yet). */
 HWRT_API hwrt_status hwrt_get_device_props(int device_id, hwrt_device_props *out);
 
-/* Name of the backend in use ("" before any device was chosen). */
+/* Name of the calling thread's backend ("" before any backend was chosen). */
 HWRT_API const char *hwrt_current_backend(void);
 
 /* Block until all work on every stream of the current device has finished.

@@ -101,7 +101,7 @@ static hwrt_status enter_ctx(hwi_stream *s, hc_CUstream *cs, hc_CUcontext *ctx_o
     if (!*cs)
         return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "NCCL: the %s backend gives no native stream "
                        "for device %d; NCCL runs on cuda devices only (HWRT_COLL_ENGINE=mpi "
-                       "uses MPI)", d->ops->name, s->device);
+                       "uses MPI)", hwi_dev_backend_name(d), s->device);
     hc_CUcontext ctx = NULL;
     hc_CUresult r = nc->cuStreamGetCtx(*cs, &ctx);
     if (r == 0) r = nc->cuCtxPushCurrent_v2(ctx);

@@ -71,8 +71,9 @@ static hwrt_status prepare(const char *api, void *dst, const void *src, size_t b
                     : check_host(api, "source", src, &sl));
     if (dd >= 0 && sd >= 0 && dd != sd)
         return hwi_err(HWRT_ERROR_NOT_SUPPORTED,
-                       "%s: copy from device %d to device %d: peer copies are not supported; "
-                       "copy through host memory", api, sd, dd);
+                       "%s: copy from %s to %s: peer copies are not supported; "
+                       "copy through host memory", api, hwi_device_label(sd).s,
+                       hwi_device_label(dd).s);
     *device = dd >= 0 ? dd : sd;
     w->kind = HWI_WORK_COPY;
     w->name = kind == HWRT_MEMCPY_HOST_TO_DEVICE   ? "MemcpyHtoD"
@@ -100,8 +101,9 @@ hwrt_status hwrt_memcpy_async(void *dst, const void *src, size_t bytes, hwrt_mem
     HWI_TRY(prepare("hwrt_memcpy_async", dst, src, bytes, kind, &w, &device));
     if (device >= 0 && device != s->device)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
-                       "hwrt_memcpy_async: the device memory is on device %d but the stream is on "
-                       "device %d; use a stream of device %d", device, s->device, device);
+                       "hwrt_memcpy_async: the device memory is on %s but the stream is on "
+                       "%s; use a stream of that device", hwi_device_label(device).s,
+                       hwi_device_label(s->device).s);
     w.stream = s;
     return hwi_dispatch(&w);
 }
@@ -135,8 +137,9 @@ hwrt_status hwrt_memset_async(void *dptr, int value, size_t bytes, hwrt_stream h
     hwi_pool_lookup(dptr, &b);
     HWI_TRY(check_device_range("hwrt_memset_async", "destination", dptr, bytes, &b, &device));
     if (device != s->device)
-        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_memset_async: the memory is on device "
-                       "%d but the stream is on device %d", device, s->device);
+        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_memset_async: the memory is on %s "
+                       "but the stream is on %s", hwi_device_label(device).s,
+                       hwi_device_label(s->device).s);
     hwi_work w = {.kind = HWI_WORK_MEMSET, .stream = s, .name = "Memset"};
     w.u.set.dst = dptr;
     w.u.set.value = value;

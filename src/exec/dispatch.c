@@ -5,6 +5,7 @@
 #include "stream.h"
 #include "../base/config.h"
 #include "../base/status.h"
+#include "../runtime/device_ops.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -98,28 +99,23 @@ void hwi_dispatch_drop_host_calls(hwi_stream *s)
     pthread_mutex_unlock(&calls_mu);
 }
 
-static hwrt_status submit_host_func(const hwrt_backend_ops *ops, const hwi_work *w)
+static hwrt_status submit_host_func(const hwi_work *w)
 {
     host_call *c = calloc(1, sizeof *c);
     if (!c)
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_launch_host_func: host out of memory");
+    hwi_stream *s = w->stream;
     c->fn = w->u.host.fn;
     c->arg = w->u.host.arg;
-    c->device = w->stream->device;
-    if (!ops->host_func) {             /* fallback: run it in order, on this thread */
-        hwrt_status st = ops->stream_synchronize(w->stream->bs);
-        if (st != HWRT_SUCCESS) { free(c); return st; }
-        host_trampoline(c);
-        return HWRT_SUCCESS;
-    }
-    hwi_stream *s = w->stream;
+    c->device = s->dev->ordinal;
     pthread_mutex_lock(&calls_mu);     /* listed before the backend may run it */
     c->owner = s;
     c->next = s->host_calls;
     if (c->next) c->next->prev = c;
     s->host_calls = c;
     pthread_mutex_unlock(&calls_mu);
-    hwrt_status st = ops->host_func(s->bs, host_trampoline, c);
+    /* a backend without host_func: device_ops.c runs it inline once the stream drained */
+    hwrt_status st = hwi_dev_host_func(s->dev, s->bs, host_trampoline, c);
     if (st != HWRT_SUCCESS) {
         pthread_mutex_lock(&calls_mu);
         if (c->owner) unlink_call(c);
@@ -131,22 +127,22 @@ static hwrt_status submit_host_func(const hwrt_backend_ops *ops, const hwi_work 
 
 hwrt_status hwi_dispatch_submit(const hwi_work *w)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
+    const hwi_device *d = w->stream->dev;
     hwrt_bstream *bs = w->stream->bs;
     switch (w->kind) {
     case HWI_WORK_COPY:
-        return ops->memcpy_async(bs, w->u.copy.dst, w->u.copy.src, w->u.copy.bytes,
-                                 w->u.copy.kind, w->u.copy.pinned);
+        return hwi_dev_memcpy_async(d, bs, w->u.copy.dst, w->u.copy.src, w->u.copy.bytes,
+                                    w->u.copy.kind, w->u.copy.pinned);
     case HWI_WORK_MEMSET:
-        return ops->memset_async(bs, w->u.set.dst, w->u.set.value, w->u.set.bytes);
+        return hwi_dev_memset_async(d, bs, w->u.set.dst, w->u.set.value, w->u.set.bytes);
     case HWI_WORK_KERNEL:
-        return ops->kernel_launch(bs, &w->u.kernel);
+        return hwi_dev_kernel_launch(d, bs, &w->u.kernel);
     case HWI_WORK_HOST_FUNC:
-        return submit_host_func(ops, w);
+        return submit_host_func(w);
     case HWI_WORK_EVENT_RECORD:
-        return ops->event_record(w->u.event.ev->be, bs);
+        return hwi_dev_event_record(d, w->u.event.ev->be, bs);
     case HWI_WORK_EVENT_WAIT:
-        return ops->stream_wait_event(bs, w->u.event.ev->be);
+        return hwi_dev_stream_wait_event(d, bs, w->u.event.ev->be);
     }
     return hwi_err(HWRT_ERROR_INTERNAL, "dispatch: unknown work kind %d", (int)w->kind);
 }
@@ -205,9 +201,10 @@ hwrt_status hwi_dispatch(hwi_work *w)
         w->kind != HWI_WORK_EVENT_RECORD && w->kind != HWI_WORK_EVENT_WAIT) {
         /* launch_blocking: the work is done before the call returns, and a fault is
          * reported by the call that caused it */
-        st = hwi_ops_if_selected()->stream_synchronize(w->stream->bs);
+        st = hwi_dev_stream_synchronize(w->stream->dev, w->stream->bs);
         if (st != HWRT_SUCCESS)
-            hwi_err_prefix(st, "%s on device %d (launch_blocking)", w->name, w->stream->device);
+            hwi_err_prefix(st, "%s on device %d (launch_blocking)", w->name,
+                           w->stream->dev->ordinal);
     }
     for (int i = 0; i < n; i++) {
         const hwi_hook *h = atomic_load(&hooks[i]);

@@ -3,6 +3,7 @@
 #include "event.h"
 #include "../runtime/handle.h"
 #include "../base/status.h"
+#include "../runtime/device_ops.h"
 
 #include <stdlib.h>
 
@@ -24,7 +25,7 @@ void hwi_event_put(hwi_event *e)
 static void drop_event(void *obj)
 {
     hwi_event *e = obj;
-    hwi_ops_if_selected()->event_destroy(e->be);   /* pending waits keep their reference */
+    hwi_dev_event_destroy(e->dev, e->be);   /* pending waits keep their reference */
     free(e);
 }
 
@@ -38,7 +39,7 @@ static hwrt_status event_dtor(void *obj)
 /* Shutdown (after the streams were synchronized): events still alive become stale. */
 static hwrt_status shutdown_events(void)
 {
-    if (hwi_ops_if_selected()) hwi_handle_drain(HWI_H_EVENT, drop_event);
+    if (hwi_runtime_active()) hwi_handle_drain(HWI_H_EVENT, drop_event);
     return HWRT_SUCCESS;
 }
 
@@ -54,14 +55,15 @@ hwrt_status hwrt_event_create(hwrt_event *out, unsigned flags)
     hwi_event *e = calloc(1, sizeof *e);
     if (!e)
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_event_create: host out of memory");
-    e->device = d->ordinal;
+    e->dev = d;
+    e->device = d->id;
     e->flags = flags;
-    hwrt_status st = hwi_ops_if_selected()->event_create(d->bdev, flags, &e->be);
+    hwrt_status st = hwi_dev_event_create(d, flags, &e->be);
     if (st != HWRT_SUCCESS) { free(e); return st; }
     hwi_handle_set_dtor(HWI_H_EVENT, event_dtor);
     e->handle = hwi_handle_new(HWI_H_EVENT, e);
     if (!e->handle) {
-        hwi_ops_if_selected()->event_destroy(e->be);
+        hwi_dev_event_destroy(d, e->be);
         free(e);
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "hwrt_event_create: handle table full");
     }
@@ -87,8 +89,8 @@ hwrt_status hwrt_event_record(hwrt_event h, hwrt_stream sh)
     HWI_TRY(hwi_stream_resolve(sh, &s));
     if (e->device != s->device)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_event_record: the event belongs to "
-                       "device %d but the stream to device %d; create the event while device %d "
-                       "is current", e->device, s->device, s->device);
+                       "%s but the stream to %s; create the event while that device "
+                       "is current", hwi_device_label(e->device).s, hwi_device_label(s->device).s);
     hwi_work w = {.kind = HWI_WORK_EVENT_RECORD, .stream = s, .name = "EventRecord"};
     w.u.event.ev = e;
     HWI_TRY(hwi_dispatch(&w));
@@ -111,7 +113,7 @@ hwrt_status hwrt_event_query(hwrt_event h)
 {
     HWI_EVENT_REF(e);
     HWI_TRY(hwi_event_resolve(h, &e));
-    return hwi_ops_if_selected()->event_query(e->be);
+    return hwi_dev_event_query(e->dev, e->be);
 }
 
 hwrt_status hwrt_event_synchronize(hwrt_event h)
@@ -119,7 +121,7 @@ hwrt_status hwrt_event_synchronize(hwrt_event h)
     HWI_EVENT_REF(e);
     HWI_TRY(hwi_event_resolve(h, &e));
     HWI_TRY(hwi_host_sync_check("hwrt_event_synchronize", NULL));
-    hwrt_status st = hwi_ops_if_selected()->event_synchronize(e->be);
+    hwrt_status st = hwi_dev_event_synchronize(e->dev, e->be);
     hwi_host_sync_end("hwrt_event_synchronize", NULL, st);
     return st;
 }
@@ -141,16 +143,11 @@ hwrt_status hwrt_event_elapsed_ms(float *ms, hwrt_event start, hwrt_event end)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT,
                        "hwrt_event_elapsed_ms: an event was created with "
                        "HWRT_EVENT_DISABLE_TIMING; create both with HWRT_EVENT_DEFAULT");
-    if (a->device != b->device)
+    if (a->dev != b->dev)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_event_elapsed_ms: the events belong to "
-                       "devices %d and %d; timestamps of different devices do not compare",
-                       a->device, b->device);
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    if (ops->event_elapsed_ms) return ops->event_elapsed_ms(ms, a->be, b->be);
-    uint64_t ta, tb;
-    hwrt_status st = ops->event_timestamp_ns(a->be, &ta);
-    if (st == HWRT_SUCCESS) st = ops->event_timestamp_ns(b->be, &tb);
+                       "devices %s %d and %s %d; timestamps of different devices do not compare",
+                       a->dev->props.backend, a->dev->ordinal, b->dev->props.backend, b->dev->ordinal);
+    hwrt_status st = hwi_dev_event_elapsed_ms(a->dev, ms, a->be, b->be);
     if (st != HWRT_SUCCESS) return hwi_err_prefix(st, "hwrt_event_elapsed_ms");
-    *ms = (float)(((double)tb - (double)ta) / 1e6);
     return HWRT_SUCCESS;
 }

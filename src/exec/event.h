@@ -6,7 +6,8 @@
 
 struct hwi_event {
     hwrt_event handle;
-    int device;
+    hwi_device *dev;
+    int device;        /* dev->id */
     hwrt_bevent *be;
     unsigned flags;
     _Atomic int recorded;

@@ -1,28 +1,48 @@
-/* Streams: public handles, per-device default streams, device-wide synchronization. */
+/* Streams: public handles, and each device's default stream and live streams (exec's
+ * part of the device, device.h), with the checked device-wide synchronize. */
 #include "stream.h"
 #include "dispatch.h"
 #include "../runtime/handle.h"
 #include "../base/status.h"
 #include "../mem/pool.h"
+#include "../runtime/device_ops.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static hwi_stream *defaults[HWI_MAX_DEVICES];
-static _Atomic(void *) default_h[HWI_MAX_DEVICES];   /* their handles, read without mu */
-static hwi_stream **live;            /* every stream, defaults included */
-static size_t nlive, cap_live;
+/* exec's part of a device (device.h): its default stream and its live streams, guarded
+ * by the device's lock (d->mu), which outlives the part. */
+typedef struct dev_streams {
+    hwi_stream *def;
+    _Atomic(void *) def_h;       /* the default stream's handle, read without the lock */
+    hwi_stream **live;           /* every stream of the device, the default included */
+    size_t nlive, cap;
+} dev_streams;
 
-static hwrt_status shutdown_streams(void);
+static hwrt_status close_streams(hwi_device *d, void *part);
+static hwrt_status sync_streams(hwi_device *d, void *part, const char *api);
+static const hwi_dev_part_ops streams_part = {close_streams, sync_streams};
+
+static dev_streams *streams_of(hwi_device *d)
+{
+    dev_streams *p = hwi_device_part(d, HWI_PART_EXEC);
+    if (p) return p;
+    dev_streams *n = calloc(1, sizeof *n);
+    if (!n) return NULL;
+    p = hwi_device_attach(d, HWI_PART_EXEC, n, &streams_part);
+    if (p != n) free(n);
+    return p;
+}
 
 static void unlist(hwi_stream *s)
 {
-    pthread_mutex_lock(&mu);
-    for (size_t i = 0; i < nlive; i++)
-        if (live[i] == s) { live[i] = live[--nlive]; break; }
-    pthread_mutex_unlock(&mu);
+    pthread_mutex_lock(&s->dev->mu);
+    dev_streams *p = s->owner;
+    for (size_t i = 0; p && i < p->nlive; i++)
+        if (p->live[i] == s) { p->live[i] = p->live[--p->nlive]; break; }
+    s->owner = NULL;
+    pthread_mutex_unlock(&s->dev->mu);
 }
 
 /* The last reference to a stream went (its handle was destroyed and no call uses it):
@@ -31,10 +51,9 @@ static hwrt_status stream_dtor(void *obj)
 {
     hwi_stream *s = obj;
     unlist(s);
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    hwrt_status st = ops->stream_synchronize(s->bs);
+    hwrt_status st = hwi_dev_stream_synchronize(s->dev, s->bs);
     hwi_pool_stream_destroyed(s->bs);              /* the pool forgets the stream */
-    ops->stream_destroy(s->bs);
+    hwi_dev_stream_destroy(s->dev, s->bs);
     hwi_dispatch_drop_host_calls(s);               /* those a fault skipped */
     free(s);
     return st;
@@ -42,36 +61,36 @@ static hwrt_status stream_dtor(void *obj)
 
 static hwrt_status create(hwi_device *d, int priority, int is_default, hwi_stream **out)
 {
-    hwi_stream *s = calloc(1, sizeof *s);
+    dev_streams *p = streams_of(d);
+    hwi_stream *s = p ? calloc(1, sizeof *s) : NULL;
     if (!s)
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "creating a stream: host out of memory");
-    s->device = d->ordinal;
+    s->dev = d;
+    s->device = d->id;
     s->priority = priority;
     s->is_default = is_default;
-    hwrt_status st = hwi_ops_if_selected()->stream_create(d->bdev, priority, &s->bs);
+    hwrt_status st = hwi_dev_stream_create(d, priority, &s->bs);
     if (st != HWRT_SUCCESS) { free(s); return st; }
     hwi_handle_set_dtor(HWI_H_STREAM, stream_dtor);
     s->handle = hwi_handle_new(HWI_H_STREAM, s);
-    pthread_mutex_lock(&mu);
-    if (s->handle && nlive == cap_live) {
-        size_t nc = cap_live ? cap_live * 2 : 16;
-        hwi_stream **nl = realloc(live, nc * sizeof *nl);
-        if (nl) { live = nl; cap_live = nc; }
+    pthread_mutex_lock(&d->mu);
+    if (s->handle && p->nlive == p->cap) {
+        size_t nc = p->cap ? p->cap * 2 : 16;
+        hwi_stream **nl = realloc(p->live, nc * sizeof *nl);
+        if (nl) { p->live = nl; p->cap = nc; }
     }
-    int ok = s->handle && nlive < cap_live;
-    if (ok) live[nlive++] = s;
-    pthread_mutex_unlock(&mu);
+    int ok = s->handle && p->nlive < p->cap;
+    if (ok) { p->live[p->nlive++] = s; s->owner = p; }
+    pthread_mutex_unlock(&d->mu);
     if (!ok) {
         if (s->handle) {
             hwi_handle_kill(s->handle, HWI_H_STREAM, NULL);      /* stream_dtor frees it */
         } else {
-            hwi_ops_if_selected()->stream_destroy(s->bs);
+            hwi_dev_stream_destroy(d, s->bs);
             free(s);
         }
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "creating a stream: handle table full");
     }
-    hwi_on_shutdown(30, shutdown_streams);
-    hwi_pool_set_sync(hwi_streams_sync_device);   /* the pool's slow paths sync devices */
     *out = s;
     return HWRT_SUCCESS;
 }
@@ -79,34 +98,41 @@ static hwrt_status create(hwi_device *d, int priority, int is_default, hwi_strea
 /* The default stream, pinned; NULL while it does not exist. Lock-free (every op on the
  * default stream comes here): pinning goes through the handle, which a shutdown that
  * dropped the stream has made dead, so the pin never lands on a freed stream. */
-static hwi_stream *pin_default(int device)
+static hwi_stream *pin_default(hwi_device *d)
 {
-    void *h = atomic_load_explicit(&default_h[device], memory_order_acquire);
+    dev_streams *p = hwi_device_part(d, HWI_PART_EXEC);
+    void *h = p ? atomic_load_explicit(&p->def_h, memory_order_acquire) : NULL;
     return h ? hwi_handle_acquire(h, HWI_H_STREAM) : NULL;
+}
+
+static hwrt_status default_of(hwi_device *d, hwi_stream **out)
+{
+    hwi_stream *s = pin_default(d);
+    if (s) { *out = s; return HWRT_SUCCESS; }
+    HWI_TRY(create(d, 0, 1, &s));
+    pthread_mutex_lock(&d->mu);
+    dev_streams *p = s->owner;
+    int won = p && !p->def;
+    if (won) {
+        p->def = s;
+        atomic_store_explicit(&p->def_h, s->handle, memory_order_release);
+    }
+    pthread_mutex_unlock(&d->mu);
+    if (!won)                        /* another thread made it first */
+        hwi_handle_kill(s->handle, HWI_H_STREAM, NULL);
+    s = pin_default(d);
+    if (!s)
+        return hwi_err(HWRT_ERROR_INVALID_DEVICE, "the default stream of device %d went away "
+                       "(hwrt_shutdown ran concurrently)", d->ordinal);
+    *out = s;
+    return HWRT_SUCCESS;
 }
 
 hwrt_status hwi_stream_default(int device, hwi_stream **out)
 {
-    hwi_stream *s = pin_default(device);
-    if (s) { *out = s; return HWRT_SUCCESS; }
     hwi_device *d = NULL;
     HWI_TRY(hwi_device_get(device, &d));
-    HWI_TRY(create(d, 0, 1, &s));
-    pthread_mutex_lock(&mu);
-    int won = !defaults[device];
-    if (won) {
-        defaults[device] = s;
-        atomic_store_explicit(&default_h[device], s->handle, memory_order_release);
-    }
-    pthread_mutex_unlock(&mu);
-    if (!won)                        /* another thread made it first */
-        hwi_handle_kill(s->handle, HWI_H_STREAM, NULL);
-    s = pin_default(device);
-    if (!s)
-        return hwi_err(HWRT_ERROR_INVALID_DEVICE, "the default stream of device %d went away "
-                       "(hwrt_shutdown ran concurrently)", device);
-    *out = s;
-    return HWRT_SUCCESS;
+    return default_of(d, out);
 }
 
 void hwi_stream_put(hwi_stream *s)
@@ -124,7 +150,7 @@ hwrt_status hwi_stream_resolve(hwrt_stream h, hwi_stream **out)
     if (!h) {
         hwi_device *d = NULL;
         HWI_TRY(hwi_device_current(&d));
-        return hwi_stream_default(d->ordinal, out);
+        return default_of(d, out);
     }
     hwi_stream *s = hwi_handle_acquire(h, HWI_H_STREAM);
     if (!s)
@@ -138,68 +164,44 @@ hwrt_status hwi_stream_resolve(hwrt_stream h, hwi_stream **out)
 hwrt_status hwi_stream_sync(hwi_stream *s, const char *api)
 {
     HWI_TRY(hwi_host_sync_check(api, s));
-    hwrt_status st = hwi_ops_if_selected()->stream_synchronize(s->bs);
+    hwrt_status st = hwi_dev_stream_synchronize(s->dev, s->bs);
     hwi_host_sync_end(api, s, st);
     if (st != HWRT_SUCCESS)
         return hwi_err_prefix(st, "%s", api);
     return HWRT_SUCCESS;
 }
 
-static hwrt_status sync_device(int device, const char *api);
-
-hwrt_status hwi_streams_sync_device(int device, const char *api)
+/* The device-wide synchronize of d (its part op): checked against capture and host
+ * functions, seen by the hooks; the backend's, or every stream of d (device_ops.c). */
+static hwrt_status sync_streams(hwi_device *d, void *part, const char *api)
 {
+    (void)part;
     HWI_TRY(hwi_host_sync_check(api, NULL));
-    hwrt_status st = sync_device(device, api);
+    hwrt_status st = hwi_dev_device_synchronize(d);
     hwi_host_sync_end(api, NULL, st);
-    return st;
-}
-
-static hwrt_status sync_device(int device, const char *api)
-{
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    hwi_device *d = hwi_device_if_open(device);
-    if (!ops || !d)
-        return HWRT_SUCCESS;
-    if (ops->device_synchronize)
-        return ops->device_synchronize(d->bdev);
-    /* copy the list so that syncing does not hold the lock */
-    /* copied and pinned: a stream destroyed meanwhile is freed after we are done with it
-     * (one already being destroyed is synchronized by its destroy) */
-    pthread_mutex_lock(&mu);
-    size_t n = 0;
-    hwi_stream **list = malloc((nlive ? nlive : 1) * sizeof *list);
-    for (size_t i = 0; list && i < nlive; i++)
-        if (live[i]->device == device && hwi_handle_acquire(live[i]->handle, HWI_H_STREAM))
-            list[n++] = live[i];
-    pthread_mutex_unlock(&mu);
-    if (!list)
-        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "%s: host out of memory", api);
-    hwrt_status first = HWRT_SUCCESS;
-    for (size_t i = 0; i < n; i++) {
-        hwrt_status st = ops->stream_synchronize(list[i]->bs);
-        if (first == HWRT_SUCCESS) first = st;
-        hwi_stream_put(list[i]);
-    }
-    free(list);
-    if (first != HWRT_SUCCESS)
-        return hwi_err_prefix(first, "%s", api);
+    if (st != HWRT_SUCCESS)
+        return hwi_err_prefix(st, "%s", api);
     return HWRT_SUCCESS;
 }
 
-static hwrt_status shutdown_streams(void)
+hwrt_status hwi_streams_sync_device(int device, const char *api)
 {
+    hwi_device *d = hwi_device_if_open(device);
+    return d ? hwi_device_synchronize(d, api) : HWRT_SUCCESS;
+}
+
+/* Closing d: every stream of d goes (its handle dies; stream_dtor synchronizes and frees
+ * it at once: calls still using a stream when the device closes are the caller's error). */
+static hwrt_status close_streams(hwi_device *d, void *part)
+{
+    dev_streams *p = part;
+    pthread_mutex_lock(&d->mu);
+    hwi_stream **list = p->live;
+    size_t n = p->nlive;
+    for (size_t i = 0; i < n; i++) list[i]->owner = NULL;
+    pthread_mutex_unlock(&d->mu);
+    free(p);
     hwrt_status first = HWRT_SUCCESS;
-    pthread_mutex_lock(&mu);
-    hwi_stream **list = live;
-    size_t n = nlive;
-    live = NULL;
-    nlive = cap_live = 0;
-    memset(defaults, 0, sizeof defaults);
-    for (int i = 0; i < HWI_MAX_DEVICES; i++) atomic_store(&default_h[i], NULL);
-    pthread_mutex_unlock(&mu);
-    /* each handle dies; stream_dtor synchronizes and frees the stream (at once: calls
-     * still using a stream when hwrt_shutdown runs are the caller's error) */
     for (size_t i = 0; i < n; i++) {
         hwrt_status st = HWRT_SUCCESS;
         hwi_handle_kill(list[i]->handle, HWI_H_STREAM, &st);
@@ -256,7 +258,7 @@ hwrt_status hwrt_stream_destroy(hwrt_stream h)
         return hwi_err(HWRT_ERROR_INVALID_HANDLE, "hwrt_stream_destroy(%p): not a live stream "
                        "(destroyed concurrently by another thread)", (void *)h);
     }
-    hwrt_status st = hwi_ops_if_selected()->stream_synchronize(s->bs);
+    hwrt_status st = hwi_dev_stream_synchronize(s->dev, s->bs);
     hwrt_status st2 = hwi_handle_put(h);           /* the last reference: stream_dtor */
     return st != HWRT_SUCCESS ? st : st2;
 }
@@ -272,7 +274,7 @@ hwrt_status hwrt_stream_query(hwrt_stream h)
 {
     HWI_STREAM_REF(s);
     HWI_TRY(hwi_stream_resolve(h, &s));
-    return hwi_ops_if_selected()->stream_query(s->bs);
+    return hwi_dev_stream_query(s->dev, s->bs);
 }
 
 hwrt_status hwrt_stream_device(hwrt_stream h, int *device_id)
@@ -281,7 +283,7 @@ hwrt_status hwrt_stream_device(hwrt_stream h, int *device_id)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_stream_device: device_id is NULL");
     HWI_STREAM_REF(s);
     HWI_TRY(hwi_stream_resolve(h, &s));
-    *device_id = s->device;
+    *device_id = s->dev->ordinal;
     return HWRT_SUCCESS;
 }
 
@@ -295,13 +297,6 @@ hwrt_status hwrt_stream_default(hwrt_stream *out)
     return HWRT_SUCCESS;
 }
 
-hwrt_status hwrt_device_synchronize(void)
-{
-    hwi_device *d = NULL;
-    HWI_TRY(hwi_device_current(&d));
-    return hwi_streams_sync_device(d->ordinal, "hwrt_device_synchronize");
-}
-
 hwrt_status hwrt_launch_host_func(hwrt_stream h, hwrt_host_fn fn, void *arg)
 {
     if (!fn)
@@ -312,46 +307,4 @@ hwrt_status hwrt_launch_host_func(hwrt_stream h, hwrt_host_fn fn, void *arg)
     w.u.host.fn = fn;
     w.u.host.arg = arg;
     return hwi_dispatch(&w);
-}
-
-/* Stream-ordered memory calls live here because they need a stream. */
-
-hwrt_status hwrt_malloc_async(void **dptr, size_t bytes, hwrt_stream h)
-{
-    if (!dptr)
-        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_malloc_async: dptr is NULL");
-    *dptr = NULL;
-    HWI_STREAM_REF(s);
-    HWI_TRY(hwi_stream_resolve(h, &s));
-    if (bytes == 0)
-        return HWRT_SUCCESS;
-    if (bytes > ((size_t)1 << 62))
-        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_malloc_async: %zu bytes is not a valid "
-                       "size (overflowed computation?)", bytes);
-    hwi_device *d = NULL;
-    HWI_TRY(hwi_device_get(s->device, &d));
-    return hwi_pool_alloc(d, bytes, s->bs, dptr);
-}
-
-hwrt_status hwrt_record_stream(void *dptr, hwrt_stream h)
-{
-    HWI_STREAM_REF(s);
-    HWI_TRY(hwi_stream_resolve(h, &s));
-    hwi_block_info b;
-    if (!hwi_pool_find(dptr, 1, &b) && !hwi_pool_is_device_ptr(dptr, NULL))
-        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_record_stream(%p): not device memory "
-                       "allocated by hwrt", dptr);
-    if (hwi_pool_find(dptr, 1, &b) && b.device != s->device)
-        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_record_stream: the block is on device "
-                       "%d but the stream is on device %d", b.device, s->device);
-    return hwi_pool_record_stream(dptr, s->bs);
-}
-
-hwrt_status hwrt_free_async(void *dptr, hwrt_stream h)
-{
-    if (!dptr)
-        return HWRT_SUCCESS;
-    HWI_STREAM_REF(s);
-    HWI_TRY(hwi_stream_resolve(h, &s));
-    return hwi_pool_free_on(dptr, s->bs, s->device, "hwrt_free_async");
 }

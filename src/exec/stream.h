@@ -1,6 +1,6 @@
 /* Streams as the layers above the backend see them: a checked public handle around a
- * backend stream, the per-device default stream, and the list of live streams that
- * device-wide synchronization walks. */
+ * backend stream; each device keeps its default stream and live streams (exec's part of
+ * the device, stream.c). Internal `int device` arguments are process-wide ids. */
 #ifndef HWI_STREAM_H
 #define HWI_STREAM_H
 
@@ -8,7 +8,9 @@
 
 typedef struct hwi_stream {
     hwrt_stream handle;
-    int device;
+    hwi_device *dev;             /* the device the stream belongs to */
+    int device;                  /* dev->id (the process-wide id, runtime.h) */
+    struct dev_streams *owner;   /* the device's list it is on (NULL once off it) */
     hwrt_bstream *bs;
     int priority;
     int is_default;
@@ -32,7 +34,8 @@ static inline void hwi_stream_unpin(hwi_stream **s) { hwi_stream_put(*s); }
 /* A new non-default stream on device (for internal engines such as offload); the
  * caller owns its handle's reference (not a pin). */
 hwrt_status hwi_stream_create_on(int device, hwi_stream **out);
-/* Synchronize every live stream of device (checked against capture first). */
+/* Synchronize every live stream of device (checked against capture first):
+ * hwi_device_synchronize of that device. */
 hwrt_status hwi_streams_sync_device(int device, const char *api);
 /* Host-blocking synchronize of one stream, after the capture check. */
 hwrt_status hwi_stream_sync(hwi_stream *s, const char *api);

@@ -2,6 +2,7 @@
  * memory figures (info, stats, summary table, JSON snapshot). */
 #include "pool.h"
 #include "host_mem.h"
+#include "../runtime/device_ops.h"
 #include "../base/out_file.h"
 #include "../base/status.h"
 
@@ -43,10 +44,10 @@ hwrt_status hwrt_get_memory_info(int device_id, hwrt_memory_info *out)
     if (!out)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_get_memory_info: out is NULL");
     hwi_device *d = NULL;
-    HWI_TRY(hwi_device_get(device_id, &d));
+    HWI_TRY(hwi_device_public(device_id, &d));
     memset(out, 0, sizeof *out);
     size_t free_b, total, overhead;
-    HWI_TRY(hwi_ops_if_selected()->mem_info(d->bdev, &free_b, &total, &overhead));
+    HWI_TRY(hwi_dev_mem_info(d, &free_b, &total, &overhead));
     out->total = total;
     out->free = free_b;
     out->used = total - free_b;
@@ -60,7 +61,7 @@ hwrt_status hwrt_memory_stats(int device_id, hwrt_mem_stats *out)
     if (!out)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_memory_stats: out is NULL");
     hwi_device *d = NULL;
-    HWI_TRY(hwi_device_get(device_id, &d));
+    HWI_TRY(hwi_device_public(device_id, &d));
     hwi_pool_stats(d, out);
     return HWRT_SUCCESS;
 }
@@ -68,7 +69,7 @@ hwrt_status hwrt_memory_stats(int device_id, hwrt_mem_stats *out)
 hwrt_status hwrt_reset_peak_memory_stats(int device_id)
 {
     hwi_device *d = NULL;
-    HWI_TRY(hwi_device_get(device_id, &d));
+    HWI_TRY(hwi_device_public(device_id, &d));
     hwi_pool_reset_peaks(d);
     return HWRT_SUCCESS;
 }
@@ -76,7 +77,7 @@ hwrt_status hwrt_reset_peak_memory_stats(int device_id)
 hwrt_status hwrt_empty_cache(int device_id)
 {
     hwi_device *d = NULL;
-    HWI_TRY(hwi_device_get(device_id, &d));
+    HWI_TRY(hwi_device_public(device_id, &d));
     return hwi_pool_empty_cache(d);
 }
 
@@ -157,7 +158,7 @@ hwrt_status hwrt_memory_snapshot(int device_id, const char *path)
     if (!path || !*path)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_memory_snapshot: path is NULL or empty");
     hwi_device *d = NULL;
-    HWI_TRY(hwi_device_get(device_id, &d));
+    HWI_TRY(hwi_device_public(device_id, &d));
     char tmp[4200];
     FILE *f = hwi_out_open(path, tmp, sizeof tmp);    /* never through a planted symlink */
     if (!f)

@@ -9,6 +9,7 @@
 #include "host_mem.h"
 #include "pool.h"
 #include "../base/config.h"
+#include "../runtime/device_ops.h"
 #include "../runtime/runtime.h"
 #include "../base/log.h"
 #include "../base/status.h"
@@ -18,7 +19,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-typedef struct { char *base; size_t size; int pinned; int via_backend; size_t mapped;
+typedef struct { char *base; size_t size; int pinned; size_t mapped;
+                 const hwi_device *via_backend;   /* from its host_alloc (NULL: mlock'd) */
                  uint64_t freed_at; } hbuf;
 
 enum { NCLASS = 48 };
@@ -72,9 +74,8 @@ static int add(hbuf b)
 
 static void release(hbuf b)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    if (b.via_backend && ops && ops->host_free)
-        ops->host_free(b.base, b.mapped);
+    if (b.via_backend)
+        hwi_dev_host_free(b.via_backend, b.base, b.mapped);
     else if (b.pinned) {
         munlock(b.base, b.mapped);
         munmap(b.base, b.mapped);
@@ -128,8 +129,10 @@ static int from_cache(size_t bytes, hbuf *out)
     int need_sync = got && out->freed_at > synced_upto;
     pthread_mutex_unlock(&mu);
     if (need_sync) {                          /* queued copies may still read it */
-        for (int d = 0; d < HWI_MAX_DEVICES; d++)
-            if (hwi_device_if_open(d)) hwi_pool_sync_device(d, "hwrt_host_alloc");
+        for (int i = 0; i < HWI_MAX_DEVICES; i++) {
+            hwi_device *d = hwi_device_if_open(i);
+            if (d) hwi_device_synchronize(d, "hwrt_host_alloc");
+        }
         pthread_mutex_lock(&mu);
         if (snap > synced_upto) synced_upto = snap;
         pthread_mutex_unlock(&mu);
@@ -170,12 +173,13 @@ size_t hwi_host_cached_bytes(void)
 
 static hwrt_status pin_new(hbuf *b)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    if (ops && ops->host_alloc) {
+    /* the calling thread's backend pins it when it can (the buffer remembers which) */
+    hwi_device *d = NULL;
+    if (hwi_runtime_active() && hwi_device_current(&d) == HWRT_SUCCESS && hwi_dev_has_host_alloc(d)) {
         void *p;
-        HWI_TRY(ops->host_alloc(b->mapped, &p));
+        HWI_TRY(hwi_dev_host_alloc(d, b->mapped, &p));
         b->base = p;
-        b->via_backend = 1;
+        b->via_backend = d;
         return HWRT_SUCCESS;
     }
     void *p = mmap(NULL, b->mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

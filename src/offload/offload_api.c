@@ -1,6 +1,7 @@
 /* Offload: public calls and the tensor layer's entry points. */
 #include "residency.h"
 #include "../base/config.h"
+#include "../runtime/device_ops.h"
 #include "../runtime/handle.h"
 #include "../base/status.h"
 #include "../mem/pool.h"
@@ -17,23 +18,22 @@
 
 /* ---- stall accounting: device time a stream waited for a fetch ---- */
 
-typedef struct { hwrt_bevent *need, *done; } stall_pair;
+typedef struct { const hwi_device *dev; hwrt_bevent *need, *done; } stall_pair;
 static stall_pair pairs[256];
 static int npairs;
 
 static void resolve_pairs(int block)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
     int w = 0;
     for (int i = 0; i < npairs; i++) {
         stall_pair p = pairs[i];
-        if (block) { ops->event_synchronize(p.need); ops->event_synchronize(p.done); }
+        if (block) { hwi_dev_event_synchronize(p.dev, p.need); hwi_dev_event_synchronize(p.dev, p.done); }
         uint64_t a, b;
-        if (ops->event_timestamp_ns(p.need, &a) == HWRT_SUCCESS &&
-            ops->event_timestamp_ns(p.done, &b) == HWRT_SUCCESS) {
+        if (hwi_dev_event_timestamp_ns(p.dev, p.need, &a) == HWRT_SUCCESS &&
+            hwi_dev_event_timestamp_ns(p.dev, p.done, &b) == HWRT_SUCCESS) {
             if (b > a) MGR.stats.stall_ms += (double)(b - a) / 1e6;
-            ops->event_destroy(p.need);
-            ops->event_destroy(p.done);
+            hwi_dev_event_destroy(p.dev, p.need);
+            hwi_dev_event_destroy(p.dev, p.done);
         } else {
             pairs[w++] = p;
         }
@@ -44,16 +44,14 @@ static void resolve_pairs(int block)
 /* Note that s is about to wait for r's fetch: time it on the device. */
 static void track_stall(hwi_resident *r, hwi_stream *s)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    if (!ops->event_timestamp_ns) return;
     if (npairs == 256) resolve_pairs(1);
     hwi_device *d = NULL;
     if (hwi_device_get(r->t->device, &d) != HWRT_SUCCESS) return;
-    stall_pair p;
-    if (ops->event_create(d->bdev, 0, &p.need) != HWRT_SUCCESS) return;
-    if (ops->event_create(d->bdev, 0, &p.done) != HWRT_SUCCESS) { ops->event_destroy(p.need); return; }
-    ops->event_record(p.need, s->bs);
-    ops->event_record(p.done, MGR.fetch_stream[r->t->device]->bs);
+    stall_pair p = {.dev = d};
+    if (hwi_dev_event_create(d, 0, &p.need) != HWRT_SUCCESS) return;
+    if (hwi_dev_event_create(d, 0, &p.done) != HWRT_SUCCESS) { hwi_dev_event_destroy(d, p.need); return; }
+    hwi_dev_event_record(d, p.need, s->bs);
+    hwi_dev_event_record(d, p.done, hwi_res_fetch_stream(r->t->device)->bs);
     pairs[npairs++] = p;
 }
 
@@ -83,7 +81,6 @@ hwrt_status hwi_offload_ensure(hwi_tensor *const *ts, const int *writes, int n, 
     for (int i = 0; i < n && st == HWRT_SUCCESS; i++) {
         hwi_resident *r = ts[i] ? ts[i]->offload : NULL;
         if (!r) continue;
-        const hwrt_backend_ops *ops = hwi_ops_if_selected();
         if (!r->t->data) {
             MGR.stats.prefetch_misses++;
             st = hwi_res_fetch(r, ts, n, "fetching an offloaded tensor");
@@ -92,7 +89,8 @@ hwrt_status hwi_offload_ensure(hwi_tensor *const *ts, const int *writes, int n, 
                 st = hwi_res_wait_ready(r, s);
             }
         } else if (r->fetch) {
-            if (!r->fetch->abandoned && ops->event_query(r->fetch->done) == HWRT_ERROR_NOT_READY) {
+            if (!r->fetch->abandoned &&
+                hwi_dev_event_query(r->fetch->dev, r->fetch->done) == HWRT_ERROR_NOT_READY) {
                 MGR.stats.prefetch_late++;
                 track_stall(r, s);
             } else if (r->prefetched) {
@@ -122,7 +120,7 @@ void hwi_offload_after_use(hwi_tensor *const *ts, int n, hwi_stream *s)
         if (r && hwi_res_note_use(r, s) != HWRT_SUCCESS) {
             /* cannot track this use (host out of memory): wait for it instead, so the
              * tensor is never taken as idle while the work is queued */
-            hwi_ops_if_selected()->stream_synchronize(s->bs);
+            hwi_dev_stream_synchronize(s->dev, s->bs);
         }
     }
     pthread_mutex_unlock(&MGR.mu);
@@ -255,7 +253,7 @@ hwrt_status hwrt_get_offload_config(hwrt_offload_config *out)
 static hwrt_status shutdown_offload(void)
 {
     pthread_mutex_lock(&MGR.mu);
-    if (hwi_ops_if_selected()) {
+    if (hwi_runtime_active()) {
         for (int i = 0; i < MGR.n; i++) hwi_res_quiesce(MGR.list[i], 1);
         hwi_res_settle();
         while (MGR.n) drop_resident(MGR.list[MGR.n - 1]);
@@ -275,8 +273,7 @@ static hwrt_status shutdown_offload(void)
     free(MGR.order);
     MGR.order = NULL;
     MGR.norder = MGR.cap_order = MGR.steps = MGR.cursor = 0;
-    memset(MGR.evict_stream, 0, sizeof MGR.evict_stream);   /* streams die with exec */
-    memset(MGR.fetch_stream, 0, sizeof MGR.fetch_stream);
+    /* the evict and fetch streams are the devices' (closed with them, residency.c) */
     pthread_mutex_unlock(&MGR.mu);
     return HWRT_SUCCESS;
 }
@@ -423,12 +420,12 @@ hwrt_status hwrt_offload_stats_get(hwrt_offload_stats *out)
     if (!out)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_offload_stats_get: out is NULL");
     pthread_mutex_lock(&MGR.mu);
-    if (hwi_ops_if_selected()) { resolve_pairs(1); hwi_res_settle(); }
+    if (hwi_runtime_active()) { resolve_pairs(1); hwi_res_settle(); }
     MGR.stats.host_bytes = MGR.host_used;
     MGR.stats.disk_bytes = MGR.disk_used;
-    int dev = 0;
-    hwrt_get_device(&dev);
-    if (hwi_ops_if_selected()) MGR.stats.device_budget = hwi_res_budget(dev);
+    hwi_device *d = NULL;
+    if (hwi_runtime_active() && hwi_device_current(&d) == HWRT_SUCCESS)
+        MGR.stats.device_budget = hwi_res_budget(d->id);
     *out = MGR.stats;
     pthread_mutex_unlock(&MGR.mu);
     return HWRT_SUCCESS;
@@ -437,7 +434,7 @@ hwrt_status hwrt_offload_stats_get(hwrt_offload_stats *out)
 hwrt_status hwrt_offload_reset_stats(void)
 {
     pthread_mutex_lock(&MGR.mu);
-    if (hwi_ops_if_selected()) resolve_pairs(1);
+    if (hwi_runtime_active()) resolve_pairs(1);
     size_t dev_bytes = MGR.stats.device_bytes;
     memset(&MGR.stats, 0, sizeof MGR.stats);
     MGR.stats.device_bytes = dev_bytes;

@@ -2,6 +2,7 @@
  * choice of a victim (farthest next use when the order is known, else least recently
  * used) — the swap planning MindSpore and DeepSpeed's parameter prefetch do. */
 #include "residency.h"
+#include "../runtime/device_ops.h"
 #include "../base/config.h"
 
 #include <stdlib.h>
@@ -148,7 +149,7 @@ void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep
         if (ahead > budget) return;                /* beyond what the device holds */
         if (next->t->data) {
             if (next->fetch && !next->fetch->settled && !next->fetch->abandoned &&
-                hwi_ops_if_selected()->event_query(next->fetch->done) == HWRT_ERROR_NOT_READY)
+                hwi_dev_event_query(next->fetch->dev, next->fetch->done) == HWRT_ERROR_NOT_READY)
                 inflight += next->t->nbytes;       /* still on the link */
             if (inflight >= window) return;
             continue;

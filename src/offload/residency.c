@@ -10,6 +10,7 @@
  * previous copy stays authoritative. */
 #include "residency.h"
 #include "../base/config.h"
+#include "../runtime/device_ops.h"
 #include "../runtime/handle.h"
 #include "../base/log.h"
 #include "../base/status.h"
@@ -44,21 +45,63 @@ const char *hwi_res_describe(const hwi_tensor *t, char *buf, size_t len)
     return buf;
 }
 
-static const hwrt_backend_ops *OPS(void) { return hwi_ops_if_selected(); }
+/* The manager's streams on a device: offload's part of the device (device.h), made on
+ * first use (under MGR.mu), released when the device closes. */
+typedef struct res_engine { hwi_stream *evict, *fetch; } res_engine;
+
+static hwrt_status close_engine(hwi_device *d, void *part)
+{
+    (void)d;
+    res_engine *e = part;
+    hwrt_status first = HWRT_SUCCESS, st = HWRT_SUCCESS;
+    /* ours is the handle's reference: the stream goes with it (its work finished first) */
+    if (e->evict && hwi_handle_kill(e->evict->handle, HWI_H_STREAM, &st)) first = st;
+    st = HWRT_SUCCESS;
+    if (e->fetch && hwi_handle_kill(e->fetch->handle, HWI_H_STREAM, &st) && first == HWRT_SUCCESS)
+        first = st;
+    free(e);
+    return first;
+}
+
+static const hwi_dev_part_ops engine_part = {close_engine, NULL};
+
+static res_engine *engine_of(int device)
+{
+    hwi_device *d = hwi_device_if_open(device);
+    return d ? hwi_device_part(d, HWI_PART_OFFLOAD) : NULL;
+}
 
 static hwrt_status engine_streams(int device)
 {
-    if (!MGR.evict_stream[device])
-        HWI_TRY(hwi_stream_create_on(device, &MGR.evict_stream[device]));
-    if (!MGR.fetch_stream[device])
-        HWI_TRY(hwi_stream_create_on(device, &MGR.fetch_stream[device]));
-    return HWRT_SUCCESS;
+    if (engine_of(device))
+        return HWRT_SUCCESS;
+    hwi_device *d = NULL;
+    HWI_TRY(hwi_device_get(device, &d));
+    res_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "offload: host out of memory");
+    hwrt_status st = hwi_stream_create_on(device, &e->evict);
+    if (st == HWRT_SUCCESS) st = hwi_stream_create_on(device, &e->fetch);
+    if (st == HWRT_SUCCESS && hwi_device_attach(d, HWI_PART_OFFLOAD, e, &engine_part) == e)
+        return HWRT_SUCCESS;
+    hwrt_status ignored = HWRT_SUCCESS;
+    if (e->evict) hwi_handle_kill(e->evict->handle, HWI_H_STREAM, &ignored);
+    if (e->fetch) hwi_handle_kill(e->fetch->handle, HWI_H_STREAM, &ignored);
+    free(e);
+    return st;                     /* SUCCESS: another attach won (callers hold MGR.mu) */
 }
+
+static hwi_stream *evict_stream(int device) { return engine_of(device)->evict; }
+hwi_stream *hwi_res_fetch_stream(int device) { return engine_of(device)->fetch; }
+
+/* The device a tensor's events belong to (open while the tensor lives). */
+static const hwi_device *tdev(const hwi_tensor *t) { return hwi_device_if_open(t->device); }
 
 hwrt_status hwi_res_event(hwi_event *view, hwrt_bevent *be, hwi_stream *s, int record)
 {
     view->be = be;
     view->handle = (hwrt_event)(void *)view;  /* a key unique to this event */
+    view->dev = s->dev;
     view->device = s->device;
     view->internal = 1;
     hwi_work w = {.kind = record ? HWI_WORK_EVENT_RECORD : HWI_WORK_EVENT_WAIT, .stream = s,
@@ -71,10 +114,13 @@ static hwrt_status new_event(int device, hwrt_bevent **out)
 {
     hwi_device *d = NULL;
     HWI_TRY(hwi_device_get(device, &d));
-    return OPS()->event_create(d->bdev, HWRT_EVENT_DISABLE_TIMING, out);
+    return hwi_dev_event_create(d, HWRT_EVENT_DISABLE_TIMING, out);
 }
 
-static int reached(hwrt_bevent *e) { return OPS()->event_query(e) != HWRT_ERROR_NOT_READY; }
+static int reached(const hwi_device *d, hwrt_bevent *e)
+{
+    return hwi_dev_event_query(d, e) != HWRT_ERROR_NOT_READY;
+}
 
 /* ---- uses: one event per stream ---- */
 
@@ -101,14 +147,14 @@ hwrt_status hwi_res_note_use(hwi_resident *r, hwi_stream *s)
 static int uses_done(const hwi_resident *r)
 {
     for (int i = 0; i < HWI_RES_USES; i++)
-        if (r->use[i].ev && !reached(r->use[i].ev)) return 0;
+        if (r->use[i].ev && !reached(tdev(r->t), r->use[i].ev)) return 0;
     return 1;
 }
 
 static void wait_uses(const hwi_resident *r)
 {
     for (int i = 0; i < HWI_RES_USES; i++)
-        if (r->use[i].ev) OPS()->event_synchronize(r->use[i].ev);
+        if (r->use[i].ev) hwi_dev_event_synchronize(tdev(r->t), r->use[i].ev);
 }
 
 /* s waits for every use of r (before something else writes r's block). */
@@ -130,6 +176,7 @@ static hwrt_status xfer_new(int device, void *block, hwi_xfer **out)
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "offload: host out of memory");
     hwrt_status st = new_event(device, &x->done);
     if (st != HWRT_SUCCESS) { free(x); return st; }
+    x->dev = hwi_device_if_open(device);
     x->block = block;
     *out = x;
     return HWRT_SUCCESS;
@@ -145,23 +192,23 @@ static hwrt_status xfer_close(hwi_xfer *x, hwi_stream *s)
     hwrt_status st = hwi_dispatch(&w);
     if (st == HWRT_SUCCESS) st = hwi_res_event(&x->done_ev, x->done, s, 1);
     if (st != HWRT_SUCCESS) {
-        OPS()->stream_synchronize(s->bs);   /* the confirmation (if queued) has run */
+        hwi_dev_stream_synchronize(s->dev, s->bs);   /* the confirmation (if queued) has run */
         x->abandoned = 1;
     }
     return st;
 }
 
-static int xfer_done(const hwi_xfer *x) { return x->abandoned || reached(x->done); }
+static int xfer_done(const hwi_xfer *x) { return x->abandoned || reached(x->dev, x->done); }
 
 static void xfer_wait(const hwi_xfer *x)
 {
-    if (!x->abandoned) OPS()->event_synchronize(x->done);
+    if (!x->abandoned) hwi_dev_event_synchronize(x->dev, x->done);
 }
 
 static void xfer_free(hwi_xfer *x)
 {
     if (!x) return;
-    if (x->done) OPS()->event_destroy(x->done);
+    if (x->done) hwi_dev_event_destroy(x->dev, x->done);
     hwi_dispatch_forget_event(&x->done_ev);
     free(x);
 }
@@ -314,8 +361,8 @@ static void resolve_wb(hwi_resident *v)
 
 void hwi_res_settle(void)
 {
-    if (!MGR.unsettled || !OPS()) {
-        if (MGR.retired && OPS()) hwi_res_free_retired(0);
+    if (!MGR.unsettled || !hwi_runtime_active()) {
+        if (MGR.retired && hwi_runtime_active()) hwi_res_free_retired(0);
         return;
     }
     for (int i = 0; i < MGR.n; i++) {
@@ -373,7 +420,7 @@ void hwi_res_free_copies(hwi_resident *r)
     r->fetch = NULL;
     for (int i = 0; i < HWI_RES_USES; i++)
         if (r->use[i].ev) {
-            OPS()->event_destroy(r->use[i].ev);
+            hwi_dev_event_destroy(tdev(r->t), r->use[i].ev);
             hwi_dispatch_forget_event(&r->use[i].view);
             r->use[i].ev = NULL;
         }
@@ -431,7 +478,7 @@ static hwrt_status save_copy(hwi_resident *r, const char *api)
 {
     hwi_tensor *t = r->t;
     size_t n = t->nbytes;
-    hwi_stream *s = MGR.evict_stream[t->device];
+    hwi_stream *s = evict_stream(t->device);
     size_t cpu = (size_t)hwi_cfg_int(HWI_CFG_OFFLOAD_CPU_SIZE);
     size_t disk = (size_t)hwi_cfg_int(HWI_CFG_OFFLOAD_DISK_SIZE);
     if (r->host || MGR.host_used + n <= cpu) {
@@ -539,7 +586,7 @@ static hwrt_status write_back_in_order(hwi_resident *v, hwi_stream *order)
 {
     hwi_tensor *t = v->t;
     size_t n = t->nbytes;
-    hwi_stream *es = MGR.evict_stream[t->device];
+    hwi_stream *es = evict_stream(t->device);
     int fresh = !v->host;
     void *h = v->host;
     if (fresh) HWI_TRY(hwrt_host_alloc(&h, n, HWRT_HOST_PINNED));
@@ -571,7 +618,7 @@ static hwrt_status write_back_in_order(hwi_resident *v, hwi_stream *order)
     st = xfer_close(x, es);
     if (st == HWRT_SUCCESS) st = hwi_res_event(&x->done_ev, x->done, order, 0);
     if (st != HWRT_SUCCESS) {
-        OPS()->stream_synchronize(es->bs);
+        hwi_dev_stream_synchronize(es->dev, es->bs);
         x->abandoned = 1;                          /* drained: its outcome is known */
     }
     if (st != HWRT_SUCCESS && !atomic_load(&x->landed)) {
@@ -676,10 +723,10 @@ static hwrt_status make_room(int device, size_t bytes, hwi_tensor *const *keep, 
 hwrt_status hwi_res_alloc(hwi_device *d, size_t bytes, hwi_tensor *const *keep, int nkeep,
                           hwi_stream *order, const char *api, void **out)
 {
-    if (order) HWI_TRY(engine_streams(d->ordinal));
+    if (order) HWI_TRY(engine_streams(d->id));
     for (;;) {
         void *handed = NULL;
-        HWI_TRY(make_room(d->ordinal, bytes, keep, nkeep, order, api, &handed));
+        HWI_TRY(make_room(d->id, bytes, keep, nkeep, order, api, &handed));
         if (handed) {
             *out = handed;
             return HWRT_SUCCESS;
@@ -689,7 +736,7 @@ hwrt_status hwi_res_alloc(hwi_device *d, size_t bytes, hwi_tensor *const *keep, 
             return st;
         /* within the budget but the device itself is full (page rounding, other
          * processes): free one more tensor's memory and try again */
-        hwi_resident *v = hwi_plan_pick_victim(d->ordinal, keep, nkeep, 1);
+        hwi_resident *v = hwi_plan_pick_victim(d->id, keep, nkeep, 1);
         if (!v)
             return st;                             /* the allocator's own sentence */
         if (!hwi_res_idle(v)) MGR.stats.victim_waits++;
@@ -721,7 +768,7 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_tensor *const *keep, int nkeep,
     HWI_TRY(hwi_device_get(t->device, &d));
     uint64_t t0 = hwi_res_now_ns();
     void *p;
-    hwi_stream *fs = MGR.fetch_stream[t->device];
+    hwi_stream *fs = hwi_res_fetch_stream(t->device);
     int from_host = r->has_host;
     char what[160];
     hwi_res_describe(t, what, sizeof what);
@@ -743,7 +790,7 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_tensor *const *keep, int nkeep,
          * (fs waits for it): as an abandoned fetch, resolve_fetch lets that write-back
          * decide who keeps p */
         hwi_xfer *hold = calloc(1, sizeof *hold);
-        OPS()->stream_synchronize(fs->bs);
+        hwi_dev_stream_synchronize(fs->dev, fs->bs);
         if (!hold) {
             hwi_res_settle();
             hwi_pool_free(p, api);
@@ -780,7 +827,7 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_tensor *const *keep, int nkeep,
         MGR.stats.bytes_from_disk += t->nbytes;
     }
     if (st != HWRT_SUCCESS) {
-        OPS()->stream_synchronize(fs->bs);
+        hwi_dev_stream_synchronize(fs->dev, fs->bs);
         x->abandoned = 1;
     } else {
         st = xfer_close(x, fs);

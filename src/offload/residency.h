@@ -20,6 +20,7 @@ typedef struct hwi_xfer {
     _Atomic int landed;
     int settled;                 /* fetch: outcome applied (it stays as the ready marker) */
     int abandoned;               /* never fully queued: counts as done, not landed */
+    const hwi_device *dev;       /* the device of done */
     hwrt_bevent *done;
     hwi_event done_ev;           /* dispatch's view of done (the sync checker's key) */
     void *block;                 /* fetch: the block it fills; write-back: the block it reads */
@@ -63,7 +64,6 @@ typedef struct hwi_offload_mgr {
     uint64_t tick;
     size_t host_used, disk_used;
     hwrt_offload_stats stats;
-    hwi_stream *evict_stream[HWI_MAX_DEVICES], *fetch_stream[HWI_MAX_DEVICES];
     /* learned order (auto_offload) */
     hwi_resident **order;
     int norder, cap_order;
@@ -79,6 +79,8 @@ typedef struct hwi_offload_mgr {
 extern hwi_offload_mgr hwi_offload;
 
 /* residency.c (callers hold hwi_offload.mu) */
+/* The manager's fetch stream on device (made by a fetch before; offload's device part). */
+hwi_stream *hwi_res_fetch_stream(int device);
 hwrt_status hwi_res_evict(hwi_resident *r, const char *api);
 /* Bring r's data to the device on the fetch stream (r->fetch marks its end); a pending
  * write-back of r is waited for first. */

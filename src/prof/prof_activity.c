@@ -13,6 +13,7 @@
  * matches nothing. */
 #include "prof.h"
 #include "../base/config.h"
+#include "../runtime/device_ops.h"
 #include "../runtime/runtime.h"
 #include "../exec/dispatch.h"
 #include "../backends/backend.h"
@@ -82,15 +83,21 @@ void prof_activity_start(uint64_t cap)
     pthread_mutex_unlock(&mu);
 }
 
-/* First launch with backend ops in this session: turn its records on if it has them. */
+/* First launch in this session: turn its backend's records on if it has them. */
 static int enable(const hwrt_backend_ops *ops)
 {
     pthread_mutex_lock(&mu);
+    const hwrt_backend_ops *now = atomic_load(&seen);
+    if (now) {                         /* another thread's launch enabled a backend first */
+        int ok = now == ops && atomic_load(&usable);
+        pthread_mutex_unlock(&mu);
+        return ok;
+    }
     pthread_mutex_lock(&buf_mu);
     int on = act_on;
     pthread_mutex_unlock(&buf_mu);
-    int ok = on && !markers_only && ops->activity_enable && ops->activity_query &&
-             ops->activity_enable(on_activity, NULL) == HWRT_SUCCESS;
+    int ok = on && !markers_only && hwi_backend_has_activity(ops) &&
+             hwi_backend_activity_enable(ops, on_activity, NULL) == HWRT_SUCCESS;
     atomic_store(&usable, ok);
     atomic_store_explicit(&seen, ops, memory_order_release);
     pthread_mutex_unlock(&mu);
@@ -99,15 +106,17 @@ static int enable(const hwrt_backend_ops *ops)
 
 uint64_t prof_activity_correlate(const hwi_work *w)
 {
-    const hwrt_backend_ops *ops = hwi_ops_if_selected();
-    int ok = ops && (atomic_load_explicit(&seen, memory_order_acquire) == ops
-                         ? atomic_load_explicit(&usable, memory_order_relaxed)
-                         : enable(ops));
+    /* the records of one backend per session (the first one launched on); work on a
+     * device of another backend gets markers (prof_markers.c) */
+    const hwi_device *d = w->stream->dev;
+    const hwrt_backend_ops *s = atomic_load_explicit(&seen, memory_order_acquire);
+    int ok = s == d->ops ? atomic_load_explicit(&usable, memory_order_relaxed)
+                         : !s && enable(d->ops);
     /* waits are control ops, not reported; a host function without the backend's slot
-     * runs inline on this thread (dispatch.c) */
+     * runs inline on this thread (device_ops.c) */
     uint64_t id = 0;
     if (ok && w->kind != HWI_WORK_EVENT_RECORD && w->kind != HWI_WORK_EVENT_WAIT &&
-        (w->kind != HWI_WORK_HOST_FUNC || ops->host_func))
+        (w->kind != HWI_WORK_HOST_FUNC || hwi_dev_has_host_func(d)))
         id = prof_next_corr();
     hwi_backend_correlation = id;      /* also clears an id a consumed launch left */
     return id;
@@ -117,7 +126,8 @@ void prof_activity_drain(uint64_t deadline_ns)
 {
     const hwrt_backend_ops *ops = atomic_load(&seen);
     if (!ops || !atomic_load(&usable)) return;
-    while (ops->activity_query() == HWRT_ERROR_NOT_READY && hwi_prof_now_ns() < deadline_ns)
+    while (hwi_backend_activity_query(ops) == HWRT_ERROR_NOT_READY &&
+           hwi_prof_now_ns() < deadline_ns)
         sched_yield();
 }
 
@@ -183,7 +193,7 @@ void prof_activity_stop(void)
 {
     pthread_mutex_lock(&mu);
     const hwrt_backend_ops *ops = atomic_load(&seen);
-    if (ops && atomic_load(&usable)) ops->activity_enable(NULL, NULL);
+    if (ops && atomic_load(&usable)) hwi_backend_activity_enable(ops, NULL, NULL);
     atomic_store(&seen, NULL);
     atomic_store(&usable, 0);
     pthread_mutex_lock(&buf_mu);       /* a report under way finishes first; later ones */

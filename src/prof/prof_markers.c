@@ -10,6 +10,7 @@
  * about as many events as it has work in flight and never blocks the launching thread. */
 #include "prof.h"
 #include "../exec/stream.h"
+#include "../runtime/device_ops.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -24,8 +25,8 @@ struct prof_stream {
     uint32_t id;
     int device;
     int is_default;
-    const hwrt_backend_ops *ops; /* backend the events belong to */
-    hwrt_bdev *bdev;
+    const hwi_device *dev;       /* the device the events belong to */
+    unsigned epoch;              /* hwi_dev_epoch when registered: dev is valid while equal */
     pthread_mutex_t mu;
     pend *q;                     /* ring of pending markers, oldest at qhead */
     size_t qhead, qlen, qcap;
@@ -45,6 +46,9 @@ static _Atomic(const char *) backend_name;
 static _Thread_local struct { const void *h; prof_stream *p; } cache[4];
 static _Thread_local unsigned cache_next;
 
+/* The stream's device is still open (no hwrt_shutdown since it was registered). */
+static int live(const prof_stream *p) { return p->epoch == atomic_load(&hwi_dev_epoch); }
+
 static prof_stream *registry_find_or_add(hwi_stream *s)
 {
     pthread_mutex_lock(&reg_mu);
@@ -60,18 +64,17 @@ static prof_stream *registry_find_or_add(hwi_stream *s)
         if (na) { all = na; capall = nc; }
     }
     if (nall < capall && (p = calloc(1, sizeof *p))) {
-        hwi_device *d = hwi_device_if_open(s->device);
         p->handle = s->handle;
         p->id = (uint32_t)nall + 1;
         p->device = s->device;
         p->is_default = s->is_default;
-        p->ops = hwi_ops_if_selected();
-        p->bdev = d ? d->bdev : NULL;
+        p->dev = s->dev;
+        p->epoch = atomic_load(&hwi_dev_epoch);
         pthread_mutex_init(&p->mu, NULL);
         all[nall++] = p;
     }
     pthread_mutex_unlock(&reg_mu);
-    if (p && p->ops) atomic_store(&backend_name, p->ops->name);
+    if (p) atomic_store(&backend_name, hwi_dev_backend_name(p->dev));
     return p;
 }
 
@@ -94,15 +97,15 @@ uint32_t prof_stream_id(const prof_stream *p) { return p ? p->id : 0; }
 static int resolve_head_locked(prof_stream *p, int force)
 {
     pend *e = &p->q[p->qhead];
-    if (!force && p->ops->event_query(e->ev) == HWRT_ERROR_NOT_READY)
+    if (!force && hwi_dev_event_query(p->dev, e->ev) == HWRT_ERROR_NOT_READY)
         return 0;
     uint64_t ts = 0;
-    if (!force && p->ops->event_timestamp_ns(e->ev, &ts) == HWRT_SUCCESS && ts)
+    if (!force && hwi_dev_event_timestamp_ns(p->dev, e->ev, &ts) == HWRT_SUCCESS && ts)
         atomic_store_explicit(&e->rec->dev_end, ts, memory_order_relaxed);
     else
         atomic_fetch_add(&missing, 1);
     if (!force && p->nfree < p->capfree) p->freev[p->nfree++] = e->ev;
-    else p->ops->event_destroy(e->ev);      /* a pending event is never reused */
+    else hwi_dev_event_destroy(p->dev, e->ev);   /* a pending event is never reused */
     p->qhead = (p->qhead + 1) % p->qcap;
     p->qlen--;
     return 1;
@@ -137,8 +140,7 @@ static int grow_locked(prof_stream *p)
 
 void prof_marker_attach(prof_stream *p, hwi_stream *s, prof_rec *r)
 {
-    const hwrt_backend_ops *ops = p ? p->ops : NULL;
-    if (!ops || ops != hwi_ops_if_selected() || !ops->event_timestamp_ns || !p->bdev) {
+    if (!p || !live(p)) {
         atomic_fetch_add(&missing, 1);
         return;
     }
@@ -147,8 +149,8 @@ void prof_marker_attach(prof_stream *p, hwi_stream *s, prof_rec *r)
     hwrt_bevent *ev = NULL;
     if (!grow_locked(p)) goto fail;
     if (p->nfree) ev = p->freev[--p->nfree];
-    else if (ops->event_create(p->bdev, 0, &ev) != HWRT_SUCCESS) goto fail;
-    if (ops->event_record(ev, s->bs) != HWRT_SUCCESS) {
+    else if (hwi_dev_event_create(p->dev, 0, &ev) != HWRT_SUCCESS) goto fail;
+    if (hwi_dev_event_record(p->dev, ev, s->bs) != HWRT_SUCCESS) {
         p->freev[p->nfree++] = ev;
         goto fail;
     }
@@ -182,7 +184,7 @@ static void drain_one(prof_stream *p, uint64_t deadline_ns, int destroy)
         pthread_mutex_lock(&p->mu);
     }
     if (destroy) {
-        for (size_t i = 0; i < p->nfree; i++) p->ops->event_destroy(p->freev[i]);
+        for (size_t i = 0; i < p->nfree; i++) hwi_dev_event_destroy(p->dev, p->freev[i]);
         p->nfree = 0;
     }
     pthread_mutex_unlock(&p->mu);
@@ -197,7 +199,7 @@ void prof_markers_drain(uint64_t deadline_ns, int destroy)
         pthread_mutex_lock(&reg_mu);
         prof_stream *p = all[i];
         pthread_mutex_unlock(&reg_mu);
-        if (p->ops) drain_one(p, deadline_ns, destroy);
+        if (live(p)) drain_one(p, deadline_ns, destroy);
     }
 }
 

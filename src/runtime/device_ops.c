@@ -3,6 +3,8 @@
 #include "device_ops.h"
 #include "../base/status.h"
 
+#include <stdlib.h>
+
 void hwi_dev_device_close(const hwi_device *d)
 {
     d->ops->device_close(d->bdev);
@@ -68,14 +70,86 @@ void hwi_dev_host_free(const hwi_device *d, void *hptr, size_t bytes)
     if (d->ops->host_free) d->ops->host_free(hptr, bytes);
 }
 
+/* The device's live backend streams, for the device-wide synchronize of a backend
+ * without one. A stream being synchronized through the list is pinned: destroying it then
+ * only marks it, and the last pin destroys it, so the list lock is never held across a
+ * blocking call. */
+struct hwi_dev_bstream {
+    hwrt_bstream *bs;
+    int pins;
+    int dead;
+    struct hwi_dev_bstream *next;
+};
+
 hwrt_status hwi_dev_stream_create(const hwi_device *d, int priority, hwrt_bstream **s)
 {
-    return d->ops->stream_create(d->bdev, priority, s);
+    hwi_dev_bstream *n = malloc(sizeof *n);
+    if (!n)
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "creating a stream on device %d: host out "
+                       "of memory", d->ordinal);
+    hwrt_status st = d->ops->stream_create(d->bdev, priority, s);
+    if (st != HWRT_SUCCESS) { free(n); return st; }
+    hwi_device *m = (hwi_device *)d;          /* the list is the device's own state */
+    pthread_mutex_lock(&m->mu);
+    *n = (hwi_dev_bstream){*s, 0, 0, m->bstreams};
+    m->bstreams = n;
+    pthread_mutex_unlock(&m->mu);
+    return HWRT_SUCCESS;
+}
+
+/* Unlink n from d's list; caller holds d->mu. */
+static void unlink_bstream(hwi_device *d, hwi_dev_bstream *n)
+{
+    for (hwi_dev_bstream **p = &d->bstreams; *p; p = &(*p)->next)
+        if (*p == n) { *p = n->next; return; }
 }
 
 void hwi_dev_stream_destroy(const hwi_device *d, hwrt_bstream *s)
 {
+    hwi_device *m = (hwi_device *)d;
+    pthread_mutex_lock(&m->mu);
+    hwi_dev_bstream *n = m->bstreams;
+    while (n && n->bs != s) n = n->next;
+    int later = n && n->pins;                 /* a device synchronize holds it */
+    if (n && later) n->dead = 1;
+    else if (n) unlink_bstream(m, n);
+    pthread_mutex_unlock(&m->mu);
+    if (later) return;
     d->ops->stream_destroy(s);
+    free(n);
+}
+
+/* Fallback of device_synchronize: every live stream of d, pinned (see above). */
+static hwrt_status sync_every_stream(hwi_device *d)
+{
+    pthread_mutex_lock(&d->mu);
+    size_t n = 0;
+    for (hwi_dev_bstream *b = d->bstreams; b; b = b->next) n += !b->dead;
+    hwi_dev_bstream **list = malloc((n ? n : 1) * sizeof *list);
+    n = 0;
+    for (hwi_dev_bstream *b = d->bstreams; list && b; b = b->next)
+        if (!b->dead) { b->pins++; list[n++] = b; }
+    pthread_mutex_unlock(&d->mu);
+    if (!list)
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "synchronizing device %d: host out of "
+                       "memory", d->ordinal);
+    hwrt_status first = HWRT_SUCCESS;
+    for (size_t i = 0; i < n; i++) {
+        hwrt_status st = d->ops->stream_synchronize(list[i]->bs);
+        if (first == HWRT_SUCCESS) first = st;
+    }
+    for (size_t i = 0; i < n; i++) {
+        pthread_mutex_lock(&d->mu);
+        int last = --list[i]->pins == 0 && list[i]->dead;
+        if (last) unlink_bstream(d, list[i]);
+        pthread_mutex_unlock(&d->mu);
+        if (last) {                           /* destroyed meanwhile: ours to finish */
+            d->ops->stream_destroy(list[i]->bs);
+            free(list[i]);
+        }
+    }
+    free(list);
+    return first;
 }
 
 hwrt_status hwi_dev_stream_synchronize(const hwi_device *d, hwrt_bstream *s)
@@ -165,16 +239,15 @@ hwrt_status hwi_dev_event_timestamp_ns(const hwi_device *d, hwrt_bevent *e, uint
 hwrt_status hwi_dev_device_synchronize(const hwi_device *d)
 {
     if (!d->ops->device_synchronize)
-        return hwi_err(HWRT_ERROR_UNAVAILABLE, "the %s backend has no device-wide synchronize; "
-                       "synchronize each stream", d->ops->name);
+        return sync_every_stream((hwi_device *)d);
     return d->ops->device_synchronize(d->bdev);
 }
 
 hwrt_status hwi_dev_device_reset(const hwi_device *d)
 {
     if (!d->ops->device_reset)
-        return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "the %s backend cannot clear a device fault; "
-                       "restart the process", d->ops->name);
+        return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "backend %s cannot reset device %d: it cannot "
+                       "clear a device fault; restart the process", d->ops->name, d->ordinal);
     return d->ops->device_reset(d->bdev);
 }
 
@@ -183,25 +256,42 @@ void hwi_dev_report_usage(const hwi_device *d, size_t reserved, size_t allocated
     if (d->ops->report_usage) d->ops->report_usage(d->bdev, reserved, allocated);
 }
 
-hwrt_status hwi_dev_monitor(const hwi_device *d, hwrt_smi_snapshot *out)
+hwrt_status hwi_backend_monitor(const hwrt_backend_ops *ops, hwrt_smi_snapshot *out)
 {
-    if (!d->ops->monitor)
-        return hwi_err(HWRT_ERROR_UNAVAILABLE, "the %s backend has no monitor", d->ops->name);
-    return d->ops->monitor(out);
+    if (!ops->monitor)
+        return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "the %s backend's driver offers no device-wide "
+                       "process view", ops->name);
+    return ops->monitor(out);
+}
+
+hwrt_status hwi_backend_activity_enable(const hwrt_backend_ops *ops, hwrt_activity_fn fn,
+                                        void *ctx)
+{
+    if (!ops->activity_enable || !ops->activity_query)
+        return hwi_err(HWRT_ERROR_UNAVAILABLE, "the %s backend has no activity records", ops->name);
+    return ops->activity_enable(fn, ctx);
+}
+
+hwrt_status hwi_backend_activity_query(const hwrt_backend_ops *ops)
+{
+    if (!ops->activity_query)
+        return hwi_err(HWRT_ERROR_UNAVAILABLE, "the %s backend has no activity records", ops->name);
+    return ops->activity_query();
+}
+
+int hwi_backend_has_activity(const hwrt_backend_ops *ops)
+{
+    return ops->activity_enable && ops->activity_query;
 }
 
 hwrt_status hwi_dev_activity_enable(const hwi_device *d, hwrt_activity_fn fn, void *ctx)
 {
-    if (!d->ops->activity_enable || !d->ops->activity_query)
-        return hwi_err(HWRT_ERROR_UNAVAILABLE, "the %s backend has no activity records", d->ops->name);
-    return d->ops->activity_enable(fn, ctx);
+    return hwi_backend_activity_enable(d->ops, fn, ctx);
 }
 
 hwrt_status hwi_dev_activity_query(const hwi_device *d)
 {
-    if (!d->ops->activity_query)
-        return hwi_err(HWRT_ERROR_UNAVAILABLE, "the %s backend has no activity records", d->ops->name);
-    return d->ops->activity_query();
+    return hwi_backend_activity_query(d->ops);
 }
 
 void *hwi_dev_stream_native(const hwi_device *d, hwrt_bstream *s)
@@ -209,10 +299,7 @@ void *hwi_dev_stream_native(const hwi_device *d, hwrt_bstream *s)
     return d->ops->stream_native ? d->ops->stream_native(s) : NULL;
 }
 
-const char *hwi_dev_backend_name(const hwi_device *d)
-{
-    return d->ops->name;
-}
+int hwi_dev_has_host_func(const hwi_device *d) { return d->ops->host_func != NULL; }
 
 int hwi_dev_has_va(const hwi_device *d)
 {
@@ -229,3 +316,30 @@ hwrt_status hwi_dev_dlpack_device(const hwi_device *d, const void *ptr, int pinn
     if (!d->ops->dlpack_device) return HWRT_SUCCESS;
     return d->ops->dlpack_device(d->bdev, ptr, pinned_host, dl_device_type, data, byte_offset);
 }
+
+/* ---- backend-level calls (no device open yet): selection, device open, props ---- */
+
+hwrt_status hwi_backend_probe(const hwrt_backend_ops *ops, int *count, char *reason, size_t len)
+{
+    return ops->probe(count, reason, len);
+}
+
+hwrt_status hwi_backend_device_props(const hwrt_backend_ops *ops, int ordinal,
+                                     hwrt_device_props *out)
+{
+    return ops->device_props(ordinal, out);
+}
+
+hwrt_status hwi_backend_device_open(const hwrt_backend_ops *ops, int ordinal, hwrt_bdev **out)
+{
+    return ops->device_open(ordinal, out);
+}
+
+int hwi_dev_has_host_alloc(const hwi_device *d)
+{
+    return d->ops->host_alloc && d->ops->host_free;
+}
+
+const char *hwi_dev_backend_name(const hwi_device *d) { return d->ops->name; }
+const char *hwi_backend_name(const hwrt_backend_ops *ops) { return ops->name; }
+uint32_t hwi_backend_abi(const hwrt_backend_ops *ops) { return ops->abi_version; }

@@ -1,7 +1,10 @@
 /* Device-level wrappers: the one place that reads a backend's ops table (issue 18 item 3,
  * ggml-backend's pattern). Each hwi_dev_<slot> calls the slot of the device's backend with
  * its backend device; optional slots get their fallback here, so no caller tests a slot.
- * Backend streams and events belong to the device that made them: pass that device. */
+ * Backend streams and events belong to the device that made them: pass that device.
+ * Fallbacks: host_func synchronizes the stream and calls fn inline (not at all after a
+ * fault); event_elapsed_ms derives from two timestamps; device_synchronize synchronizes
+ * every live stream of the device (hwi_dev_stream_create lists them). */
 #ifndef HWI_DEVICE_OPS_H
 #define HWI_DEVICE_OPS_H
 
@@ -37,7 +40,6 @@ hwrt_status hwi_dev_event_timestamp_ns(const hwi_device *d, hwrt_bevent *e, uint
 hwrt_status hwi_dev_device_synchronize(const hwi_device *d);
 hwrt_status hwi_dev_device_reset(const hwi_device *d);
 void hwi_dev_report_usage(const hwi_device *d, size_t reserved, size_t allocated);
-hwrt_status hwi_dev_monitor(const hwi_device *d, hwrt_smi_snapshot *out);
 hwrt_status hwi_dev_activity_enable(const hwi_device *d, hwrt_activity_fn fn, void *ctx);
 hwrt_status hwi_dev_activity_query(const hwi_device *d);
 /* The driver's handle of s (CUstream), or NULL when the backend has none. */
@@ -48,9 +50,32 @@ void *hwi_dev_stream_native(const hwi_device *d, hwrt_bstream *s);
 hwrt_status hwi_dev_dlpack_device(const hwi_device *d, const void *ptr, int pinned_host,
                                   int *dl_device_type, void **data, uint64_t *byte_offset);
 
-/* The name of d's backend ("sim", "opencl"). */
+/* Backend-level calls, before a device is open (selection, hwi_device_open). */
+hwrt_status hwi_backend_probe(const hwrt_backend_ops *ops, int *count, char *reason, size_t len);
+hwrt_status hwi_backend_device_props(const hwrt_backend_ops *ops, int ordinal,
+                                     hwrt_device_props *out);
+hwrt_status hwi_backend_device_open(const hwrt_backend_ops *ops, int ordinal, hwrt_bdev **out);
+/* The backend's device-wide view (hwrt-smi), read without opening a device. */
+hwrt_status hwi_backend_monitor(const hwrt_backend_ops *ops, hwrt_smi_snapshot *out);
+
+/* Activity records are process-wide per backend (backend.h): the profiler keeps the
+ * backend (d->ops, as a key it never reads) and calls these with it. */
+hwrt_status hwi_backend_activity_enable(const hwrt_backend_ops *ops, hwrt_activity_fn fn,
+                                        void *ctx);
+hwrt_status hwi_backend_activity_query(const hwrt_backend_ops *ops);
+int hwi_backend_has_activity(const hwrt_backend_ops *ops);
+/* 1 when host functions run on the backend's own thread (else inline: the fallback). */
+int hwi_dev_has_host_func(const hwi_device *d);
+
+/* The backend's name, in static storage (valid after the device closed). */
 const char *hwi_dev_backend_name(const hwi_device *d);
+/* A backend table's name and ABI version (selection, sentences), before any device opens. */
+const char *hwi_backend_name(const hwrt_backend_ops *ops);
+uint32_t hwi_backend_abi(const hwrt_backend_ops *ops);
+
 /* 1 when the backend has every virtual-memory slot (expandable segments are possible). */
 int hwi_dev_has_va(const hwi_device *d);
+/* 1 when the backend pins host memory itself (else the pinned host pool mlocks pages). */
+int hwi_dev_has_host_alloc(const hwi_device *d);
 
 #endif

@@ -1,6 +1,7 @@
 /* hwrt_smi_query: the device-wide view a backend's driver offers (NVML, DCMI, or the
  * simulated NPU's shared registry), read without opening a device. */
 #include "runtime.h"
+#include "device_ops.h"
 #include "../base/status.h"
 
 #include <string.h>
@@ -15,8 +16,8 @@ hwrt_status hwrt_smi_query(const char *backend, int sample_ms, hwrt_smi_snapshot
                        "range 0..60000", sample_ms);
     const char *name = backend && strcmp(backend, "auto") ? backend : NULL;
     if (!name) {
-        const hwrt_backend_ops *cur = hwi_ops_if_selected();
-        name = cur ? cur->name : "sim";
+        name = hwrt_current_backend();
+        if (!*name) name = "sim";
     }
     if (!hwi_backend_known(name))
         return hwi_err(HWRT_ERROR_INVALID_DEVICE, "hwrt_smi_query: unknown backend \"%s\"", name);
@@ -24,10 +25,9 @@ hwrt_status hwrt_smi_query(const char *backend, int sample_ms, hwrt_smi_snapshot
     if (!ops)
         return hwi_err(HWRT_ERROR_UNAVAILABLE, "hwrt_smi_query: the %s backend is not compiled "
                        "into this hwrt build", name);
-    if (!ops->monitor)
-        return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "hwrt_smi_query: the %s backend's driver offers "
-                       "no device-wide process view", name);
-    HWI_TRY(ops->monitor(out));
+    hwrt_status st = hwi_backend_monitor(ops, out);
+    if (st != HWRT_SUCCESS)
+        return hwi_err_prefix(st, "hwrt_smi_query");
     if (sample_ms == 0)
         return HWRT_SUCCESS;
     /* busy share: compute-engine busy time gained over the window, per device, where the
@@ -39,7 +39,7 @@ hwrt_status hwrt_smi_query(const char *backend, int sample_ms, hwrt_smi_snapshot
     }
     struct timespec ts = {sample_ms / 1000, (long)(sample_ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
-    HWI_TRY(ops->monitor(out));
+    HWI_TRY(hwi_backend_monitor(ops, out));
     uint64_t after[HWRT_SMI_MAX_DEVICES] = {0};
     for (int i = 0; i < out->nprocesses; i++)
         after[out->processes[i].device] += out->processes[i].busy_ns;

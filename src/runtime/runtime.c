@@ -1,10 +1,11 @@
-/* Process runtime state. One backend per process (until hwrt_shutdown), devices opened
- * lazily, the current device per thread as in CUDA and ACL. */
+/* Process runtime state. Backends are selected on first use, each thread's current
+ * device is one device of one of them (as in CUDA and ACL, per thread), devices open
+ * lazily into one table of process-wide ids (runtime.h). */
 #include "runtime.h"
+#include "device_ops.h"
 #include "../base/config.h"
 #include "../base/log.h"
 #include "../base/status.h"
-#include "../exec/stream.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -12,13 +13,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define MAX_BACKENDS 8
+
+/* A backend in use: its devices have ids base..base+count-1. */
+typedef struct used_backend {
+    const hwrt_backend_ops *ops;
+    int count, base;
+} used_backend;
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic(const hwrt_backend_ops *) cur_ops;
-static int dev_count;
+static used_backend used[MAX_BACKENDS];   /* used[0]: the process default */
+static _Atomic int nused;
+static int nids;                          /* ids handed out so far */
 _Atomic(hwi_device *) hwi_devices[HWI_MAX_DEVICES];
 __thread int hwi_cur_dev __attribute__((tls_model("initial-exec")));
 __thread unsigned hwi_cur_epoch __attribute__((tls_model("initial-exec")));
-_Atomic unsigned hwi_dev_epoch = 1;    /* bumped by shutdown: threads fall back to dev 0 */
+_Atomic unsigned hwi_dev_epoch = 1;    /* bumped by shutdown: threads fall back to id 0 */
 
 typedef struct { int order; hwrt_status (*fn)(void); } teardown;
 static teardown teardowns[32];
@@ -47,13 +57,13 @@ static hwrt_status probe(const char *name, const hwrt_backend_ops **ops, int *co
         snprintf(reason, rlen, "the %s backend is not compiled into this hwrt build", name);
         return HWRT_ERROR_UNAVAILABLE;
     }
-    if ((*ops)->abi_version != HWRT_BACKEND_ABI_VERSION) {
+    if (hwi_backend_abi(*ops) != HWRT_BACKEND_ABI_VERSION) {
         snprintf(reason, rlen, "backend %s has ABI version %u, hwrt expects %u", name,
-                 (*ops)->abi_version, HWRT_BACKEND_ABI_VERSION);
+                 hwi_backend_abi(*ops), HWRT_BACKEND_ABI_VERSION);
         return HWRT_ERROR_UNAVAILABLE;
     }
     reason[0] = 0;
-    hwrt_status st = (*ops)->probe(count, reason, rlen);
+    hwrt_status st = hwi_backend_probe(*ops, count, reason, rlen);
     if (st == HWRT_SUCCESS && *count == 0 && !reason[0])
         snprintf(reason, rlen, "the %s driver loaded but reports no device", name);
     return st;
@@ -92,123 +102,19 @@ static hwrt_status pick_auto(char *out, size_t len)
     return hwi_err(HWRT_ERROR_NO_DEVICE, "no backend has a device (%s)", reasons);
 }
 
-/* Select a backend. Caller holds lock. */
-static hwrt_status select_locked(const char *name)
+/* The backend that owns process-wide id `id`, or NULL. Reads `used` (set under lock,
+ * entries never change until shutdown). */
+static used_backend *backend_of(int id)
 {
-    char buf[32];
-    if (!name || !strcmp(name, "auto")) {
-        const hwrt_backend_ops *cur = atomic_load(&cur_ops);
-        if (cur)
-            return HWRT_SUCCESS;
-        HWI_TRY(pick_auto(buf, sizeof buf));
-        name = buf;
-    }
-    if (!hwi_backend_known(name))
-        return hwi_err(HWRT_ERROR_INVALID_DEVICE,
-                       "unknown backend \"%s\"; use \"sim\", \"opencl\", \"cuda\", \"ascend\" or "
-                       "\"auto\"", name);
-    const hwrt_backend_ops *cur = atomic_load(&cur_ops);
-    if (cur) {
-        if (!strcmp(cur->name, name))
-            return HWRT_SUCCESS;
-        return hwi_err(HWRT_ERROR_NOT_PERMITTED,
-                       "this process already uses the %s backend; it cannot switch to %s while "
-                       "resources are live: call hwrt_shutdown() first", cur->name, name);
-    }
-    const hwrt_backend_ops *ops;
-    int count;
-    char reason[256];
-    hwrt_status st = probe(name, &ops, &count, reason, sizeof reason);
-    if (st != HWRT_SUCCESS)
-        return hwi_err(HWRT_ERROR_UNAVAILABLE, "backend %s is unavailable: %s", name, reason);
-    if (count == 0)
-        return hwi_err(HWRT_ERROR_NO_DEVICE, "backend %s has no device: %s", name, reason);
-    dev_count = count < HWI_MAX_DEVICES ? count : HWI_MAX_DEVICES;
-    atomic_store(&cur_ops, ops);
-    hwi_log(HWI_LOG_INFO, "backend %s selected, %d device(s)", name, dev_count);
-    return HWRT_SUCCESS;
+    int n = atomic_load(&nused);
+    for (int i = 0; i < n; i++)
+        if (id >= used[i].base && id < used[i].base + used[i].count)
+            return &used[i];
+    return NULL;
 }
 
-hwrt_status hwi_runtime_ops(const hwrt_backend_ops **ops)
-{
-    const hwrt_backend_ops *o = atomic_load(&cur_ops);
-    if (!o) {
-        pthread_mutex_lock(&lock);
-        hwrt_status st = select_locked(NULL);
-        pthread_mutex_unlock(&lock);
-        if (st != HWRT_SUCCESS)
-            return st;
-        o = atomic_load(&cur_ops);
-    }
-    *ops = o;
-    return HWRT_SUCCESS;
-}
-
-const hwrt_backend_ops *hwi_ops_if_selected(void) { return atomic_load(&cur_ops); }
-
-int hwi_device_count_selected(void) { return atomic_load(&cur_ops) ? dev_count : 0; }
-
-hwi_device *hwi_device_if_open(int ordinal)
-{
-    if (ordinal < 0 || ordinal >= HWI_MAX_DEVICES)
-        return NULL;
-    return atomic_load_explicit(&hwi_devices[ordinal], memory_order_acquire);
-}
-
-static hwrt_status bad_ordinal(int ordinal)
-{
-    const hwrt_backend_ops *o = atomic_load(&cur_ops);
-    return hwi_err(HWRT_ERROR_INVALID_DEVICE,
-                   "device %d does not exist: backend %s has %d device(s), valid ids are 0..%d%s",
-                   ordinal, o ? o->name : "?", dev_count, dev_count - 1,
-                   o && !strcmp(o->name, "sim") ? " (set HWRT_SIM_DEVICES for more simulated "
-                                                  "devices)" : "");
-}
-
-hwrt_status hwi_device_get(int ordinal, hwi_device **out)
-{
-    hwi_device *d = hwi_device_if_open(ordinal);
-    if (d) { *out = d; return HWRT_SUCCESS; }
-    const hwrt_backend_ops *ops;
-    HWI_TRY(hwi_runtime_ops(&ops));
-    if (ordinal < 0 || ordinal >= dev_count)
-        return bad_ordinal(ordinal);
-    pthread_mutex_lock(&lock);
-    d = atomic_load(&hwi_devices[ordinal]);
-    hwrt_status st = HWRT_SUCCESS;
-    if (!d) {
-        d = calloc(1, sizeof *d);
-        if (!d) {
-            st = hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "opening device %d: host out of memory",
-                         ordinal);
-        } else {
-            d->ordinal = ordinal;
-            d->ops = ops;
-            st = ops->device_props(ordinal, &d->props);
-            if (st == HWRT_SUCCESS)
-                st = ops->device_open(ordinal, &d->bdev);
-            if (st == HWRT_SUCCESS && hwi_log_level() >= HWI_LOG_INFO) {
-                char mem[32];
-                hwi_log(HWI_LOG_INFO, "device %d opened: %s (%s%s), %s of memory, %d compute "
-                        "unit(s), %d copy engine(s)", ordinal, d->props.name, ops->name,
-                        d->props.simulated ? ", simulated" : "",
-                        hwi_fmt_bytes(mem, sizeof mem, d->props.total_memory),
-                        d->props.compute_units, d->props.copy_engines);
-            }
-            if (st == HWRT_SUCCESS)
-                atomic_store_explicit(&hwi_devices[ordinal], d, memory_order_release);
-            else {
-                free(d);
-                d = NULL;
-            }
-        }
-    }
-    pthread_mutex_unlock(&lock);
-    if (st == HWRT_SUCCESS) *out = d;
-    return st;
-}
-
-static int current_ordinal(void)
+/* The calling thread's current id (id 0, the default backend's device 0, until set). */
+static int current_id(void)
 {
     if (hwi_cur_epoch != atomic_load(&hwi_dev_epoch)) {
         hwi_cur_epoch = atomic_load(&hwi_dev_epoch);
@@ -217,18 +123,152 @@ static int current_ordinal(void)
     return hwi_cur_dev;
 }
 
-hwrt_status hwi_device_current_slow(hwi_device **out) { return hwi_device_get(current_ordinal(), out); }
+/* The calling thread's backend (NULL before any was selected). */
+static used_backend *thread_backend(void)
+{
+    used_backend *b = backend_of(current_id());
+    return b ? b : atomic_load(&nused) ? &used[0] : NULL;
+}
+
+static hwrt_status bad_ordinal(const used_backend *b, int ordinal)
+{
+    return hwi_err(HWRT_ERROR_INVALID_DEVICE,
+                   "device %d does not exist: backend %s has %d device(s), valid ids are 0..%d%s",
+                   ordinal, hwi_backend_name(b->ops), b->count, b->count - 1,
+                   !strcmp(hwi_backend_name(b->ops), "sim") ? " (set HWRT_SIM_DEVICES for more simulated "
+                                                  "devices)" : "");
+}
+
+/* Select a backend (add it to those in use), NULL/"auto": the thread's backend, or the
+ * "auto" choice when none is in use. A backend not in use yet is added only when
+ * `ordinal` (-1: any) is one of its devices, so a bad call changes nothing. Caller
+ * holds lock. */
+static hwrt_status select_locked(const char *name, int ordinal, used_backend **out)
+{
+    char buf[32];
+    if (!name || !strcmp(name, "auto")) {
+        used_backend *b = thread_backend();
+        if (b) { *out = b; return HWRT_SUCCESS; }
+        HWI_TRY(pick_auto(buf, sizeof buf));
+        name = buf;
+    }
+    if (!hwi_backend_known(name))
+        return hwi_err(HWRT_ERROR_INVALID_DEVICE,
+                       "unknown backend \"%s\"; use \"sim\", \"opencl\", \"cuda\", \"ascend\" or "
+                       "\"auto\"", name);
+    int n = atomic_load(&nused);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(hwi_backend_name(used[i].ops), name)) { *out = &used[i]; return HWRT_SUCCESS; }
+    const hwrt_backend_ops *ops;
+    int count;
+    char reason[256];
+    hwrt_status st = probe(name, &ops, &count, reason, sizeof reason);
+    if (st != HWRT_SUCCESS)
+        return hwi_err(HWRT_ERROR_UNAVAILABLE, "backend %s is unavailable: %s", name, reason);
+    if (count == 0)
+        return hwi_err(HWRT_ERROR_NO_DEVICE, "backend %s has no device: %s", name, reason);
+    if (count > HWI_MAX_DEVICES - nids) count = HWI_MAX_DEVICES - nids;
+    if (ordinal >= 0 && ordinal >= count)
+        return bad_ordinal(&(used_backend){ops, count, 0}, ordinal);
+    if (n == MAX_BACKENDS || nids == HWI_MAX_DEVICES)
+        return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "backend %s: this process already has %d "
+                       "devices open over %d backends, hwrt's limit; call hwrt_shutdown() first",
+                       name, nids, n);
+    used[n] = (used_backend){ops, count, nids};
+    nids += count;
+    atomic_store(&nused, n + 1);
+    hwi_log(HWI_LOG_INFO, "backend %s selected, %d device(s), ids %d..%d", name, count,
+            used[n].base, used[n].base + count - 1);
+    *out = &used[n];
+    return HWRT_SUCCESS;
+}
+
+int hwi_runtime_active(void) { return atomic_load(&nused) > 0; }
+
+
+hwi_device *hwi_device_if_open(int id)
+{
+    if (id < 0 || id >= HWI_MAX_DEVICES)
+        return NULL;
+    return atomic_load_explicit(&hwi_devices[id], memory_order_acquire);
+}
+
+hwrt_status hwi_device_get(int id, hwi_device **out)
+{
+    hwi_device *d = hwi_device_if_open(id);
+    if (d) { *out = d; return HWRT_SUCCESS; }
+    pthread_mutex_lock(&lock);
+    used_backend *b = NULL;
+    hwrt_status st = HWRT_SUCCESS;
+    if (!atomic_load(&nused) && id == 0)
+        st = select_locked(NULL, -1, &b);          /* first use: "auto" */
+    b = st == HWRT_SUCCESS ? backend_of(id) : NULL;
+    if (st == HWRT_SUCCESS && !b)
+        st = hwi_err(HWRT_ERROR_INVALID_DEVICE, "device id %d does not exist in this process "
+                     "(%d device(s) over the backends in use)", id, nids);
+    d = st == HWRT_SUCCESS ? atomic_load(&hwi_devices[id]) : NULL;
+    if (st == HWRT_SUCCESS && !d) {
+        st = hwi_device_open(b->ops, id - b->base, id, &d);
+        if (st == HWRT_SUCCESS)
+            atomic_store_explicit(&hwi_devices[id], d, memory_order_release);
+    }
+    pthread_mutex_unlock(&lock);
+    if (st == HWRT_SUCCESS) *out = d;
+    return st;
+}
+
+/* The calling thread's backend ("auto" when none is in use) and a check that ordinal is
+ * one of its devices. */
+static hwrt_status thread_ordinal(int ordinal, used_backend **out)
+{
+    pthread_mutex_lock(&lock);
+    hwrt_status st = select_locked(NULL, -1, out);
+    pthread_mutex_unlock(&lock);
+    HWI_TRY(st);
+    if (ordinal < 0 || ordinal >= (*out)->count)
+        return bad_ordinal(*out, ordinal);
+    return HWRT_SUCCESS;
+}
+
+hwrt_status hwi_device_public(int ordinal, hwi_device **out)
+{
+    used_backend *b = NULL;
+    HWI_TRY(thread_ordinal(ordinal, &b));
+    return hwi_device_get(b->base + ordinal, out);
+}
+
+int hwi_device_ordinal(int id)
+{
+    used_backend *b = backend_of(id);
+    return b ? id - b->base : id;
+}
+
+hwi_dev_label hwi_device_label(int id)
+{
+    hwi_dev_label l;
+    used_backend *b = backend_of(id);
+    if (b && atomic_load(&nused) > 1)
+        snprintf(l.s, sizeof l.s, "%s device %d", hwi_backend_name(b->ops), id - b->base);
+    else
+        snprintf(l.s, sizeof l.s, "device %d", b ? id - b->base : id);
+    return l;
+}
+
+hwrt_status hwi_device_current_slow(hwi_device **out) { return hwi_device_get(current_id(), out); }
 
 hwrt_status hwrt_set_device(const char *backend, int device_id)
 {
     pthread_mutex_lock(&lock);
-    hwrt_status st = select_locked(backend);
+    used_backend *b = NULL;
+    hwrt_status st = select_locked(backend, device_id, &b);
     pthread_mutex_unlock(&lock);
     HWI_TRY(st);
+    if (device_id < 0 || device_id >= b->count)
+        return bad_ordinal(b, device_id);
     hwi_device *d = NULL;
-    HWI_TRY(hwi_device_get(device_id, &d));
-    current_ordinal();
-    hwi_cur_dev = device_id;
+    HWI_TRY(hwi_device_get(b->base + device_id, &d));
+    current_id();
+    hwi_cur_dev = d->id;
     return HWRT_SUCCESS;
 }
 
@@ -236,14 +276,16 @@ hwrt_status hwrt_get_device(int *device_id)
 {
     if (!device_id)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_get_device: device_id is NULL");
-    *device_id = current_ordinal();
+    int id = current_id();
+    used_backend *b = backend_of(id);
+    *device_id = b ? id - b->base : 0;
     return HWRT_SUCCESS;
 }
 
 const char *hwrt_current_backend(void)
 {
-    const hwrt_backend_ops *o = atomic_load(&cur_ops);
-    return o ? o->name : "";
+    used_backend *b = thread_backend();
+    return b ? hwi_backend_name(b->ops) : "";
 }
 
 hwrt_status hwrt_backend_info(const char *backend, hwrt_backend_desc *out)
@@ -268,9 +310,9 @@ hwrt_status hwrt_device_count(const char *backend, int *count)
 {
     if (!count)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_device_count: count is NULL");
-    const hwrt_backend_ops *cur = atomic_load(&cur_ops);
+    used_backend *cur = thread_backend();
     if ((!backend || !strcmp(backend, "auto")) && cur) {
-        *count = dev_count;
+        *count = cur->count;
         return HWRT_SUCCESS;
     }
     char name[32];
@@ -288,27 +330,23 @@ hwrt_status hwrt_get_device_props(int device_id, hwrt_device_props *out)
 {
     if (!out)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_get_device_props: out is NULL");
-    const hwrt_backend_ops *ops;
-    HWI_TRY(hwi_runtime_ops(&ops));
-    if (device_id < 0 || device_id >= dev_count)
-        return bad_ordinal(device_id);
-    return ops->device_props(device_id, out);
+    used_backend *b = NULL;
+    HWI_TRY(thread_ordinal(device_id, &b));
+    return hwi_backend_device_props(b->ops, device_id, out);
 }
 
-hwrt_status hwrt_device_reset(int device_id)
+/* Run the hooks with order in [lo, hi); keeps the first failure's sentence. */
+static void run_teardowns(const teardown *t, int n, int lo, int hi, hwrt_status *first,
+                          char *msg, size_t len)
 {
-    hwi_device *d = NULL;
-    HWI_TRY(hwi_device_get(device_id, &d));
-    const hwrt_backend_ops *ops = atomic_load(&cur_ops);
-    if (!ops->device_reset)
-        return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "backend %s cannot reset device %d", ops->name,
-                       device_id);
-    /* as documented: synchronize first, so work queued before the reset is settled
-     * (skipped by the fault) instead of racing with it; its fault status is expected */
-    hwrt_status st = hwi_streams_sync_device(device_id, "hwrt_device_reset");
-    if (st == HWRT_ERROR_NOT_PERMITTED)
-        return st;
-    return ops->device_reset(d->bdev);
+    for (int i = 0; i < n; i++) {
+        if (t[i].order < lo || t[i].order >= hi) continue;
+        hwrt_status st = t[i].fn();
+        if (st != HWRT_SUCCESS && *first == HWRT_SUCCESS) {
+            *first = st;
+            snprintf(msg, len, "%s", hwrt_last_error());
+        }
+    }
 }
 
 hwrt_status hwrt_shutdown(void)
@@ -325,24 +363,25 @@ hwrt_status hwrt_shutdown(void)
         }
     hwrt_status first = HWRT_SUCCESS;
     char first_msg[1024] = "";
-    for (int i = 0; i < n; i++) {
-        hwrt_status st = t[i].fn();
+    run_teardowns(t, n, -1000000, HWI_SHUTDOWN_DEVICES, &first, first_msg, sizeof first_msg);
+    /* each device releases what it owns (upper layers' parts first) */
+    for (int i = 0; i < HWI_MAX_DEVICES; i++) {
+        hwi_device *d = hwi_device_if_open(i);
+        hwrt_status st = d ? hwi_device_close_parts(d) : HWRT_SUCCESS;
         if (st != HWRT_SUCCESS && first == HWRT_SUCCESS) {
             first = st;
             snprintf(first_msg, sizeof first_msg, "%s", hwrt_last_error());
         }
     }
+    run_teardowns(t, n, HWI_SHUTDOWN_DEVICES, 1000000, &first, first_msg, sizeof first_msg);
     pthread_mutex_lock(&lock);
-    const hwrt_backend_ops *ops = atomic_load(&cur_ops);
     for (int i = 0; i < HWI_MAX_DEVICES; i++) {
         hwi_device *d = atomic_exchange(&hwi_devices[i], NULL);
-        if (d) {
-            ops->device_close(d->bdev);
-            free(d);
-        }
+        if (d) hwi_device_free(d);
     }
-    atomic_store(&cur_ops, NULL);
-    dev_count = 0;
+    atomic_store(&nused, 0);
+    memset(used, 0, sizeof used);
+    nids = 0;
     atomic_fetch_add(&hwi_dev_epoch, 1);
     pthread_mutex_unlock(&lock);
     if (first != HWRT_SUCCESS)

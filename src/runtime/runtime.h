@@ -1,5 +1,11 @@
-/* Process runtime state: the backend in use, opened devices, the per-thread current
- * device, and the ordered teardown that hwrt_shutdown runs. */
+/* Process runtime state: the backends in use, the devices opened (one table of process-
+ * wide device ids), the per-thread current device, and hwrt_shutdown.
+ *
+ * Device ids (device.h): a process may use several backends at once; each thread's
+ * current device is one device of one backend (hwrt_set_device(backend, ordinal)), and
+ * the public calls that take a device id read it as an ordinal of the calling thread's
+ * backend. Internally a device is its process-wide id (hwi_device.id): the first backend
+ * selected gets ids 0..n-1, equal to its ordinals; each later one the next free ids. */
 #ifndef HWI_RUNTIME_H
 #define HWI_RUNTIME_H
 
@@ -7,22 +13,28 @@
 
 #define HWI_MAX_DEVICES 64
 
-/* The backend in use; selects "auto" on first call. NULL + error when none works. */
-hwrt_status hwi_runtime_ops(const hwrt_backend_ops **ops);
-/* Like hwi_runtime_ops but never selects: NULL when no backend was chosen yet. */
-const hwrt_backend_ops *hwi_ops_if_selected(void);
-/* Device by ordinal of the backend in use, opened on first use. The sentence of an
+/* 1 once some backend was selected (until hwrt_shutdown). */
+int hwi_runtime_active(void);
+/* Device by process-wide id, opened on first use (selects "auto" when no backend was
+ * chosen yet and id is 0). */
+hwrt_status hwi_device_get(int id, hwi_device **out);
+/* Device by public id: an ordinal of the calling thread's backend. The sentence of an
  * out-of-range ordinal names the device count. */
-hwrt_status hwi_device_get(int ordinal, hwi_device **out);
+hwrt_status hwi_device_public(int ordinal, hwi_device **out);
+/* The public id (ordinal in its backend) of process-wide id `id` (id itself if unknown). */
+int hwi_device_ordinal(int id);
+/* "device N" for process-wide id `id` (N its ordinal), "<backend> device N" while the
+ * process uses several backends: for sentences that name two devices. */
+typedef struct hwi_dev_label { char s[48]; } hwi_dev_label;
+hwi_dev_label hwi_device_label(int id);
 /* The calling thread's current device (opened on first use). */
 hwrt_status hwi_device_current_slow(hwi_device **out);
-/* Open device by ordinal, or NULL (never opens). */
-hwi_device *hwi_device_if_open(int ordinal);
+/* Open device by process-wide id, or NULL (never opens). */
+hwi_device *hwi_device_if_open(int id);
 
 /* Inline fast path of hwi_device_current (every hwrt_malloc takes it): the thread's
- * ordinal is valid for the current shutdown epoch and its device is open. Initial-exec
+ * id is valid for the current shutdown epoch and its device is open. Initial-exec
  * TLS: libhwrt is a shared object, and the default model's __tls_get_addr costs ~3 ns. */
-#include <stdatomic.h>
 extern __thread int hwi_cur_dev __attribute__((tls_model("initial-exec")));
 extern __thread unsigned hwi_cur_epoch __attribute__((tls_model("initial-exec")));
 extern _Atomic unsigned hwi_dev_epoch;
@@ -39,12 +51,19 @@ static inline hwrt_status hwi_device_current(hwi_device **out)
     }
     return hwi_device_current_slow(out);
 }
-/* Number of devices of the backend in use (0 before selection). */
-int hwi_device_count_selected(void);
 
-/* Teardown hooks run by hwrt_shutdown in ascending `order` (lower first), before the
- * devices close. Registering the same fn twice is a no-op. Orders used:
- * 10 tensors/offload, 20 graphs, 30 streams/events, 40 memory pools, 50 host memory. */
+/* device.c: open (props + backend device) and free one device. */
+hwrt_status hwi_device_open(const hwrt_backend_ops *ops, int ordinal, int id, hwi_device **out);
+void hwi_device_free(hwi_device *d);
+
+/* Teardown hooks of process-wide state, run by hwrt_shutdown in ascending `order` (lower
+ * first). Registering the same fn twice is a no-op. What a device owns is not here: it
+ * goes with the device (hwi_device_attach), when hwrt_shutdown closes the devices between
+ * the hooks below HWI_SHUTDOWN_DEVICES and those at or above it. Orders used:
+ * 10 offload manager, 20 graphs, 25 tensors | devices close their parts (offload
+ * streams, streams) | 35 events and profiler, 40 memory pools, 45 distributed staging,
+ * 50 pinned host memory; then the backend devices close. */
+#define HWI_SHUTDOWN_DEVICES 30
 void hwi_on_shutdown(int order, hwrt_status (*fn)(void));
 
 #endif

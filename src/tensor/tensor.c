@@ -239,7 +239,7 @@ hwrt_status hwrt_tensor_empty(hwrt_tensor *out, hwrt_dtype dt, int ndim, const i
     hwi_device *d = NULL;
     HWI_TRY(hwi_device_current(&d));
     hwi_tensor *t;
-    HWI_TRY(make("hwrt_tensor_empty", dt, ndim, shape, d->ordinal, NULL, NULL, &t));
+    HWI_TRY(make("hwrt_tensor_empty", dt, ndim, shape, d->id, NULL, NULL, &t));
     *out = t->handle;
     return HWRT_SUCCESS;
 }
@@ -391,7 +391,7 @@ ACCESSOR(hwrt_tensor_dtype, hwrt_dtype, t->dtype)
 ACCESSOR(hwrt_tensor_ndim, int, t->ndim)
 ACCESSOR(hwrt_tensor_numel, int64_t, t->numel)
 ACCESSOR(hwrt_tensor_nbytes, size_t, t->nbytes)
-ACCESSOR(hwrt_tensor_device, int, t->device)
+ACCESSOR(hwrt_tensor_device, int, hwi_device_ordinal(t->device))
 hwrt_status hwrt_tensor_data(hwrt_tensor h, void **out)
 {
     HWI_TENSOR_REF(t);

@@ -260,8 +260,6 @@ static hwrt_status tensor_too_big(void)
     X(dev_huge, HWRT_ERROR_INVALID_DEVICE, "does not exist", hwrt_set_device("sim", 1 << 30))      \
     X(dev_unknown_backend, HWRT_ERROR_INVALID_DEVICE, "unknown backend \"tpu\"",                   \
       hwrt_set_device("tpu", 0))                                                                  \
-    X(dev_switch_backend, HWRT_ERROR_NOT_PERMITTED, "already uses the sim backend",               \
-      hwrt_set_device("opencl", 0))                                                               \
     X(dev_get_null, HWRT_ERROR_INVALID_ARGUMENT, "device_id is NULL", hwrt_get_device(NULL))       \
     X(dev_count_null, HWRT_ERROR_INVALID_ARGUMENT, "count is NULL", hwrt_device_count("sim", NULL)) \
     X(dev_count_unknown, HWRT_ERROR_INVALID_DEVICE, "unknown backend",                             \
