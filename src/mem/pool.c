@@ -37,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static _Atomic(hwi_pool_sync_fn) sync_fn;
 static pthread_mutex_t create_mu = PTHREAD_MUTEX_INITIALIZER;   /* creating a device's pool */
 
 /* What an allocation attempt asks of its caller besides its status (an out-parameter,
@@ -47,13 +46,6 @@ typedef enum pool_want { WANT_NONE, WANT_GC, WANT_TRIM } pool_want;
 
 hwrt_status hwi_pool_oom(dpool *dp, size_t req, size_t rsize, const char *cause);
 
-void hwi_pool_set_sync(hwi_pool_sync_fn fn) { atomic_store(&sync_fn, fn); }
-
-hwrt_status hwi_pool_sync_device(int device, const char *api)
-{
-    hwi_pool_sync_fn fn = atomic_load(&sync_fn);
-    return fn ? fn(device, api) : HWRT_SUCCESS;
-}
 
 /* Every request rounds up to 512 B; with roundup_power2_divisions N (PyTorch's), one
  * above 512 B x N rounds up to the next of N equal steps between two powers of two (N is
@@ -93,7 +85,7 @@ static dpool *dpool_get(hwi_device *d)
     }
     pthread_mutex_init(&dp->mu, NULL);
     dp->dev = d;
-    dp->device = d->ordinal;
+    dp->device = d->id;
     dp->st.max_split_size = -1;
     /* the large pool's shared segments: PyTorch's 20 MiB for requests below 10 MiB; on a
      * device of 4 GiB or more 64 MiB below 20 MiB, where blocks of 1-20 MiB with mixed
@@ -465,9 +457,9 @@ static hwrt_status sync_unlocked(dpool *dp, const char *api, uint64_t *snap)
 {
     tc_request_flush(dp);                      /* parked blocks back first: they count */
     *snap = dp->free_seq;
-    hwi_pool_sync_fn fn = atomic_load(&sync_fn);
     pthread_mutex_unlock(&dp->mu);
-    hwrt_status st = fn ? fn(dp->device, api) : HWRT_SUCCESS;
+    /* the device-wide synchronize (exec's checked one once streams exist: runtime/device.h) */
+    hwrt_status st = hwi_device_synchronize(dp->dev, api);
     pthread_mutex_lock(&dp->mu);
     dp->st.num_sync_all_streams++;
     if (st == HWRT_SUCCESS) process_events(dp);
@@ -567,7 +559,7 @@ static void mem_event(hwi_mem_event_kind kind, const hwi_device *d, const void *
 {
     hwrt_memory_info m;
     hwi_pool_fill_info(d, &m);
-    hwi_mem_event(kind, d->ordinal, p, bytes, m.allocated, m.reserved);
+    hwi_mem_event(kind, d->id, p, bytes, m.allocated, m.reserved);
 }
 
 /* Everything but a thread-cache hit without a profiler: kept out of line, so that the

@@ -72,11 +72,6 @@ void hwi_pool_destroy(hwi_device *d);
 /* hwrt_shutdown's hook (order 40): destroys the pool of every device. */
 hwrt_status hwi_pool_teardown(void);
 
-/* Hooks from src/exec: synchronize every stream of a device (blocking). */
-typedef hwrt_status (*hwi_pool_sync_fn)(int device, const char *api);
-void hwi_pool_set_sync(hwi_pool_sync_fn fn);
-/* Run the registered synchronize for device (SUCCESS when no stream ever existed). */
-hwrt_status hwi_pool_sync_device(int device, const char *api);
 /* A stream is being destroyed (after its work finished): forget it. */
 void hwi_pool_stream_destroyed(hwrt_bstream *bs);
 

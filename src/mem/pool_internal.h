@@ -83,7 +83,7 @@ struct spool {
 struct hwi_pool {
     pthread_mutex_t mu;          /* guards everything of this pool */
     hwi_device *dev;             /* the owner; every backend call goes through hwi_dev_* */
-    int device;                  /* its ordinal (figures, sentences, the sync hook) */
+    int device;                  /* its device's process-wide id (figures, sentences, the sync hook; runtime/device.h) */
     struct hwi_pool *_Atomic next_pool;   /* every pool, for pointer lookups (pool_map.c) */
     _Atomic uintptr_t lo, hi;    /* address bounds of every segment this pool held */
     uint64_t free_seq;           /* bumped whenever a block becomes free */

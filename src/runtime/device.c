@@ -28,11 +28,13 @@ hwrt_status hwi_device_open(const hwrt_backend_ops *ops, int ordinal, int id, hw
     }
     if (hwi_log_level() >= HWI_LOG_INFO) {
         char mem[32];
-        hwi_log(HWI_LOG_INFO, "device %d opened (id %d): %s (%s%s), %s of memory, %d compute "
-                "unit(s), %d copy engine(s)", ordinal, id, d->props.name, hwi_backend_name(ops),
+        char ids[32] = "";
+        if (id != ordinal) snprintf(ids, sizeof ids, " (process-wide id %d)", id);
+        hwi_log(HWI_LOG_INFO, "device %d opened: %s (%s%s), %s of memory, %d compute "
+                "unit(s), %d copy engine(s)%s", ordinal, d->props.name, hwi_backend_name(ops),
                 d->props.simulated ? ", simulated" : "",
                 hwi_fmt_bytes(mem, sizeof mem, d->props.total_memory),
-                d->props.compute_units, d->props.copy_engines);
+                d->props.compute_units, d->props.copy_engines, ids);
     }
     *out = d;
     return HWRT_SUCCESS;

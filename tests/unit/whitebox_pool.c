@@ -226,13 +226,14 @@ static const hwrt_backend_ops test_ops = {
     .event_query = t_event_query,
 };
 
-static hwi_device dev = {.ordinal = 0, .ops = &test_ops};
+static hwi_device dev = {.id = 0, .ordinal = 0, .ops = &test_ops};
 static hwrt_bstream sA, sB;
 
-/* The device-wide synchronize the pool's slow paths call (exec's in the library). */
-static hwrt_status sync_device(int device, const char *api)
+/* The device-wide synchronize the pool's slow paths call (runtime/device.c's in the
+ * library, exec's streams behind it), defined here as the pool's other runtime call. */
+hwrt_status hwi_device_synchronize(hwi_device *d, const char *api)
 {
-    (void)device;
+    (void)d;
     (void)api;
     B.syncs++;
     sA.completed = sA.submitted;
@@ -240,7 +241,7 @@ static hwrt_status sync_device(int device, const char *api)
     return HWRT_SUCCESS;
 }
 
-/* ---- the pool's one runtime dependency ---- */
+/* ---- the pool's other runtime dependency ---- */
 
 static hwrt_status (*shutdown_hook)(void);
 void hwi_on_shutdown(int order, hwrt_status (*fn)(void))
@@ -719,7 +720,7 @@ static void monitor_and_events(void)
 static void two_devices(void)
 {
     fresh(256 * MiB, "thread_cache:true");
-    static hwi_device dev1 = {.ordinal = 1, .ops = &test_ops};
+    static hwi_device dev1 = {.id = 1, .ordinal = 1, .ops = &test_ops};
     void *a0 = alloc_on(512, NULL);
     void *a1 = NULL;
     CHECK(hwi_pool_alloc(&dev1, 512, NULL, &a1) == HWRT_SUCCESS);
@@ -778,7 +779,6 @@ static void leak_report(void)
 
 int main(void)
 {
-    hwi_pool_set_sync(sync_device);
     split_and_coalesce();
     small_large_boundary();
     max_split_size();
