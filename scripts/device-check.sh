@@ -119,15 +119,17 @@ step prof_cuda 90 sh -c "HWRT_DEMO_BACKEND=cuda '$bin/hwrt-prof' --application='
 # the offload demo sizes a simulated device itself (examples/offload_mlp.h): it runs on sim
 step offload_demo 120 "$BUILD/examples/offload_demo"
 
-# NCCL with two ranks: the test or bench of the NCCL engine, when this tree builds one
-nccl_exe=$(find "$BUILD" -type f -perm -u+x \( -name '*nccl*' -o -name '*NCCL*' \) \
-           ! -name '*.so*' 2>/dev/null | head -n 1)
-if [ -z "$nccl_exe" ]; then
-    skip nccl_two_ranks "no NCCL test or bench is built in this tree"
+# NCCL: tests/mpi/nccl_allreduce (the NCCL engine forced, results checked; exit 77 without
+# a cuda device, which is a failure here): two ranks under mpirun with two GPUs, one NCCL
+# rank alone with one GPU
+nccl_exe=$BUILD/tests/mpi/nccl_allreduce
+if [ ! -x "$nccl_exe" ]; then
+    skip nccl "$nccl_exe is not built in this tree"
 elif [ "$ngpu" -lt 2 ]; then
-    skip nccl_two_ranks "NCCL needs one GPU per rank and this machine has $ngpu ($nccl_exe)"
+    step nccl_one_rank 60 "$nccl_exe"
 elif ! command -v mpirun >/dev/null 2>&1; then
     skip nccl_two_ranks "mpirun (Open MPI) is not installed"
+    step nccl_one_rank 60 "$nccl_exe"
 else
     step nccl_two_ranks 120 mpirun --allow-run-as-root --oversubscribe -np 2 "$nccl_exe"
 fi
