@@ -67,6 +67,14 @@ static size_t round_size(size_t n)
 }
 static size_t round_to(size_t n, size_t g) { return (n + g - 1) / g * g; }
 
+static hwrt_status pool_part_close(hwi_device *d, void *part)
+{
+    hwi_pool_destroy(d);
+    return HWRT_SUCCESS;
+}
+
+static const hwi_dev_part_ops pool_part = {.close = pool_part_close};
+
 /* The device's pool, created on first use. */
 static dpool *dpool_get(hwi_device *d)
 {
@@ -96,7 +104,10 @@ static dpool *dpool_get(hwi_device *d)
     int big = t >= ((size_t)4 << 30);
     dp->shared_seg = (size_t)(big ? 64 : 20) << 20;
     dp->shared_below = (size_t)(big ? 20 : 10) << 20;
-    hwi_on_shutdown(40, hwi_pool_teardown);   /* destroys every device's pool */
+    /* the pool closes with its device (after the streams: a part of the mem layer); the
+     * process-wide hook closes the allocation trace and reports the session's leaks */
+    hwi_device_attach(d, HWI_PART_MEM, dp, &pool_part);
+    hwi_on_shutdown(40, hwi_pool_teardown);
     hwi_alloc_trace_open();                    /* HWRT_ALLOC_TRACE, once per session */
     pool_list_add(dp);
     __atomic_store_n(&d->pool, dp, __ATOMIC_RELEASE);

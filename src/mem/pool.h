@@ -67,9 +67,11 @@ hwrt_status hwi_pool_snapshot(const hwi_device *d, void *file /* FILE* */);
 /* Live blocks found by the last hwrt_shutdown's leak report (tests read it). */
 size_t hwi_pool_last_leaks(void);
 /* Destroy d's pool (its device is closing; queued work on it has finished): live blocks
- * are reported as leaks and every segment goes back to the device. */
+ * are reported as leaks and every segment goes back to the device. The pool is a part of
+ * its device (HWI_PART_MEM), so closing the device calls this. */
 void hwi_pool_destroy(hwi_device *d);
-/* hwrt_shutdown's hook (order 40): destroys the pool of every device. */
+/* hwrt_shutdown's process-wide hook (order 40): destroys any pool no device close took,
+ * closes the allocation trace and reports the session's leaked blocks. */
 hwrt_status hwi_pool_teardown(void);
 
 /* A stream is being destroyed (after its work finished): forget it. */

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t last_leaks;
+static size_t last_leaks, session_leaks;   /* reported at the last shutdown; since then */
 
 size_t hwi_pool_last_leaks(void) { return last_leaks; }
 
@@ -264,7 +264,7 @@ static void teardown_device(dpool *dp)
     for (pseg *s = dp->segs; s; s = s->next)
         for (pblock *b = s->first; b; b = b->next)
             if (b->state == B_ALLOC && !atomic_load_explicit(&b->in_tc, memory_order_relaxed)) {
-                last_leaks++;
+                session_leaks++;
                 report_leak(dp, b);
                 if (hwi_alloc_trace_active())  /* freed here: the trace stays balanced */
                     hwi_alloc_trace_free(dp->device, b->base, b->seg->sp->owner, b->tag);
@@ -305,12 +305,13 @@ void hwi_pool_destroy(hwi_device *d)
 
 hwrt_status hwi_pool_teardown(void)
 {
-    last_leaks = 0;
-    for (dpool *dp; (dp = pool_list_first());) {
+    for (dpool *dp; (dp = pool_list_first());) {   /* pools no device close took */
         __atomic_store_n(&dp->dev->pool, NULL, __ATOMIC_RELEASE);
         destroy(dp);
     }
     hwi_alloc_trace_close();
+    last_leaks = session_leaks;
+    session_leaks = 0;
     if (last_leaks)
         hwi_log(HWI_LOG_ERROR, "hwrt_shutdown: %zu device block%s leaked (listed above)",
                 last_leaks, last_leaks == 1 ? "" : "s");

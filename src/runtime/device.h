@@ -28,6 +28,7 @@ typedef struct hwi_device hwi_device;
 typedef enum hwi_dev_part_kind {
     HWI_PART_OFFLOAD,    /* src/offload: the residency manager's evict and fetch streams */
     HWI_PART_EXEC,       /* src/exec: the default stream and the live streams */
+    HWI_PART_MEM,        /* src/mem: the device's memory pool (hwi_device.pool) */
     HWI_PART_COUNT
 } hwi_dev_part_kind;
 

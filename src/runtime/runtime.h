@@ -60,9 +60,10 @@ void hwi_device_free(hwi_device *d);
  * first). Registering the same fn twice is a no-op. What a device owns is not here: it
  * goes with the device (hwi_device_attach), when hwrt_shutdown closes the devices between
  * the hooks below HWI_SHUTDOWN_DEVICES and those at or above it. Orders used:
- * 10 offload manager, 20 graphs, 25 tensors | devices close their parts (offload
- * streams, streams) | 35 events and profiler, 40 memory pools, 45 distributed staging,
- * 50 pinned host memory; then the backend devices close. */
+ * 10 offload manager, 20 graphs, 25 tensors (process-wide handle tables) | devices close
+ * their parts (offload streams, streams, the memory pool) | 35 events and profiler, 40 the
+ * allocation trace and the pools' leak summary, 45 distributed staging, 50 pinned host
+ * memory; then the backend devices close. */
 #define HWI_SHUTDOWN_DEVICES 30
 void hwi_on_shutdown(int order, hwrt_status (*fn)(void));
 

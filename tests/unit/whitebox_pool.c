@@ -8,8 +8,9 @@
  * the expected values and against the backend's own account (reserved == what the
  * backend has handed out).
  *
- * The one runtime dependency of the pool, its hwrt_shutdown hook, is defined here
- * (hwi_on_shutdown records it; the test runs it to check the leak report). */
+ * The pool's runtime calls are defined here: hwi_on_shutdown (the test runs the hook to
+ * check the leak report), hwi_device_attach (the pool is its device's part: the test
+ * closes a device through it) and hwi_device_synchronize. */
 #include "../../src/mem/pool.h"
 #include "../../src/mem/pool_internal.h"
 #include "../../src/mem/mem_events.h"
@@ -241,13 +242,24 @@ hwrt_status hwi_device_synchronize(hwi_device *d, const char *api)
     return HWRT_SUCCESS;
 }
 
-/* ---- the pool's other runtime dependency ---- */
+/* ---- the pool's other runtime dependencies ---- */
 
 static hwrt_status (*shutdown_hook)(void);
 void hwi_on_shutdown(int order, hwrt_status (*fn)(void))
 {
     (void)order;
     shutdown_hook = fn;
+}
+
+/* The pool attaches itself to its device as a part (runtime/device.c keeps it and closes
+ * it with the device); the test keeps the last one so it can close a device the same way. */
+static const hwi_dev_part_ops *mem_part_ops;
+void *hwi_device_attach(hwi_device *d, hwi_dev_part_kind kind, void *part,
+                        const hwi_dev_part_ops *ops)
+{
+    (void)d;
+    if (kind == HWI_PART_MEM) mem_part_ops = ops;
+    return part;
 }
 
 /* ---- helpers ---- */
@@ -755,7 +767,8 @@ static void two_devices(void)
     release(a1);
     release(b1);
     release(c1);
-    hwi_pool_destroy(&dev1);                   /* its segments go back; dev's stay */
+    CHECK(mem_part_ops && mem_part_ops->close);
+    if (mem_part_ops) mem_part_ops->close(&dev1, dev1.pool);   /* closing dev1: its segments go back; dev's stay */
     CHECK(dev1.pool == NULL && hwi_pool_last_leaks() == 0);
     CHECK(B.nseg == 2 && (size_t)stats().reserved_bytes.current == B.used);
     CHECK(hwi_pool_lookup(a1, &bi) == 0);
