@@ -6,7 +6,7 @@
 #          library, tools, Python module and run the demo) needs.
 #   bench  build + the allocators hwrt-bench pool measures against (`make bench`).
 #   test   bench + the test toolchain (`make test`): numpy, pytest and mypy (stubtest) for
-#          the Python suite,
+#          the Python suite, torch (a real DLPack consumer: tests/python/test_dlpack.py),
 #          pip/venv/setuptools for the packaging test, Open MPI, PoCL and the OpenCL
 #          ICD loader, clang and its runtime (libFuzzer), Chromium (profiler report), hyperfine.
 # As root, installs what is missing (apt-get); otherwise names the missing packages and
@@ -15,7 +15,7 @@ set -eu
 what=${1:-test}
 BUILD="build-essential cmake pkg-config libopenblas-dev opencl-headers python3-dev"
 BENCH="$BUILD libmimalloc-dev libjemalloc-dev"
-TEST="$BENCH python3-numpy python3-pytest python3-mypy python3-pip python3-venv python3-setuptools
+TEST="$BENCH python3-numpy python3-pytest python3-mypy python3-pip python3-venv python3-setuptools python3-torch
 libopenmpi-dev openmpi-bin iproute2 util-linux pocl-opencl-icd ocl-icd-opencl-dev clinfo
 clang libclang-rt-14-dev chromium hyperfine"
 case $what in
