@@ -191,8 +191,12 @@ static void import_errors(void)
     h->m.dl_tensor.ndim = 9;
     FAILS(hwrt_tensor_from_dlpack(&t, &h->m), HWRT_ERROR_INVALID_ARGUMENT, "ndim 9");
     h->m.dl_tensor.ndim = 2;
-    h->m.dl_tensor.device.device_type = kDLCUDA;
-    FAILS(hwrt_tensor_from_dlpack(&t, &h->m), HWRT_ERROR_NOT_SUPPORTED, "device type 2");
+    /* another vendor's device memory is refused; on cuda, kDLCUDA memory of another library
+     * is imported in place (src/tensor/dlpack.c), so Vulkan stands in for "another vendor" */
+    int foreign = strcmp(c_backend, "cuda") ? kDLCUDA : kDLVulkan;
+    h->m.dl_tensor.device.device_type = foreign;
+    FAILS(hwrt_tensor_from_dlpack(&t, &h->m), HWRT_ERROR_NOT_SUPPORTED,
+          foreign == kDLCUDA ? "device type 2" : "device type 7");
     h->m.dl_tensor.device.device_type = kDLExtDev;      /* not this backend's type */
     if (strcmp(c_backend, "sim") && strcmp(c_backend, "opencl") && strcmp(c_backend, "cuda")) {
         /* a backend without a DLPack type: kDLExtDev is its own, the memory is not */
