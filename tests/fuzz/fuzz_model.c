@@ -409,6 +409,11 @@ static void model_op(kop k, mt *o, const mt *a, const mt *b, double v, int axis)
         int ints = !is_float(a->dt) && a->dt != HWRT_BOOL;
         double alpha = f32_math(a->dt) ? (double)(float)v : v;
         for (int64_t i = 0; i < o->n; i++) {
+            if (k == K_CAST && o->dt == a->dt) {   /* a byte copy, exact for int64 too */
+                memmove((char *)r + i * dsize(o->dt), (const char *)a->val + i * dsize(a->dt),
+                       dsize(o->dt));
+                continue;
+            }
             if (k == K_CAST) { ref_put(o->dt, r, i, ref_get(a->dt, a->val, i)); continue; }
             if (ints && (k == K_ADD || k == K_MUL)) {
                 uint64_t x = (uint64_t)ldi(a->dt, a->val, i), y = (uint64_t)ldi(b->dt, b->val, i);
