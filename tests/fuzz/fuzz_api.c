@@ -50,6 +50,7 @@ static struct {
     int t_known[NT];              /* 1: float32 tensor whose value is t_val after a sync */
     float t_val[NT];
     hwrt_stream t_writer[NT];
+    int t_writes[NT];             /* ops that wrote t[i]: 0 none, 1 all on t_writer, 2 several streams */
     void *p[NP], *freed;
     size_t psz[NP];
     unsigned char *shadow[NP];    /* host copy of p[i] when valid */
@@ -267,6 +268,7 @@ static void op_tensor_new(input *in)
     }
     if (S.t[i]) { CHK(hwrt_tensor_release(S.t[i])); S.t[i] = NULL; }
     S.t_known[i] = 0;
+    S.t_writes[i] = 0;
     hwrt_tensor t = NULL;
     hwrt_status st;
     if (u8(in) & 1) {
@@ -300,12 +302,18 @@ static void op_tensor_op(input *in)
     }
     if (oi < 0 || st != HWRT_SUCCESS) return;
     hwrt_dtype dt;
-    /* known value: a float32 fill; any other write, or a second writer stream, forgets */
+    /* Writes on two streams are unordered on the device (as in CUDA: hwrt orders host reads
+     * after every writer, not one stream's write after another's), so a fill's value is
+     * known only while every write to the tensor came from one stream. Known value: a
+     * float32 fill; any other write forgets it, and so does a second writer stream, for
+     * good (until the tensor is made again). */
+    if (S.t_writes[oi] == 0) S.t_writer[oi] = s;
+    if (S.t_writer[oi] != s) S.t_writes[oi] = 2;
+    else if (S.t_writes[oi] == 0) S.t_writes[oi] = 1;
     if (k % 8 == 0 && CHK(hwrt_tensor_dtype(o, &dt)) == HWRT_SUCCESS && dt == HWRT_FLOAT32 &&
-        (!S.t_known[oi] || S.t_writer[oi] == s)) {
+        S.t_writes[oi] == 1) {
         S.t_known[oi] = 1;
         S.t_val[oi] = (float)v;
-        S.t_writer[oi] = s;
     } else {
         S.t_known[oi] = 0;
     }
