@@ -6,9 +6,13 @@
 
 #include "hwrt.h"
 
+/* The last dtype with kernels: those before it in the enum have them too, and those
+ * appended after it (int16 .. complex128) do not. */
+#define HWI_LAST_KERNEL_DTYPE HWRT_BOOL
+
 static inline int hwi_dtype_has_kernel(hwrt_dtype dt)
 {
-    return (unsigned)dt <= HWRT_BOOL;
+    return (unsigned)dt <= HWI_LAST_KERNEL_DTYPE;
 }
 
 /* For error messages: the dtypes hwi_dtype_has_kernel accepts. */

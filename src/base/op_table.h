@@ -9,6 +9,7 @@
 #define HWI_OP_TABLE_H
 
 #include "hwrt.h"
+#include "dtype.h"
 
 #include <stddef.h>
 
@@ -16,7 +17,7 @@
  * (float32 .. bool, base/dtype.h: the dtypes appended after bool are carried by tensors,
  * copies and DLPack but refused by ops); FLOAT names its members. */
 #define HWI_DT(d) (1u << (d))
-#define HWI_DTS_ANY ((1u << (HWRT_BOOL + 1)) - 1u)   /* the dtypes with kernels (base/dtype.h) */
+#define HWI_DTS_ANY ((1u << (HWI_LAST_KERNEL_DTYPE + 1)) - 1u)   /* hwi_dtype_has_kernel's set */
 #define HWI_DTS_NOT_BOOL (HWI_DTS_ANY & ~HWI_DT(HWRT_BOOL))
 #define HWI_DTS_FLOAT (HWI_DT(HWRT_FLOAT32) | HWI_DT(HWRT_FLOAT16) | HWI_DT(HWRT_BFLOAT16) | \
                        HWI_DT(HWRT_FLOAT64))
