@@ -18,6 +18,7 @@ set(HWRT_LAYER_DIR_cuda src/backends/cuda)
 foreach(l runtime mem exec tensor offload prof diag distributed)
   set(HWRT_LAYER_DIR_${l} src/${l})
 endforeach()
+set(HWRT_LAYER_LIBS_base ${CMAKE_DL_LIBS})       # base/dynlib: the run-time loader
 set(HWRT_LAYER_LIBS_sim ${OPENBLAS_LIB} m)
 set(HWRT_LAYER_LIBS_opencl ${CMAKE_DL_LIBS})     # dlopen("libOpenCL.so.1")
 set(HWRT_LAYER_LIBS_cuda ${CMAKE_DL_LIBS})       # dlopen("libcuda.so.1", NVML, CUPTI)

@@ -1,0 +1,70 @@
+/* The run-time library loader (see dynlib.h). */
+#include "dynlib.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *hwi_dynlib_open(const char *env, const char *const *names, const char **opened,
+                      char *why, size_t why_len)
+{
+    const char *path = env ? getenv(env) : NULL;
+    char tried[192] = "";
+    const char *last = NULL;
+    if (path && *path) {
+        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (h) {
+            if (opened) *opened = path;
+            return h;
+        }
+        last = dlerror();
+        if (why && why_len)
+            snprintf(why, why_len, "%s=%s could not be loaded (dlopen: %s)", env, path,
+                     last ? last : "no message");
+        return NULL;
+    }
+    size_t used = 0;
+    for (size_t i = 0; names && names[i]; i++) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (h) {
+            if (opened) *opened = names[i];
+            return h;
+        }
+        last = dlerror();
+        int w = snprintf(tried + used, sizeof tried - used, "%s%s", i ? ", " : "", names[i]);
+        if (w > 0 && (size_t)w < sizeof tried - used) used += (size_t)w;
+    }
+    if (why && why_len)
+        snprintf(why, why_len, "none of %s could be loaded (dlopen: %s)",
+                 used ? tried : "(no library named)", last ? last : "no message");
+    return NULL;
+}
+
+void *hwi_dynlib_open_shared(const char *name)
+{
+    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    return h ? h : dlopen(name, RTLD_NOW | RTLD_LOCAL);
+}
+
+const char *hwi_dynlib_resolve(void *h, const hwi_dynsym *syms, size_t n)
+{
+    const char *missing = NULL;
+    for (size_t i = 0; i < n; i++) {
+        void *p = dlsym(h, syms[i].name);
+        if (!p && syms[i].alias) p = dlsym(h, syms[i].alias);
+        *syms[i].slot = p;
+        if (!p && !(syms[i].flags & HWI_DYNSYM_OPTIONAL) && !missing) missing = syms[i].name;
+    }
+    return missing;
+}
+
+void *hwi_dynlib_find(void *const *handles, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!handles[i]) continue;
+        void *p = dlsym(handles[i], name);
+        if (p) return p;
+    }
+    return NULL;
+}

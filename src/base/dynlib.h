@@ -1,0 +1,42 @@
+/* Vendor libraries opened at run time: the one loader every backend, monitor and
+ * collective engine uses (libhwrt links no vendor library).
+ *
+ * Libraries are never closed: drivers keep threads that outlive a dlclose. Entry points
+ * are described by a table of {name, slot, flags}, usually expanded from the caller's
+ * X-macro list, so a missing required symbol is named in the reason and an optional one
+ * (a newer entry point) just stays NULL. */
+#ifndef HWI_DYNLIB_H
+#define HWI_DYNLIB_H
+
+#include <stddef.h>
+
+#define HWI_DYNSYM_OPTIONAL 1u   /* may be absent: the slot stays NULL */
+
+typedef struct hwi_dynsym {
+    const char *name;     /* the exported symbol */
+    void **slot;          /* where its address goes */
+    unsigned flags;       /* HWI_DYNSYM_* */
+    const char *alias;    /* tried when name is absent (an older unversioned name), or NULL */
+} hwi_dynsym;
+
+/* Opens, RTLD_NOW | RTLD_LOCAL, the library the environment variable env names when it is
+ * set and non-empty (env may be NULL), else the first of the NULL-terminated names that
+ * loads. On failure returns NULL and writes into why (why_len bytes) which names were
+ * tried and the loader's last message. *opened (may be NULL) gets the name opened. */
+void *hwi_dynlib_open(const char *env, const char *const *names, const char **opened,
+                      char *why, size_t why_len);
+
+/* The same, for a library that must already be in the process (RTLD_NOLOAD), loading it
+ * only when it is not: a runtime the caller's vendor library shares (CUDA under NCCL). */
+void *hwi_dynlib_open_shared(const char *name);
+
+/* Fills every slot of syms[0..n) from h. Returns NULL when every required symbol was
+ * found, else the name of the first required one missing (the rest are still tried, so
+ * the optional ones are filled either way). */
+const char *hwi_dynlib_resolve(void *h, const hwi_dynsym *syms, size_t n);
+
+/* The address of name in the first of handles[0..n) (NULL entries skipped) that
+ * exports it, or NULL: one op looked up across split vendor libraries. */
+void *hwi_dynlib_find(void *const *handles, size_t n, const char *name);
+
+#endif
