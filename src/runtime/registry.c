@@ -10,6 +10,7 @@ _Thread_local uint64_t hwi_backend_correlation;   /* see backend.h */
 extern const hwrt_backend_ops hwrt_backend_sim;
 extern const hwrt_backend_ops hwrt_backend_opencl;
 extern const hwrt_backend_ops hwrt_backend_cuda;
+extern const hwrt_backend_ops hwrt_backend_ascend;
 
 typedef struct {
     const char *name;
@@ -19,7 +20,7 @@ typedef struct {
 
 static const entry table[] = {
     {"cuda", &hwrt_backend_cuda, 1},
-    {"ascend", NULL, 1},
+    {"ascend", &hwrt_backend_ascend, 1},
     {"sim", &hwrt_backend_sim, 1},
     {"opencl", &hwrt_backend_opencl, 0},
 };
