@@ -1,12 +1,14 @@
 #!/bin/sh
-# scripts/device-check.sh where there is no usable driver (HWRT_CUDA_LIBRARY names none):
+# scripts/device-check.sh where there is no usable driver (HWRT_CUDA_LIBRARY names none,
+# and HWRT_ASCEND_LIBRARY none, so that a machine with an NPU does not run its steps):
 # it says "no NVIDIA GPU" with the reason, exits 3 (not 0, not 1), builds nothing.
 # $1: source root, $2: scratch folder.
 set -u
 root=$1 tmp=$2
 rm -rf "$tmp"
 mkdir -p "$tmp"
-HWRT_CUDA_LIBRARY=$tmp/no-such-libcuda.so.1 OUT=$tmp/out BUILD=$tmp/build \
+HWRT_CUDA_LIBRARY=$tmp/no-such-libcuda.so.1 HWRT_ASCEND_LIBRARY=$tmp/no-such-libascendcl.so \
+    OUT=$tmp/out BUILD=$tmp/build \
     "$root/scripts/device-check.sh" > "$tmp/stdout" 2>&1
 rc=$?
 cat "$tmp/stdout"

@@ -1,0 +1,50 @@
+/* A TEST DOUBLE of libascendcl.so, never a runtime: it exports every entry point
+ * src/backends/ascend/ascend_api.h lists so that hwrt's loader resolves it, and answers
+ * only the probe's two calls, as HWRT_ASCEND_DOUBLE says:
+ *   init_fail   aclInit fails with ACL_ERROR_RT_DEV_SETUP_ERROR (507033), as a machine
+ *               whose device cannot be opened does ("TsdOpen failed")
+ *   count_fail  aclInit succeeds, aclrtGetDeviceCount fails (ACL_ERROR_RT_NO_DEVICE)
+ *   repeat      aclInit reports ACL_ERROR_REPEAT_INITIALIZE (another ACL user in the
+ *               process initialized first: success) and there are 0 devices
+ * It never reports a device, so nothing can run "on" it: the tests that load it check
+ * the loader and the probe's reasons, nothing else. Every other entry point
+ * (acl_double_rest.c) aborts, naming itself: the probe must not call it. */
+#include "backends/ascend/ascend_api.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *mode(void)
+{
+    const char *m = getenv("HWRT_ASCEND_DOUBLE");
+    return m ? m : "";
+}
+
+static const char *recent;
+
+hacl_error aclInit(const char *config)
+{
+    (void)config;
+    if (!strcmp(mode(), "init_fail")) {
+        recent = "TsdOpen failed (hwrt's test double of libascendcl)";
+        return HACL_ERROR_RT_DEV_SETUP_ERROR;
+    }
+    if (!strcmp(mode(), "repeat")) return HACL_ERROR_REPEAT_INITIALIZE;
+    return HACL_SUCCESS;
+}
+
+hacl_error aclrtGetDeviceCount(uint32_t *count)
+{
+    if (!strcmp(mode(), "count_fail")) {
+        recent = "no device (hwrt's test double of libascendcl)";
+        return HACL_ERROR_RT_NO_DEVICE;
+    }
+    *count = 0;
+    return HACL_SUCCESS;
+}
+
+const char *aclGetRecentErrMsg(void)
+{
+    return recent;
+}

@@ -1,0 +1,55 @@
+/* An Ascend runtime that cannot be used means "0 devices" and the reason, never a crash;
+ * selecting ascend explicitly fails with that reason, and "auto" falls through to the next
+ * backend (ascend comes before sim in auto's order). Run by CTest with HWRT_ASCEND_LIBRARY
+ * naming a library that does not exist, libm (which lacks every ACL entry point), the
+ * default name on a loader path without CANN, and the test double of libascendcl
+ * (tests/ascend/acl_double.c) failing aclInit or aclrtGetDeviceCount or reporting none.
+ *   ascend_probe unavailable|nodevice FRAGMENT...
+ * unavailable: the backend is unavailable (UNAVAILABLE); nodevice: it loads but has no
+ * device (NO_DEVICE). Every FRAGMENT must be in the reason. */
+#include "harness.h"
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || (strcmp(argv[1], "unavailable") && strcmp(argv[1], "nodevice"))) {
+        fprintf(stderr, "usage: ascend_probe unavailable|nodevice FRAGMENT...\n");
+        return 2;
+    }
+    const int nodev = !strcmp(argv[1], "nodevice");
+    TEST_CASE(nodev ? "ascend without devices" : "ascend unavailable");
+    hwrt_backend_desc info;
+    OK(hwrt_backend_info("ascend", &info));
+    EXPECT(info.available == nodev && info.device_count == 0);
+    EXPECT(info.reason[0] != 0);
+    for (int i = 2; i < argc; i++) {
+        EXPECT(strstr(info.reason, argv[i]) != NULL);
+        if (!strstr(info.reason, argv[i]))
+            fprintf(stderr, "reason \"%s\" lacks \"%s\"\n", info.reason, argv[i]);
+    }
+    printf("ascend: %s\n", info.reason);
+    int count = -1;
+    OK(hwrt_device_count("ascend", &count));
+    EXPECT(count == 0);
+
+    TEST_CASE("selecting ascend by name");
+    FAILS(hwrt_set_device("ascend", 0), nodev ? HWRT_ERROR_NO_DEVICE : HWRT_ERROR_UNAVAILABLE,
+          argc > 2 ? argv[2] : "ascend");
+    EXPECT(strstr(hwrt_last_error(), "ascend") != NULL);
+    hwrt_tensor t;
+    int64_t shape[1] = {4};
+    /* nothing was selected: the thread has no device, and asking again gives the same */
+    FAILS(hwrt_set_device("ascend", 0), nodev ? HWRT_ERROR_NO_DEVICE : HWRT_ERROR_UNAVAILABLE,
+          "ascend");
+
+    TEST_CASE("auto falls through to sim");
+    OK(hwrt_set_device(NULL, 0));
+    EXPECT(strcmp(hwrt_current_backend(), "sim") == 0);
+    float v[4];
+    OK(hwrt_tensor_empty(&t, HWRT_FLOAT32, 1, shape));
+    OK(hwrt_op_fill(t, 2.5, NULL));
+    OK(hwrt_tensor_copy_to_host(t, v, sizeof v));
+    EXPECT(v[0] == 2.5f && v[3] == 2.5f);
+    OK(hwrt_tensor_release(t));
+    OK(hwrt_shutdown());
+    return test_report();
+}
