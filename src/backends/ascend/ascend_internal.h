@@ -88,7 +88,7 @@ typedef struct hwrt_bstream {
     hacl_stream s;
     int priority;              /* the ACL priority it got */
     int subscribed;            /* to the device's report thread */
-    pthread_mutex_t ws_mu;     /* the aclnn workspace of this stream */
+    pthread_mutex_t ws_mu;     /* the aclnn workspace and the subscription */
     void *ws;
     size_t ws_bytes;
 } asc_stream;

@@ -237,13 +237,15 @@ hwrt_status asc_host_func(hwrt_bstream *s, hwrt_host_fn fn, void *arg)
     asc_dev *d = s->dev;
     HWI_TRY(asc_enter(d));
     HWI_TRY(report_start(d));
-    hacl_error r;
+    hacl_error r = HACL_SUCCESS;
+    pthread_mutex_lock(&s->ws_mu);          /* one subscription per stream */
     if (!s->subscribed) {
         r = hacl.SubscribeReport(d->report_tid, s->s);
-        if (r != HACL_SUCCESS)
-            return asc_err(d, r, "ascend device %d: aclrtSubscribeReport", d->ordinal);
-        s->subscribed = 1;
+        s->subscribed = r == HACL_SUCCESS;
     }
+    pthread_mutex_unlock(&s->ws_mu);
+    if (r != HACL_SUCCESS)
+        return asc_err(d, r, "ascend device %d: aclrtSubscribeReport", d->ordinal);
     host_job *j = malloc(sizeof *j);
     if (!j) return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "ascend: host out of memory for a job");
     j->fn = fn;
