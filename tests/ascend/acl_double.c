@@ -1,6 +1,6 @@
 /* A TEST DOUBLE of libascendcl.so, never a runtime: it exports every entry point
- * src/backends/ascend/ascend_api.h lists so that hwrt's loader resolves it, and answers
- * only the probe's two calls, as HWRT_ASCEND_DOUBLE says:
+ * src/backends/ascend/ascend_api.h lists so that hwrt's loader resolves it; the probe's
+ * calls answer as HWRT_ASCEND_DOUBLE says:
  *   init_fail   aclInit fails with ACL_ERROR_RT_DEV_SETUP_ERROR (507033), as a machine
  *               whose device cannot be opened does ("TsdOpen failed")
  *   count_fail  aclInit succeeds, aclrtGetDeviceCount fails (ACL_ERROR_RT_NO_DEVICE)

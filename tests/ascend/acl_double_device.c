@@ -47,7 +47,8 @@ static dcb *queue;
 static int pending_all;
 static int fault_code, fault_times;
 static _Atomic int counters[8];
-enum { C_MEMCPY_ASYNC, C_MEMCPY, C_MEMSET, C_CALLBACK_OK, C_CALLBACK_BAD, C_SUBSCRIBED };
+enum { C_MEMCPY_ASYNC, C_MEMCPY, C_MEMSET, C_CALLBACK_OK, C_CALLBACK_BAD, C_SUBSCRIBED,
+       C_WRONG_CONTEXT };
 
 static struct { void *p; size_t n; } pinned[64];
 static struct { uintptr_t base; size_t n; void *raw; size_t rawn; } resv[16];
@@ -80,9 +81,16 @@ static uint64_t now_us(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u + DEV_CLOCK_OFFSET_US;
 }
 
+/* every refusal for a wrong or missing context is counted: hwrt must cause none */
+static hacl_error wrong(hacl_error r)
+{
+    counters[C_WRONG_CONTEXT]++;
+    return r;
+}
+
 static hacl_error in_ctx(const dstream *s)
 {
-    return cur && s && cur == s->ctx ? HACL_SUCCESS : HACL_ERROR_RT_STREAM_CONTEXT;
+    return cur && s && cur == s->ctx ? HACL_SUCCESS : wrong(HACL_ERROR_RT_STREAM_CONTEXT);
 }
 
 /* later work waits for the stream's callbacks (BLOCK); caller holds mu */
@@ -156,7 +164,7 @@ hacl_error aclGetDeviceCapability(uint32_t dev, hacl_device_info what, int64_t *
 hacl_error aclrtGetMemInfo(hacl_mem_attr attr, size_t *free_b, size_t *total)
 {
     enter(__func__);
-    if (!cur || cur == &foreign) return HACL_ERROR_RT_CONTEXT_NULL;
+    if (!cur || cur == &foreign) return wrong(HACL_ERROR_RT_CONTEXT_NULL);
     *total = 64ull << 30;
     *free_b = 60ull << 30;
     return HACL_SUCCESS;
@@ -181,7 +189,7 @@ hacl_error aclrtSynchronizeDevice(void)
 hacl_error aclrtMalloc(void **p, size_t n, hacl_malloc_policy pol)
 {
     enter(__func__);
-    if (!cur || cur == &foreign) return HACL_ERROR_RT_CONTEXT_NULL;
+    if (!cur || cur == &foreign) return wrong(HACL_ERROR_RT_CONTEXT_NULL);
     if (!n) return HACL_ERROR_INVALID_PARAM;
     *p = aligned_alloc(64, (n + 63) / 32 * 32 + 64);
     return *p ? HACL_SUCCESS : HACL_ERROR_RT_MEMORY_ALLOCATION;
@@ -190,7 +198,7 @@ hacl_error aclrtFree(void *p) { enter(__func__); free(p); return HACL_SUCCESS; }
 hacl_error aclrtMallocHost(void **p, size_t n)
 {
     enter(__func__);
-    if (!cur) return HACL_ERROR_RT_CONTEXT_NULL;
+    if (!cur) return wrong(HACL_ERROR_RT_CONTEXT_NULL);
     *p = aligned_alloc(64, (n + 63) / 64 * 64);
     pthread_mutex_lock(&mu);
     for (int i = 0; i < 64; i++)
@@ -212,7 +220,7 @@ hacl_error aclrtMemcpy(void *dst, size_t max, const void *src, size_t n, hacl_me
 {
     enter(__func__);
     if (!n || n > max) die("aclrtMemcpy with count 0 or count > destMax");
-    if (!cur || cur == &foreign) return HACL_ERROR_RT_CONTEXT_NULL;
+    if (!cur || cur == &foreign) return wrong(HACL_ERROR_RT_CONTEXT_NULL);
     memmove(dst, src, n);
     counters[C_MEMCPY]++;
     return HACL_SUCCESS;
@@ -252,7 +260,7 @@ hacl_error aclrtMemsetAsync(void *p, size_t max, int32_t v, size_t n, hacl_strea
 hacl_error aclrtCreateStreamWithConfig(hacl_stream *out, uint32_t prio, uint32_t flag)
 {
     enter(__func__);
-    if (!cur || cur == &foreign) return HACL_ERROR_RT_CONTEXT_NULL;
+    if (!cur || cur == &foreign) return wrong(HACL_ERROR_RT_CONTEXT_NULL);
     dstream *s = calloc(1, sizeof *s);
     s->ctx = cur;
     s->prio = prio;
@@ -308,7 +316,7 @@ hacl_error aclrtCreateEventExWithFlag(hacl_event *e, uint32_t flag)
 hacl_error aclrtCreateEvent(hacl_event *out)
 {
     enter(__func__);
-    if (!cur || cur == &foreign) return HACL_ERROR_RT_CONTEXT_NULL;
+    if (!cur || cur == &foreign) return wrong(HACL_ERROR_RT_CONTEXT_NULL);
     devent *e = calloc(1, sizeof *e);
     e->ctx = cur;
     *out = e;
@@ -317,7 +325,7 @@ hacl_error aclrtCreateEvent(hacl_event *out)
 hacl_error aclrtDestroyEvent(hacl_event e)
 {
     enter(__func__);
-    if (!cur || cur != ((devent *)e)->ctx) return HACL_ERROR_RT_CONTEXT_NULL;
+    if (!cur || cur != ((devent *)e)->ctx) return wrong(HACL_ERROR_RT_CONTEXT_NULL);
     free(e);
     return HACL_SUCCESS;
 }

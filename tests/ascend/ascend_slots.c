@@ -32,7 +32,8 @@ static void (*inject)(int code, int times);
 static int (*counter)(int which);
 static uint32_t (*stream_priority)(void *s);
 static void (*foreign_context)(void);
-enum { C_MEMCPY_ASYNC, C_MEMCPY, C_MEMSET, C_CALLBACK_OK, C_CALLBACK_BAD, C_SUBSCRIBED };
+enum { C_MEMCPY_ASYNC, C_MEMCPY, C_MEMSET, C_CALLBACK_OK, C_CALLBACK_BAD, C_SUBSCRIBED,
+       C_WRONG_CONTEXT };
 
 static uint64_t now_ns(void)
 {
@@ -240,10 +241,12 @@ int main(void)
     EXPECT(!memcmp(back, page, 256));
     OK(B->va_unmap(d, (char *)base + g, 2 * g));          /* the middle of one va_map */
     OK(B->va_map(d, (char *)base + 2 * g, g));            /* mapped again, alone */
+    FAILS(B->va_map(d, (char *)base + 4 * g + 1, g), HWRT_ERROR_INTERNAL, "granules");
+    FAILS(B->va_map(d, (char *)base + 4 * g, g + 1), HWRT_ERROR_INTERNAL, "granules");
     OK(B->va_unmap(d, base, g));
     OK(B->va_unmap(d, (char *)base + 2 * g, 2 * g));
     OK(B->va_release(d, base, 8 * g));
-    FAILS(B->va_map(d, (char *)base + 1, g), HWRT_ERROR_INTERNAL, "granules");
+    FAILS(B->va_map(d, base, g), HWRT_ERROR_INTERNAL, "granules");   /* released */
 
     TEST_CASE("kernels");
     hwrt_kernel k;
@@ -279,5 +282,7 @@ int main(void)
     B->host_free(pin, 256);
     foreign_context();
     B->device_close(d);
+    /* no call, the destroy paths' included, was made without the right context */
+    EXPECT(counter(C_WRONG_CONTEXT) == 0);
     return test_report();
 }
