@@ -50,7 +50,7 @@ static _Atomic int counters[8];
 enum { C_MEMCPY_ASYNC, C_MEMCPY, C_MEMSET, C_CALLBACK_OK, C_CALLBACK_BAD, C_SUBSCRIBED,
        C_WRONG_CONTEXT };
 
-static struct { void *p; size_t n; } pinned[64];
+static struct { void *p; size_t n; } pinned[64], devmem[256];
 static struct { uintptr_t base; size_t n; void *raw; size_t rawn; } resv[16];
 
 static void die(const char *what)
@@ -192,9 +192,37 @@ hacl_error aclrtMalloc(void **p, size_t n, hacl_malloc_policy pol)
     if (!cur || cur == &foreign) return wrong(HACL_ERROR_RT_CONTEXT_NULL);
     if (!n) return HACL_ERROR_INVALID_PARAM;
     *p = aligned_alloc(64, (n + 63) / 32 * 32 + 64);
-    return *p ? HACL_SUCCESS : HACL_ERROR_RT_MEMORY_ALLOCATION;
+    if (!*p) return HACL_ERROR_RT_MEMORY_ALLOCATION;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < 256; i++)
+        if (!devmem[i].p) { devmem[i].p = *p; devmem[i].n = n; break; }
+    pthread_mutex_unlock(&mu);
+    return HACL_SUCCESS;
 }
-hacl_error aclrtFree(void *p) { enter(__func__); free(p); return HACL_SUCCESS; }
+hacl_error aclrtFree(void *p)
+{
+    enter(__func__);
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < 256; i++)
+        if (devmem[i].p == p) devmem[i].p = NULL;
+    pthread_mutex_unlock(&mu);
+    free(p);
+    return HACL_SUCCESS;
+}
+
+/* for acl_double_nn.c: [p, p + n) inside a live aclrtMalloc block; s usable here */
+int acl_double_in_device_memory(const void *p, size_t n)
+{
+    int in = 0;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < 256; i++)
+        if (devmem[i].p && (const char *)p >= (char *)devmem[i].p &&
+            (const char *)p + n <= (char *)devmem[i].p + devmem[i].n)
+            in = 1;
+    pthread_mutex_unlock(&mu);
+    return in;
+}
+int acl_double_stream_ok(void *s) { return in_ctx(s) == HACL_SUCCESS; }
 hacl_error aclrtMallocHost(void **p, size_t n)
 {
     enter(__func__);

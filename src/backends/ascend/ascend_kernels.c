@@ -139,7 +139,8 @@ hwrt_status asc_plan_kernel(const hwrt_kernel *k, const char *soc, asc_plan *p)
     return HWRT_SUCCESS;
 }
 
-/* ---- the op libraries ---- */
+/* ---- the op libraries (HWRT_ASCEND_NNOPBASE_LIBRARY and HWRT_ASCEND_OPAPI_LIBRARY
+ * override libnnopbase.so and the first op library tried) ---- */
 
 static pthread_mutex_t ops_mu = PTHREAD_MUTEX_INITIALIZER;
 static int ops_tried;
@@ -163,7 +164,7 @@ static hwrt_status ops_open(void)
     h[0] = hwi_dynlib_open("HWRT_ASCEND_OPAPI_LIBRARY", math, NULL, NULL, 0);
     h[1] = hwi_dynlib_open(NULL, nn, NULL, NULL, 0);
     h[2] = hwi_dynlib_open(NULL, legacy, NULL, NULL, 0);
-    h[3] = hwi_dynlib_open(NULL, nnopbase, NULL, why, sizeof why);
+    h[3] = hwi_dynlib_open("HWRT_ASCEND_NNOPBASE_LIBRARY", nnopbase, NULL, why, sizeof why);
     if (!h[3]) {
         snprintf(ops_msg, sizeof ops_msg, "ascend: the aclnn op libraries could not be loaded: "
                  "libnnopbase.so is missing (%s); source CANN's set_env.sh", why);
