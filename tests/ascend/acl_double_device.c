@@ -191,7 +191,7 @@ hacl_error aclrtMalloc(void **p, size_t n, hacl_malloc_policy pol)
     enter(__func__);
     if (!cur || cur == &foreign) return wrong(HACL_ERROR_RT_CONTEXT_NULL);
     if (!n) return HACL_ERROR_INVALID_PARAM;
-    *p = aligned_alloc(64, (n + 63) / 32 * 32 + 64);
+    *p = aligned_alloc(64, (n + 32 + 63) / 64 * 64);   /* ALIGN_UP(n, 32) + 32, in 64s */
     if (!*p) return HACL_ERROR_RT_MEMORY_ALLOCATION;
     pthread_mutex_lock(&mu);
     for (int i = 0; i < 256; i++)
