@@ -4,16 +4,30 @@
  * naming a library that does not exist, libm (which lacks every ACL entry point), the
  * default name on a loader path without CANN, and the test double of libascendcl
  * (tests/ascend/acl_double.c) failing aclInit or aclrtGetDeviceCount or reporting none.
- *   ascend_probe unavailable|nodevice FRAGMENT...
+ *   ascend_probe unavailable|nodevice|env FRAGMENT...
  * unavailable: the backend is unavailable (UNAVAILABLE); nodevice: it loads but has no
- * device (NO_DEVICE). Every FRAGMENT must be in the reason. */
+ * device (NO_DEVICE); env: HWRT_BACKEND=ascend chooses it, so the default device fails
+ * with the reason instead of falling through to sim. Every FRAGMENT must be in the
+ * reason. */
 #include "harness.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || (strcmp(argv[1], "unavailable") && strcmp(argv[1], "nodevice"))) {
-        fprintf(stderr, "usage: ascend_probe unavailable|nodevice FRAGMENT...\n");
+    if (argc < 2 || (strcmp(argv[1], "unavailable") && strcmp(argv[1], "nodevice") &&
+                     strcmp(argv[1], "env"))) {
+        fprintf(stderr, "usage: ascend_probe unavailable|nodevice|env FRAGMENT...\n");
         return 2;
+    }
+    if (!strcmp(argv[1], "env")) {
+        TEST_CASE("HWRT_BACKEND=ascend");
+        for (int i = 2; i < argc; i++)
+            FAILS(hwrt_set_device(NULL, 0), HWRT_ERROR_UNAVAILABLE, argv[i]);
+        EXPECT(strcmp(hwrt_current_backend(), "sim") != 0);   /* no silent fallback */
+        hwrt_tensor t;
+        int64_t shape[1] = {4};
+        FAILS(hwrt_tensor_empty(&t, HWRT_FLOAT32, 1, shape), HWRT_ERROR_UNAVAILABLE, "ascend");
+        OK(hwrt_shutdown());
+        return test_report();
     }
     const int nodev = !strcmp(argv[1], "nodevice");
     TEST_CASE(nodev ? "ascend without devices" : "ascend unavailable");
