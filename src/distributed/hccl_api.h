@@ -31,7 +31,6 @@
 #define HH_HCCL_E_UNAVAIL 7
 #define HH_HCCL_E_TIMEOUT 9
 #define HH_HCCL_E_REMOTE 21
-#define HH_HCCL_E_OOM 24            /* newer releases; older ones say E_MEMORY */
 
 /* HcclReduceOp: hwrt's SUM/PROD/MAX/MIN have HCCL's values (no AVG in HCCL) */
 #define HH_HCCL_REDUCE_SUM 0
