@@ -1,7 +1,7 @@
 # The layer rule, checked on every build (target hwrt_check_layers, which every layer's
 # object library depends on) and by tests/structure:
 #
-#   base < backends (sim, opencl, cuda) < runtime < mem < exec < tensor < offload
+#   base < backends (sim, opencl, cuda, ascend) < runtime < mem < exec < tensor < offload
 #        < {prof, diag, distributed} < plugins
 #
 # A file may include headers of its own layer, of the layers its layer lists below, and
@@ -21,15 +21,16 @@ endif()
 get_filename_component(SRC "${SRC}" ABSOLUTE)
 get_filename_component(INCLUDE "${INCLUDE}" ABSOLUTE)
 
-# What each layer may include besides itself and include/. sim, opencl and cuda are peers: each
+# What each layer may include besides itself and include/. sim, opencl, cuda and ascend are peers: each
 # may use backends/ (backend.h, range_alloc) and base, and no other layer includes them
 # (the runtime reaches them through the ops tables backend.h declares).
-set(ORDER "base < backends (sim, opencl, cuda) < runtime < mem < exec < tensor < offload < {prof, diag, distributed} < plugins")
+set(ORDER "base < backends (sim, opencl, cuda, ascend) < runtime < mem < exec < tensor < offload < {prof, diag, distributed} < plugins")
 set(MAY_base "")
 set(MAY_backends base)
 set(MAY_sim backends base)
 set(MAY_opencl backends base)
 set(MAY_cuda backends base)
+set(MAY_ascend backends base)
 set(MAY_runtime backends base)
 set(MAY_mem runtime ${MAY_runtime})
 set(MAY_exec mem ${MAY_mem})
@@ -40,7 +41,7 @@ set(MAY_diag offload ${MAY_offload})
 set(MAY_distributed offload ${MAY_offload})
 # run-time loaded modules (libhwrt_mpi.so): the plugin ABI header and base helpers
 set(MAY_plugins distributed base)
-set(LAYERS base backends sim opencl cuda runtime mem exec tensor offload prof diag distributed plugins)
+set(LAYERS base backends sim opencl cuda ascend runtime mem exec tensor offload prof diag distributed plugins)
 
 # TEMPORARY allowlist: upward includes that exist today, as "file|include" (file relative
 # to src/). Each entry is a known debt with its owner; the integrator empties this list
@@ -61,7 +62,7 @@ endif()
 function(layer_of path out)
   file(RELATIVE_PATH rel "${SRC}" "${path}")
   string(REGEX MATCH "^[^/]+" first "${rel}")
-  if(first STREQUAL "backends" AND rel MATCHES "^backends/(sim|opencl|cuda)/")
+  if(first STREQUAL "backends" AND rel MATCHES "^backends/(sim|opencl|cuda|ascend)/")
     set(first ${CMAKE_MATCH_1})
   endif()
   if(NOT rel MATCHES "/" OR rel MATCHES "^\\.\\./")

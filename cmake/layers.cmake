@@ -1,7 +1,7 @@
 # libhwrt's layers (docs/ARCHITECTURE.md, "Layers"): one object library per layer,
 # hwrt_layer_<name>, from its folder's .c files, linked into libhwrt.so and libhwrt.a in
 # dependency order, lowest first:
-#   base < backends (sim, opencl, cuda) < runtime < mem < exec < tensor < offload
+#   base < backends (sim, opencl, cuda, ascend) < runtime < mem < exec < tensor < offload
 #        < {prof, diag, distributed}
 # Every layer library depends on hwrt_check_layers, which runs cmake/check_layers.cmake on
 # every build: an upward #include fails the build before anything compiles.
@@ -9,12 +9,13 @@
 # OpenBLAS (its matmul) and no other layer's objects reference it (tests/structure
 # checks the objects); OpenCL is never linked: the opencl backend dlopens the ICD loader
 # at run time, as the MPI plugin is dlopened by distributed.
-set(HWRT_LAYERS base backends sim opencl cuda runtime mem exec tensor offload prof diag distributed)
+set(HWRT_LAYERS base backends sim opencl cuda ascend runtime mem exec tensor offload prof diag distributed)
 set(HWRT_LAYER_DIR_base src/base)
 set(HWRT_LAYER_DIR_backends src/backends)          # backend.h, range_alloc: shared by backends
 set(HWRT_LAYER_DIR_sim src/backends/sim)
 set(HWRT_LAYER_DIR_opencl src/backends/opencl)
 set(HWRT_LAYER_DIR_cuda src/backends/cuda)
+set(HWRT_LAYER_DIR_ascend src/backends/ascend)
 foreach(l runtime mem exec tensor offload prof diag distributed)
   set(HWRT_LAYER_DIR_${l} src/${l})
 endforeach()
@@ -22,6 +23,7 @@ set(HWRT_LAYER_LIBS_base ${CMAKE_DL_LIBS})       # base/dynlib: the run-time loa
 set(HWRT_LAYER_LIBS_sim ${OPENBLAS_LIB} m)
 set(HWRT_LAYER_LIBS_opencl ${CMAKE_DL_LIBS})     # dlopen("libOpenCL.so.1")
 set(HWRT_LAYER_LIBS_cuda ${CMAKE_DL_LIBS})       # dlopen("libcuda.so.1", NVML, CUPTI)
+set(HWRT_LAYER_LIBS_ascend ${CMAKE_DL_LIBS})     # dlopen("libascendcl.so", aclnn, DCMI)
 set(HWRT_LAYER_LIBS_distributed ${CMAKE_DL_LIBS}) # dlopen("libhwrt_mpi.so")
 
 add_custom_target(hwrt_check_layers
