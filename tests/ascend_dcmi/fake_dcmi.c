@@ -13,7 +13,9 @@
  *     calling process with 100 MiB, then 4000001.. with 1 MiB each (none alive).
  * FAKE_DCMI_MODE: "noinit" dcmi_init fails (-8008, no device); "nohbm" the HBM query is
  * unsupported and the DDR one answers (8192 MB, 6000 available); "noproc" the process
- * query is unsupported (-8255, as in containers); "procfail" it fails on card 3 (-8005).
+ * query is unsupported (-8255, as in containers); "procfail" it fails on card 3 (-8005);
+ * "idle" card 3's chip has no process; "overcount" card 3's query claims 65 processes;
+ * "lid64" card 3's chip has logical id 64 (beyond hwrt-smi's 64 devices).
  * Built twice: as is, and with -DFAKE_OLD_NAMES (the card list under its older name
  * dcmi_get_card_num_list only, and no version queries). */
 #include <stdio.h>
@@ -99,7 +101,7 @@ API int dcmi_get_device_num_in_card(int card, int *n) { *n = 1; return 0; }
 API int dcmi_get_device_logic_id(int *lid, int card, int dev)
 {
     CHIP(card, dev);
-    *lid = c;
+    *lid = c == 1 && mode("lid64") ? 64 : c;
     return 0;
 }
 API int dcmi_get_device_chip_info(int card, int dev, struct chip_info *ci)
@@ -156,6 +158,10 @@ API int dcmi_get_device_resource_info(int card, int dev, struct proc *p, int *n)
     CHIP(card, dev);
     if (mode("noproc")) return -8255;
     if (mode("procfail") && c == 1) return -8005;
+    if (mode("idle") && c == 1) {
+        *n = 0;
+        return 0;
+    }
     if (c == 0) {
         p[0].pid = me();
         p[0].mem = 1500 * MB;
@@ -170,6 +176,6 @@ API int dcmi_get_device_resource_info(int card, int dev, struct proc *p, int *n)
         p[i].pid = 4000000 + i;
         p[i].mem = MB;
     }
-    *n = 64;
+    *n = mode("overcount") ? 65 : 64;
     return 0;
 }

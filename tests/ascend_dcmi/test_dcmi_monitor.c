@@ -56,6 +56,8 @@ static void pure(void)
     EXPECT(asc_dcmi_mb(0) == 0);
     EXPECT(asc_dcmi_mb(65536) == (size_t)65536 << 20);
     EXPECT(asc_dcmi_mb(~0ull) == SIZE_MAX);                 /* saturates, never wraps */
+    EXPECT(asc_dcmi_mb(SIZE_MAX >> 20) == (SIZE_MAX >> 20) << 20);   /* the largest exact one */
+    EXPECT(asc_dcmi_mb((SIZE_MAX >> 20) + 1) == SIZE_MAX);
     EXPECT(asc_dcmi_util_pct(37) == 37.0);
     EXPECT(asc_dcmi_util_pct(100) == 100.0);
     EXPECT(asc_dcmi_util_pct((1u << 9) | 55) == 0.0);       /* compute groups: npu-smi's 0 */
@@ -224,6 +226,33 @@ static void procfail(void)
     EXPECT(strstr(s->warnings, "device 1: no process list (DCMI error -8005)") != NULL);
 }
 
+static void idle(void)
+{
+    TEST_CASE("idle");           /* a chip without processes: nothing to warn about */
+    setenv("FAKE_DCMI_MODE", "idle", 1);
+    hwrt_smi_snapshot *s = published(fake_lib);
+    EXPECT(s->nprocesses == 2 && s->devices[1].processes == 0 && s->warnings[0] == 0);
+}
+
+static void overcount(void)
+{
+    TEST_CASE("overcount");      /* more than the library's table holds: not trusted */
+    setenv("FAKE_DCMI_MODE", "overcount", 1);
+    hwrt_smi_snapshot *s = published(fake_lib);
+    EXPECT(s->nprocesses == 2 && s->devices[1].processes == 0);
+    EXPECT(strstr(s->warnings, "device 1: DCMI reports 65 processes (at most 64 fit") != NULL);
+}
+
+static void lid64(void)
+{
+    TEST_CASE("lid64");          /* a logical id hwrt-smi cannot index: left out, said */
+    setenv("FAKE_DCMI_MODE", "lid64", 1);
+    hwrt_smi_snapshot *s = published(fake_lib);
+    EXPECT(s->ndevices == 1 && s->devices[0].id == 0 && s->nprocesses == 2);
+    EXPECT(strstr(s->warnings, "card 3 chip 0: a logical id outside 0..63 (DCMI error 0, "
+                               "logical id 64); not shown") != NULL);
+}
+
 /* ACL device 0 is the driver's logical device 1 when ASCEND_RT_VISIBLE_DEVICES=1 */
 static void visible(void)
 {
@@ -287,6 +316,9 @@ int main(int argc, char **argv)
     run("noproc", noproc);
     run("procfail", procfail);
     run("visible", visible);
+    run("idle", idle);
+    run("overcount", overcount);
+    run("lid64", lid64);
     char cmd[512];
     snprintf(cmd, sizeof cmd, "rm -rf %s", board);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", board);
