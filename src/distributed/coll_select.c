@@ -26,7 +26,7 @@ hwrt_status hwi_coll_want(int *want)
     const char *v = getenv("HWRT_COLL_ENGINE");
     *want = HWI_COLL_AUTO;
     if (!v || !*v) return HWRT_SUCCESS;
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < (int)(sizeof want_names / sizeof want_names[0]); i++)
         if (!strcmp(v, want_names[i])) {
             *want = i;
             return HWRT_SUCCESS;
