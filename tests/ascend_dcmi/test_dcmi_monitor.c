@@ -16,6 +16,7 @@
 #include "backends/ascend/ascend_dcmi.h"
 #include "../../tools/hwrt-smi/smi_format.h"
 
+#include <dlfcn.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -90,13 +91,29 @@ static void absent(void)
     FAILS(asc_monitor(NULL), HWRT_ERROR_INVALID_ARGUMENT, "out is NULL");
 }
 
+/* The default names: without the Ascend driver they fail, naming both; where the driver
+ * is installed (an Ascend machine) the real libdcmi.so must load, resolve every entry
+ * point and, with an NPU present, list it: the snapshot is printed for the record. */
 static void absent_default(void)
 {
-    TEST_CASE("absent_default");      /* no driver on this machine */
+    TEST_CASE("default_names");
     unsetenv("HWRT_DCMI_LIBRARY");
     static hwrt_smi_snapshot s;
-    FAILS(asc_monitor(&s), HWRT_ERROR_UNAVAILABLE,
-          "none of libdcmi.so, /usr/local/dcmi/libdcmi.so could be loaded");
+    void *real = dlopen("libdcmi.so", RTLD_NOW | RTLD_LOCAL);
+    if (!real) real = dlopen("/usr/local/dcmi/libdcmi.so", RTLD_NOW | RTLD_LOCAL);
+    if (!real) {
+        FAILS(asc_monitor(&s), HWRT_ERROR_UNAVAILABLE,
+              "none of libdcmi.so, /usr/local/dcmi/libdcmi.so could be loaded");
+        return;
+    }
+    hwrt_status st = asc_monitor(&s);
+    printf("the driver's DCMI: %s %s\n", hwrt_status_name(st),
+           st == HWRT_SUCCESS ? s.driver : hwrt_last_error());
+    EXPECT(st == HWRT_SUCCESS || (st == HWRT_ERROR_UNAVAILABLE && strstr(hwrt_last_error(), "dcmi_init")));
+    if (st == HWRT_SUCCESS) {
+        EXPECT(access("/dev/davinci0", F_OK) != 0 || s.ndevices > 0);
+        smi_print_table(stdout, &s);
+    }
 }
 
 static void not_dcmi(void)
