@@ -183,6 +183,23 @@ else
     step nccl_two_ranks 120 mpirun --allow-run-as-root --oversubscribe -np 2 "$nccl_exe"
 fi
 
+# HCCL (issue 24 item 6), only where an Ascend NPU is present (/dev/davinci<N>):
+# tests/mpi/hccl_allreduce (the HCCL engine forced, results and refusals checked; exit 77
+# without an ascend device, which is a failure here), two ranks under mpirun with two
+# NPUs, one HCCL rank alone with one NPU.
+hccl_exe=$BUILD/tests/mpi/hccl_allreduce
+nnpu=$(ls -d /dev/davinci[0-9]* 2>/dev/null | wc -l)
+if [ "$nnpu" -eq 0 ]; then
+    skip hccl "no Ascend NPU here (no /dev/davinci<N>)"
+elif [ ! -x "$hccl_exe" ]; then
+    skip hccl "$hccl_exe is not built in this tree"
+elif [ "$nnpu" -lt 2 ] || ! command -v mpirun >/dev/null 2>&1; then
+    [ "$nnpu" -lt 2 ] || skip hccl_two_ranks "mpirun (Open MPI) is not installed"
+    step hccl_one_rank 90 "$hccl_exe"
+else
+    step hccl_two_ranks 180 mpirun --allow-run-as-root --oversubscribe -np 2 "$hccl_exe"
+fi
+
 # ---- 4. performance next to the raw driver, same run ----
 export HWRT_BACKEND=cuda
 step bench_copy 120 sh -c "'$bin/hwrt-bench' copy --json --backend cuda > '$OUT/bench_copy.json'"

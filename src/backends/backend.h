@@ -167,6 +167,13 @@ typedef struct hwrt_backend_ops {
      * device memory (a consumer cannot read it) and kDLCPU for pinned host memory. */
     hwrt_status (*dlpack_device)(hwrt_bdev *dev, const void *ptr, int pinned_host,
                                  int *dl_device_type, void **data, uint64_t *byte_offset);
+
+    /* Optional: make the calling thread current on dev (CUDA: its context made current,
+     * ACL: aclrtSetCurrentContext), for libraries that work on the calling thread's
+     * current device and queue on stream_native's handle themselves (NCCL, HCCL). The
+     * device's sticky fault, if it has one. NULL: nothing to do (the driver has no
+     * per-thread device state). */
+    hwrt_status (*thread_enter)(hwrt_bdev *dev);
 } hwrt_backend_ops;
 
 /* Registry (registry.c). */

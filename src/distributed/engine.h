@@ -2,14 +2,14 @@
  * above (collective.c) validates tensors, orders the call after the stream's work and, for
  * engines that need host-addressable memory, stages device data through pinned buffers.
  *
- * Engines: "self" (one process), "mpi" (libhwrt_mpi.so, host memory) and "nccl"
- * (nccl_engine.c, cuda). A device engine sets host_memory = 0, receives device pointers
- * and the stream, and enqueues on it instead of blocking (an HCCL engine would do the
- * same). Reduction ops are SUM/PROD/MAX/MIN for host engines (AVG is SUM + a division done
+ * Engines: "self" (one process), "mpi" (libhwrt_mpi.so, host memory), "nccl"
+ * (nccl_engine.c, cuda) and "hccl" (hccl_engine.c, ascend). A device engine sets
+ * host_memory = 0, receives device pointers and the stream, and enqueues on it instead of
+ * blocking. Reduction ops are SUM/PROD/MAX/MIN for host engines (AVG is SUM + a division done
  * above them); device engines also get AVG. Host engines block and give HWRT_ERROR_DIST
  * when a peer fails or dist_timeout passes; a device engine returns once the work is
- * queued (HWRT_ERROR_DIST when NCCL reports an error). A group's collectives run on the
- * host engine, which made its communicator (group_create); NCCL has the world only. */
+ * queued (HWRT_ERROR_DIST when its library reports an error). A group's collectives run on the
+ * host engine, which made its communicator (group_create); NCCL and HCCL have the world only. */
 #ifndef HWI_DIST_ENGINE_H
 #define HWI_DIST_ENGINE_H
 

@@ -1,11 +1,12 @@
-/* NCCL (libnccl.so.2) and the three CUDA driver calls the NCCL engine needs, loaded with
- * dlopen; hwrt declares them itself (no copied header). Where the real nccl.h and cuda.h
- * are present at build time, tests/mpi/nccl_typecheck.c checks every function type and
- * constant below against them (with HC_NCCL_REAL_TYPES: ncclUniqueId is then NCCL's own,
- * and hc_uniqueId_st's layout is compared with it).
+/* NCCL (libnccl.so.2), loaded at run time through base/dynlib.h; hwrt declares it itself
+ * (no copied header). Where the real nccl.h and cuda.h are present at build time,
+ * tests/mpi/nccl_typecheck.c checks every function type and constant below against them
+ * (with HC_NCCL_REAL_TYPES: ncclUniqueId is then NCCL's own, and hc_uniqueId_st's layout
+ * is compared with it). The engine makes no CUDA call: the cuda backend makes the device
+ * current (its thread_enter slot) and hands over its CUstream (stream_native).
  *
  * HWRT_NCCL_LIBRARY names the library to load instead of libnccl.so.2 (a path or a
- * soname). libcuda.so.1 is the one the cuda backend loaded (RTLD_NOLOAD first). */
+ * soname). */
 #ifndef HWI_NCCL_API_H
 #define HWI_NCCL_API_H
 
@@ -52,8 +53,6 @@ typedef struct hc_uniqueId_st hc_ncclUniqueId;
 
 typedef struct ncclComm *hc_ncclComm_t;     /* NCCL's own opaque tags */
 typedef struct CUstream_st *hc_CUstream;    /* = cudaStream_t */
-typedef struct CUctx_st *hc_CUcontext;
-typedef unsigned int hc_CUresult;           /* CUresult: non-negative enum */
 
 /* NCCL 2.12 or later: ncclAvg (2.10), bfloat16 (2.10), ncclRemoteError (2.12). */
 #define HC_NCCL_MIN_VERSION 21200
@@ -84,30 +83,19 @@ typedef unsigned int hc_CUresult;           /* CUresult: non-negative enum */
     X(ncclGroupStart, hc_ncclResult_t, (void))                                               \
     X(ncclGroupEnd, hc_ncclResult_t, (void))
 
-/* The driver calls: the context of an hwrt stream's CUstream, made current around each
- * NCCL call (NCCL works on the calling thread's current context). */
-#define HC_CUDA_FUNCS(X)                                                                     \
-    X(cuStreamGetCtx, hc_CUresult, (hc_CUstream hStream, hc_CUcontext *pctx))                \
-    X(cuCtxPushCurrent_v2, hc_CUresult, (hc_CUcontext ctx))                                  \
-    X(cuCtxPopCurrent_v2, hc_CUresult, (hc_CUcontext *pctx))
-
 #define HC_TYPEDEF(name, ret, params) typedef ret (*hc_##name##_fn) params;
 HC_NCCL_FUNCS(HC_TYPEDEF)
-HC_CUDA_FUNCS(HC_TYPEDEF)
 #undef HC_TYPEDEF
 
 typedef struct hc_nccl {
 #define HC_FIELD(name, ret, params) hc_##name##_fn name;
     HC_NCCL_FUNCS(HC_FIELD)
-    HC_CUDA_FUNCS(HC_FIELD)
 #undef HC_FIELD
     int version;                 /* ncclGetVersion: 22809 = 2.28.9 */
 } hc_nccl;
 
-/* Load libnccl.so.2 (and find libcuda's calls) once per process: the table, or NULL with
- * the reason in why (the library and dlerror, a missing symbol, a version below
- * HC_NCCL_MIN_VERSION). need_cuda = 0 loads NCCL alone (the unique-id exchange, which
- * needs no device). */
-const hc_nccl *hwi_nccl_load(int need_cuda, char *why, size_t len);
+/* Load libnccl.so.2 once per process: the table, or NULL with the reason in why (the
+ * library and dlerror, a missing symbol, a version below HC_NCCL_MIN_VERSION). */
+const hc_nccl *hwi_nccl_load(char *why, size_t len);
 
 #endif

@@ -5,12 +5,13 @@
  * One communicator per process, made at the first collective on the device of its
  * tensor: rank 0 asks NCCL for a unique id, the MPI engine broadcasts it (after every
  * rank said it has NCCL), and every rank calls ncclCommInitRank. NCCL works on the
- * calling thread's current context: each NCCL call runs with the stream's context
- * pushed (cuStreamGetCtx + cuCtxPushCurrent, popped after), so no backend slot is needed
- * for it. An NCCL error gives HWRT_ERROR_DIST with NCCL's sentence; a communicator that
+ * calling thread's current context: each NCCL call runs after the backend made the
+ * stream's device current on this thread (its thread_enter slot, hwi_dev_thread_enter),
+ * so this file touches no CUDA call. An NCCL error gives HWRT_ERROR_DIST with NCCL's sentence; a communicator that
  * reports an asynchronous error is aborted (ncclCommAbort) and every later collective
  * fails at once, as with MPI. */
 #include "nccl_engine.h"
+#include "dev_setup.h"
 #include "../base/log.h"
 #include "../base/status.h"
 #include "../runtime/device_ops.h"
@@ -24,54 +25,26 @@
 
 static const hc_nccl *nc;
 static hc_ncclComm_t comm;
-static int comm_device = -1;
-static hc_CUcontext comm_ctx;  /* the context the communicator was made in */
+static int comm_device = -1;   /* the device the communicator was made on */
 static char broken[512];       /* the failure that ended the communicator ("" while fine) */
 
-/* What each rank says before the id is broadcast. */
-typedef struct {
-    int32_t status;
-    char msg[244];
-} id_vote;
+/* Every rank loads NCCL; rank 0 makes the id (ncclGetUniqueId needs no device). */
+static hwrt_status make_id(int is_root, void *blob, size_t len, char *msg, size_t msglen)
+{
+    const hc_nccl *t = hwi_nccl_load(msg, msglen);
+    if (!t) return HWRT_ERROR_UNAVAILABLE;
+    if (!is_root) return HWRT_SUCCESS;
+    hc_ncclResult_t r = t->ncclGetUniqueId((hc_ncclUniqueId *)blob);
+    if (r == HC_ncclSuccess) return HWRT_SUCCESS;
+    snprintf(msg, msglen, "ncclGetUniqueId failed: %s (ncclResult %u)", t->ncclGetErrorString(r), r);
+    return HWRT_ERROR_DIST;
+}
 
 hwrt_status hwi_nccl_exchange_id(const hwi_coll_engine *mpi, int rank, int size,
                                  hwrt_status local_st, const char *local_msg, hc_ncclUniqueId *id)
 {
-    id_vote me = {local_st, ""};
-    const hc_nccl *t = NULL;
-    memset(id, 0, sizeof *id);
-    if (local_st != HWRT_SUCCESS) {
-        snprintf(me.msg, sizeof me.msg, "%s", local_msg);
-    } else if (!(t = hwi_nccl_load(0, me.msg, sizeof me.msg))) {
-        me.status = HWRT_ERROR_UNAVAILABLE;
-    }
-    if (t && rank == 0) {
-        hc_ncclResult_t r = t->ncclGetUniqueId(id);
-        if (r != HC_ncclSuccess) {
-            me.status = HWRT_ERROR_DIST;
-            snprintf(me.msg, sizeof me.msg, "ncclGetUniqueId failed: %s (ncclResult %u)",
-                     t->ncclGetErrorString(r), r);
-        }
-    }
-    id_vote *all = calloc((size_t)size, sizeof *all);
-    if (!all) return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "NCCL setup: host out of memory");
-    hwrt_status st = mpi->allgather(NULL, &me, all, sizeof me, NULL);
-    if (st != HWRT_SUCCESS) {
-        free(all);
-        return hwi_err_prefix(st, "NCCL setup: ranks could not report over MPI");
-    }
-    for (int r = 0; r < size; r++)
-        if (all[r].status != HWRT_SUCCESS) {
-            all[r].msg[sizeof all[r].msg - 1] = 0;
-            st = hwi_err((hwrt_status)all[r].status, "NCCL setup: rank %d of %d cannot take "
-                         "part: %s", r, size, all[r].msg);
-            free(all);
-            return st;
-        }
-    free(all);
-    st = mpi->broadcast(NULL, id, sizeof *id, 0, NULL);
-    if (st != HWRT_SUCCESS) return hwi_err_prefix(st, "NCCL setup: broadcasting the unique id");
-    return HWRT_SUCCESS;
+    return hwi_setup_share(mpi, rank, size, local_st, local_msg, "NCCL", "the unique id",
+                           make_id, id, sizeof *id);
 }
 
 static hwrt_status nccl_fail(const char *what, hc_ncclResult_t r)
@@ -92,8 +65,8 @@ static hwrt_status nccl_fail(const char *what, hc_ncclResult_t r)
     return hwi_err(HWRT_ERROR_DIST, "%s", msg);
 }
 
-/* The stream's CUstream, with its context pushed on this thread. */
-static hwrt_status enter_ctx(hwi_stream *s, hc_CUstream *cs, hc_CUcontext *ctx_out)
+/* The stream's CUstream, with its device made current on this thread. */
+static hwrt_status enter_dev(hwi_stream *s, hc_CUstream *cs)
 {
     hwi_device *d = NULL;
     HWI_TRY(hwi_device_get(s->device, &d));
@@ -102,26 +75,16 @@ static hwrt_status enter_ctx(hwi_stream *s, hc_CUstream *cs, hc_CUcontext *ctx_o
         return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "NCCL: the %s backend gives no native stream "
                        "for device %d; NCCL runs on cuda devices only (HWRT_COLL_ENGINE=mpi "
                        "uses MPI)", hwi_dev_backend_name(d), s->device);
-    hc_CUcontext ctx = NULL;
-    hc_CUresult r = nc->cuStreamGetCtx(*cs, &ctx);
-    if (r == 0) r = nc->cuCtxPushCurrent_v2(ctx);
-    if (r != 0)
-        return hwi_err(HWRT_ERROR_DIST, "NCCL: the context of device %d's stream could not be "
-                       "made current (CUresult %u)", s->device, r);
-    *ctx_out = ctx;
+    hwrt_status st = hwi_dev_thread_enter(d);
+    if (st != HWRT_SUCCESS)
+        return hwi_err_prefix(st, "NCCL: device %d could not be made current", s->device);
     return HWRT_SUCCESS;
 }
 
-static void leave_ctx(void)
-{
-    hc_CUcontext old;
-    nc->cuCtxPopCurrent_v2(&old);
-}
-
-/* The communicator, made at the first collective (with s's context current). */
-/* local_st: whether this rank's stream and context are usable (every rank must still
+/* The communicator, made at the first collective (with s's device current). */
+/* local_st: whether this rank's stream and device are usable (every rank must still
  * take part in the setup, so that a failure on one is everyone's verdict, not a hang). */
-static hwrt_status ensure_comm(hwi_stream *s, hc_CUcontext ctx, hwrt_status local_st)
+static hwrt_status ensure_comm(hwi_stream *s, hwrt_status local_st)
 {
     if (broken[0])
         return hwi_err(HWRT_ERROR_DIST, "NCCL failed earlier (%s); the communicator was "
@@ -142,28 +105,20 @@ static hwrt_status ensure_comm(hwi_stream *s, hc_CUcontext ctx, hwrt_status loca
     hc_ncclComm_t c = NULL;
     hc_ncclResult_t r = nc->ncclCommInitRank(&c, hwi_dist_g.size, id, hwi_dist_g.rank);
     /* every rank learns whether all made their communicator */
-    int32_t mine = r == HC_ncclSuccess ? 0 : (int32_t)r + 1;
-    int32_t *all = calloc((size_t)hwi_dist_g.size, sizeof *all);
-    if (!all) {
-        if (c) nc->ncclCommDestroy(c);
-        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "NCCL setup: host out of memory");
-    }
-    hwrt_status st = hwi_dist_g.eng->allgather(NULL, &mine, all, sizeof mine, NULL);
     int bad = -1;
-    for (int i = 0; st == HWRT_SUCCESS && i < hwi_dist_g.size && bad < 0; i++)
-        if (all[i]) bad = i;
-    hc_ncclResult_t bad_r = bad >= 0 ? (hc_ncclResult_t)(all[bad] - 1) : 0;
-    free(all);
+    int32_t bad_code = 0;
+    hwrt_status st = hwi_setup_agree(hwi_dist_g.eng, hwi_dist_g.size,
+                                     r == HC_ncclSuccess ? 0 : (int32_t)r + 1, &bad, &bad_code);
     if (st != HWRT_SUCCESS || bad >= 0) {
         if (c && r == HC_ncclSuccess) nc->ncclCommAbort(c);
         if (st != HWRT_SUCCESS) return hwi_err_prefix(st, "NCCL setup");
+        hc_ncclResult_t bad_r = (hc_ncclResult_t)(bad_code - 1);
         return hwi_err(HWRT_ERROR_DIST, "NCCL setup: ncclCommInitRank failed on rank %d of %d: "
                        "%s (ncclResult %u)", bad, hwi_dist_g.size, nc->ncclGetErrorString(bad_r),
                        bad_r);
     }
     comm = c;
     comm_device = s->device;
-    comm_ctx = ctx;
     hwi_log(HWI_LOG_INFO, "NCCL %d.%d.%d communicator: rank %d of %d on device %d",
             nc->version / 10000, nc->version / 100 % 100, nc->version % 100, hwi_dist_g.rank,
             hwi_dist_g.size, s->device);
@@ -200,10 +155,8 @@ typedef struct {
 static hwrt_status run(const nccl_call *k, hwi_stream *s, const char *what)
 {
     hc_CUstream cs = NULL;
-    hc_CUcontext ctx = NULL;
-    hwrt_status lst = enter_ctx(s, &cs, &ctx);
-    hwrt_status st = ensure_comm(s, ctx, lst);
-    if (lst != HWRT_SUCCESS) return st;      /* nothing was pushed */
+    hwrt_status lst = enter_dev(s, &cs);
+    hwrt_status st = ensure_comm(s, lst);
     if (st == HWRT_SUCCESS) {
         hc_ncclResult_t r;
         switch (k->kind) {
@@ -226,7 +179,6 @@ static hwrt_status run(const nccl_call *k, hwi_stream *s, const char *what)
         if (r != HC_ncclSuccess) st = nccl_fail(what, r);
         else if (async != HC_ncclSuccess && async != HC_ncclInProgress) st = nccl_fail(what, async);
     }
-    leave_ctx();
     return st;
 }
 
@@ -268,15 +220,16 @@ static hwrt_status n_group_create(const int *ranks, int n, void **out)
 }
 static hwrt_status n_group_free(void *comm_) { return HWRT_SUCCESS; }
 
-/* The communicator goes first (its device context must still exist: hwrt_dist_finalize
- * before hwrt_shutdown); the MPI engine is finalized by the caller. */
+/* The communicator goes first (its device must still be open: hwrt_dist_finalize before
+ * hwrt_shutdown), destroyed with that device current; the MPI engine is finalized by the
+ * caller. */
 static hwrt_status n_finalize(void)
 {
     hwrt_status st = HWRT_SUCCESS;
     if (comm) {
-        int pushed = nc->cuCtxPushCurrent_v2(comm_ctx) == 0;
+        hwi_device *d = hwi_device_if_open(comm_device);
+        if (d) hwi_dev_thread_enter(d);
         hc_ncclResult_t r = nc->ncclCommDestroy(comm);
-        if (pushed) leave_ctx();
         if (r != HC_ncclSuccess)
             st = hwi_err(HWRT_ERROR_DIST, "ncclCommDestroy failed: %s (ncclResult %u)",
                          nc->ncclGetErrorString(r), r);
@@ -296,7 +249,7 @@ static const hwi_coll_engine nccl_engine = {
 
 hwrt_status hwi_nccl_engine_open(const hwi_coll_engine **eng, char *why, size_t len)
 {
-    const hc_nccl *t = hwi_nccl_load(1, why, len);
+    const hc_nccl *t = hwi_nccl_load(why, len);
     if (!t) return HWRT_ERROR_UNAVAILABLE;
     nc = t;
     *eng = &nccl_engine;

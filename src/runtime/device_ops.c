@@ -299,6 +299,11 @@ void *hwi_dev_stream_native(const hwi_device *d, hwrt_bstream *s)
     return d->ops->stream_native ? d->ops->stream_native(s) : NULL;
 }
 
+hwrt_status hwi_dev_thread_enter(const hwi_device *d)
+{
+    return d->ops->thread_enter ? d->ops->thread_enter(d->bdev) : HWRT_SUCCESS;
+}
+
 int hwi_dev_has_host_func(const hwi_device *d) { return d->ops->host_func != NULL; }
 
 int hwi_dev_has_va(const hwi_device *d)

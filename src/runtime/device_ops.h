@@ -44,6 +44,9 @@ hwrt_status hwi_dev_activity_enable(const hwi_device *d, hwrt_activity_fn fn, vo
 hwrt_status hwi_dev_activity_query(const hwi_device *d);
 /* The driver's handle of s (CUstream), or NULL when the backend has none. */
 void *hwi_dev_stream_native(const hwi_device *d, hwrt_bstream *s);
+/* Make the calling thread current on d (backend.h's thread_enter); SUCCESS when the
+ * backend has no per-thread device state. */
+hwrt_status hwi_dev_thread_enter(const hwi_device *d);
 
 /* DLPack device type and (data, byte_offset) of ptr (see the slot in backend.h); the
  * fallback when the backend has no slot: kDLExtDev for device memory, kDLCPU for pinned. */

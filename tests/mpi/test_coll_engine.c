@@ -1,7 +1,7 @@
 /* The collective engine's selection and NCCL's unique-id exchange, without a GPU. One
  * program, one scenario per argv[1]:
  *   decide      (one process) the verdict from ranks' votes, and this rank's vote with
- *               the cuda backend when NCCL or libcuda cannot be loaded (HWRT_NCCL_LIBRARY)
+ *               the cuda backend when NCCL cannot be loaded (HWRT_NCCL_LIBRARY) and when it can
  *   badvalue    (one process) HWRT_COLL_ENGINE=bogus: hwrt_dist_init fails, naming it
  *   forcednccl1 (one process) HWRT_COLL_ENGINE=nccl on sim: the collective fails, saying why
  * under mpirun (sim backend):
@@ -15,9 +15,16 @@
  *   uniqueid_fail  HWRT_NCCL_LIBRARY=/nonexistent on rank 1 only: every rank fails
  *               naming rank 1 and the path
  *   uniqueid_localfail  rank 1 reports a failure of its own: every rank fails with it
+ *   forcedhccl  HWRT_COLL_ENGINE=hccl on sim: every rank fails with the reason
+ *   rootinfo    HCCL's root info made on rank 0 by a stand-in libhccl.so (fake_hccl.c:
+ *               no device, random bytes) and broadcast over the MPI plugin: every rank
+ *               holds the same 4108 bytes; a second exchange gives new ones
+ *   rootinfo_fail  HWRT_HCCL_LIBRARY=/nonexistent on rank 1 only: every rank fails
+ *               naming rank 1 and the path
  * Each process prints "N passed, M failed" and exits non-zero on any failure. */
 #include "harness.h"
 #include "distributed/coll_select.h"
+#include "distributed/hccl_engine.h"
 #include "distributed/nccl_engine.h"
 
 #include <dlfcn.h>
@@ -96,13 +103,16 @@ static void decide(const char *real_nccl)
     int use = -1;
     char msg[512];
     memset(v, 0, sizeof v);
-    for (int i = 0; i < 3; i++) v[i].can = 1;
+    for (int i = 0; i < 3; i++) {
+        v[i].can = 1;
+        v[i].dev = HWI_COLL_NCCL;
+    }
     OK(hwi_coll_decide(v, 3, &use, msg, sizeof msg));
-    EXPECT(use == 1 && strstr(msg, "nccl (auto"));
+    EXPECT(use == HWI_COLL_NCCL && strstr(msg, "nccl (auto: every rank has NCCL on a cuda device)"));
     v[2].can = 0;
     snprintf(v[2].why, sizeof v[2].why, "no libnccl here");
     OK(hwi_coll_decide(v, 3, &use, msg, sizeof msg));
-    EXPECT(use == 0 && strstr(msg, "rank 2 of 3 cannot run NCCL: no libnccl here"));
+    EXPECT(use == HWI_COLL_MPI && strstr(msg, "rank 2 of 3 cannot run NCCL: no libnccl here"));
     v[0].want = HWI_COLL_NCCL;
     FAILS(hwi_coll_decide(v, 3, &use, msg, sizeof msg), HWRT_ERROR_UNAVAILABLE,
           "HWRT_COLL_ENGINE=nccl, but rank 2 of 3 cannot run NCCL: no libnccl here");
@@ -111,14 +121,49 @@ static void decide(const char *real_nccl)
           "rank 1 sets HWRT_COLL_ENGINE=mpi but rank 0 sets nccl");
     v[0].want = HWI_COLL_AUTO;
     OK(hwi_coll_decide(v, 3, &use, msg, sizeof msg));
-    EXPECT(use == 0 && strstr(msg, "HWRT_COLL_ENGINE=mpi on rank 1"));
+    EXPECT(use == HWI_COLL_MPI && strstr(msg, "HWRT_COLL_ENGINE=mpi on rank 1"));
+
+    TEST_CASE("decide_hccl");
+    memset(v, 0, sizeof v);
+    for (int i = 0; i < 3; i++) {
+        v[i].can = 1;
+        v[i].dev = HWI_COLL_HCCL;
+    }
+    OK(hwi_coll_decide(v, 3, &use, msg, sizeof msg));
+    EXPECT(use == HWI_COLL_HCCL && strstr(msg, "hccl (auto: every rank has HCCL on an ascend device)"));
+    v[1].want = HWI_COLL_HCCL;
+    OK(hwi_coll_decide(v, 3, &use, msg, sizeof msg));
+    EXPECT(use == HWI_COLL_HCCL && strstr(msg, "hccl (HWRT_COLL_ENGINE=hccl"));
+    v[2].want = HWI_COLL_NCCL;      /* two device engines required */
+    FAILS(hwi_coll_decide(v, 3, &use, msg, sizeof msg), HWRT_ERROR_INVALID_ARGUMENT,
+          "rank 1 sets HWRT_COLL_ENGINE=hccl but rank 2 sets nccl");
+    v[2].want = HWI_COLL_AUTO;
+    v[0].can = 0;
+    snprintf(v[0].why, sizeof v[0].why, "HCCL could not be loaded: no libhccl.so here");
+    FAILS(hwi_coll_decide(v, 3, &use, msg, sizeof msg), HWRT_ERROR_UNAVAILABLE,
+          "HWRT_COLL_ENGINE=hccl, but rank 0 of 3 cannot run HCCL: HCCL could not be loaded");
+    v[1].want = HWI_COLL_AUTO;       /* auto: falls back to MPI, saying why */
+    OK(hwi_coll_decide(v, 3, &use, msg, sizeof msg));
+    EXPECT(use == HWI_COLL_MPI && strstr(msg, "mpi (auto: rank 0 of 3 cannot run HCCL: HCCL could "
+                                              "not be loaded: no libhccl.so here)"));
+    v[0].can = 1;                    /* every rank can, but on two backends */
+    v[2].dev = HWI_COLL_NCCL;
+    OK(hwi_coll_decide(v, 3, &use, msg, sizeof msg));
+    EXPECT(use == HWI_COLL_MPI && strstr(msg, "rank 0 runs on ascend devices but rank 2 on cuda"));
 
     TEST_CASE("vote");
     hwi_coll_vote me;
     hwi_coll_vote_local(HWI_COLL_AUTO, "sim", &me);
     EXPECT(!me.can && strstr(me.why, "the device backend is sim"));
+    EXPECT(me.dev == 0 && strstr(me.why, "NCCL runs on cuda devices only, HCCL on ascend"));
     hwi_coll_vote_local(HWI_COLL_MPI, "cuda", &me);
     EXPECT(!me.can && strstr(me.why, "HWRT_COLL_ENGINE=mpi"));
+    hwi_coll_vote_local(HWI_COLL_HCCL, "cuda", &me);
+    EXPECT(!me.can && me.dev == HWI_COLL_NCCL &&
+           strstr(me.why, "the device backend is cuda, and HCCL runs on ascend devices only"));
+    hwi_coll_vote_local(HWI_COLL_NCCL, "ascend", &me);
+    EXPECT(!me.can && me.dev == HWI_COLL_HCCL &&
+           strstr(me.why, "the device backend is ascend, and NCCL runs on cuda devices only"));
     /* the cuda backend with NCCL absent: the loader's reason names the library */
     pid_t pid = fork();
     if (pid == 0) {
@@ -133,18 +178,86 @@ static void decide(const char *real_nccl)
     int status = 0;
     waitpid(pid, &status, 0);
     EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    /* the real NCCL loads; then libcuda.so.1 decides (absent without the NVIDIA driver) */
+    /* the ascend backend with HCCL absent: the loader's reason names the library */
+    pid = fork();
+    if (pid == 0) {
+        t_passed = t_failed = 0;
+        setenv("HWRT_HCCL_LIBRARY", "/nonexistent/libhccl.so", 1);
+        hwi_coll_vote_local(HWI_COLL_AUTO, "ascend", &me);
+        EXPECT(!me.can && me.dev == HWI_COLL_HCCL && strstr(me.why, "HCCL could not be loaded") &&
+               strstr(me.why, "/nonexistent/libhccl.so") && strstr(me.why, "HWRT_HCCL_LIBRARY"));
+        if (me.can || !strstr(me.why, "/nonexistent")) fprintf(stderr, "why: %s\n", me.why);
+        _exit(t_failed ? 1 : 0);
+    }
+    waitpid(pid, &status, 0);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    /* the default name: without CANN it fails the same way; with CANN (an Ascend machine
+     * after set_env.sh) the real libhccl.so must resolve every entry point hwrt uses */
+    pid = fork();
+    if (pid == 0) {
+        t_passed = t_failed = 0;
+        unsetenv("HWRT_HCCL_LIBRARY");
+        void *real = dlopen("libhccl.so", RTLD_NOW | RTLD_LOCAL);
+        hwi_coll_vote_local(HWI_COLL_AUTO, "ascend", &me);
+        if (real)
+            EXPECT(me.can);
+        else
+            EXPECT(!me.can && strstr(me.why, "none of libhccl.so could be loaded") &&
+                   strstr(me.why, "set_env.sh"));
+        printf("ascend vote with the default name (%s): can=%d (%s)\n",
+               real ? "CANN's libhccl.so is here" : "no CANN", me.can, me.why);
+        fflush(stdout);
+        _exit(t_failed ? 1 : 0);
+    }
+    waitpid(pid, &status, 0);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    /* a library that is not HCCL: the first missing entry point is named */
+    pid = fork();
+    if (pid == 0) {
+        t_passed = t_failed = 0;
+        setenv("HWRT_HCCL_LIBRARY", "libm.so.6", 1);
+        char why[512] = "";
+        EXPECT(hwi_hccl_load(why, sizeof why) == NULL);
+        EXPECT(strstr(why, "libm.so.6 has no HcclGetRootInfo: not an HCCL library") != NULL);
+        if (!strstr(why, "HcclGetRootInfo")) fprintf(stderr, "why: %s\n", why);
+        _exit(t_failed ? 1 : 0);
+    }
+    waitpid(pid, &status, 0);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+    TEST_CASE("hccl_types");
+    char why[320];
+    struct { hwrt_dtype dt; hwrt_reduce_op op; int want; const char *refusal; } tc[] = {
+        {HWRT_FLOAT32, HWRT_REDUCE_SUM, HH_HCCL_DATA_TYPE_FP32, NULL},
+        {HWRT_FLOAT16, HWRT_REDUCE_MAX, HH_HCCL_DATA_TYPE_FP16, NULL},
+        {HWRT_BFLOAT16, HWRT_REDUCE_AVG, HH_HCCL_DATA_TYPE_BFP16, NULL},
+        {HWRT_INT8, HWRT_REDUCE_MIN, HH_HCCL_DATA_TYPE_INT8, NULL},
+        {HWRT_INT32, HWRT_REDUCE_PROD, HH_HCCL_DATA_TYPE_INT32, NULL},
+        {HWRT_INT64, HWRT_REDUCE_SUM, HH_HCCL_DATA_TYPE_INT64, NULL},
+        {HWRT_FLOAT64, HWRT_REDUCE_SUM, -1, "HCCL does not reduce float64 tensors"},
+        {HWRT_UINT8, HWRT_REDUCE_MAX, -1, "HCCL does not reduce uint8 tensors"},
+        {HWRT_BFLOAT16, HWRT_REDUCE_PROD, -1, "HCCL has no PROD for bfloat16"},
+        {HWRT_INT32, HWRT_REDUCE_AVG, -1, "for int32 use SUM and divide"},
+    };
+    for (size_t i = 0; i < sizeof tc / sizeof tc[0]; i++) {
+        why[0] = 0;
+        int t = hwi_hccl_reduce_type(tc[i].dt, tc[i].op, why, sizeof why);
+        EXPECT(t == tc[i].want);
+        if (tc[i].refusal) EXPECT(strstr(why, tc[i].refusal) && strstr(why, "HWRT_COLL_ENGINE=mpi"));
+        if (t != tc[i].want) fprintf(stderr, "case %zu: %d (%s)\n", i, t, why);
+    }
+
+    /* the real NCCL loads, and a cuda rank can then run it: the engine needs no CUDA
+     * call of its own (the backend's thread_enter makes the device current) */
     if (real_nccl && *real_nccl) {
         pid = fork();
         if (pid == 0) {
             t_passed = t_failed = 0;
             setenv("HWRT_NCCL_LIBRARY", real_nccl, 1);
-            char why[256] = "";
-            EXPECT(hwi_nccl_load(0, why, sizeof why) != NULL);
+            char nwhy[256] = "";
+            EXPECT(hwi_nccl_load(nwhy, sizeof nwhy) != NULL);
             hwi_coll_vote_local(HWI_COLL_AUTO, "cuda", &me);
-            void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-            if (cuda) EXPECT(me.can);
-            else EXPECT(!me.can && strstr(me.why, "the CUDA driver library could not be loaded"));
+            EXPECT(me.can);
             printf("real NCCL, cuda vote: can=%d (%s)\n", me.can, me.why);
             fflush(stdout);
             _exit(t_failed ? 1 : 0);
@@ -152,6 +265,36 @@ static void decide(const char *real_nccl)
         waitpid(pid, &status, 0);
         EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
+}
+
+static void rootinfo(int expect_fail)
+{
+    OK(hwrt_dist_init());
+    rank = hwrt_dist_rank();
+    size = hwrt_dist_size();
+    static hh_HcclRootInfo root, root2, *all;
+    hwrt_status st = hwi_hccl_exchange_root(hwi_dist_g.eng, rank, size, HWRT_SUCCESS, "", &root);
+    if (expect_fail) {
+        EXPECT(st == HWRT_ERROR_UNAVAILABLE);
+        EXPECT(strstr(hwrt_last_error(), "HCCL setup: rank 1 of 2 cannot take part: HCCL could "
+                      "not be loaded") != NULL);
+        EXPECT(strstr(hwrt_last_error(), "/nonexistent/libhccl.so") != NULL);
+        if (st == HWRT_SUCCESS || !strstr(hwrt_last_error(), "rank 1"))
+            fprintf(stderr, "rank %d: %s\n", rank, hwrt_last_error());
+    } else {
+        OK(st);
+        int nonzero = 0;
+        for (int i = 0; i < HH_HCCL_ROOT_INFO_BYTES; i++) nonzero |= root.internal[i];
+        EXPECT(nonzero);
+        all = calloc((size_t)size, sizeof *all);
+        OK(hwi_dist_g.eng->allgather(NULL, &root, all, sizeof root, NULL));
+        for (int r = 1; r < size; r++) EXPECT(!memcmp(&all[0], &all[r], sizeof root));
+        free(all);
+        OK(hwi_hccl_exchange_root(hwi_dist_g.eng, rank, size, HWRT_SUCCESS, "", &root2));
+        EXPECT(memcmp(&root, &root2, sizeof root) != 0);
+    }
+    OK(hwrt_barrier());
+    OK(hwrt_dist_finalize());
 }
 
 static void uniqueid(int expect_fail)
@@ -210,8 +353,8 @@ int main(int argc, char **argv)
         OK(hwrt_dist_finalize());
     } else if (!strcmp(s, "auto")) {
         TEST_CASE("auto");
-        scenario_engine("collective engine: mpi (auto: rank 0 of 2 cannot run NCCL: the device "
-                        "backend is sim", HWRT_SUCCESS, NULL);
+        scenario_engine("collective engine: mpi (auto: rank 0 of 2 cannot run NCCL or HCCL: the "
+                        "device backend is sim", HWRT_SUCCESS, NULL);
     } else if (!strcmp(s, "forcedmpi")) {
         TEST_CASE("forcedmpi");
         scenario_engine("collective engine: mpi (HWRT_COLL_ENGINE=mpi on rank 0)", HWRT_SUCCESS, NULL);
@@ -224,6 +367,17 @@ int main(int argc, char **argv)
         setenv("HWRT_COLL_ENGINE", "nccl", 1);
         scenario_engine(NULL, HWRT_ERROR_UNAVAILABLE, "HWRT_COLL_ENGINE=nccl, but rank 0 of 1 "
                         "cannot run NCCL: the device backend is sim");
+    } else if (!strcmp(s, "forcedhccl")) {
+        TEST_CASE("forcedhccl");
+        scenario_engine(NULL, HWRT_ERROR_UNAVAILABLE, "HWRT_COLL_ENGINE=hccl, but rank 0 of 2 "
+                        "cannot run HCCL: the device backend is sim, and HCCL runs on ascend "
+                        "devices only");
+    } else if (!strcmp(s, "rootinfo")) {
+        TEST_CASE("rootinfo");
+        rootinfo(0);
+    } else if (!strcmp(s, "rootinfo_fail")) {
+        TEST_CASE("rootinfo_fail");
+        rootinfo(1);
     } else if (!strcmp(s, "mixed")) {
         TEST_CASE("mixed");
         scenario_engine(NULL, HWRT_ERROR_INVALID_ARGUMENT,
@@ -239,7 +393,8 @@ int main(int argc, char **argv)
         uniqueid(1);
     } else {
         fprintf(stderr, "usage: test_coll_engine decide [libnccl]|badvalue|auto|forcedmpi|"
-                "forcednccl|forcednccl1|mixed|uniqueid|uniqueid_fail|uniqueid_localfail\n");
+                "forcednccl|forcednccl1|forcedhccl|mixed|uniqueid|uniqueid_fail|"
+                "uniqueid_localfail|rootinfo|rootinfo_fail\n");
         return 2;
     }
     return test_report();

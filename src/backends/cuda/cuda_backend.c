@@ -90,4 +90,6 @@ const hwrt_backend_ops hwrt_backend_cuda = {
     .activity_query = cu_activity_query,
     .stream_native = cu_stream_native,
     .dlpack_device = cu_dlpack_device,
+    /* the device's primary context made current (cuCtxSetCurrent), as every entry does */
+    .thread_enter = cu_enter,
 };

@@ -2,11 +2,11 @@
 #define _GNU_SOURCE 1
 #include "cuda_nvml.h"
 #include "cuda_usage.h"
+#include "../usage_board.h"
 #include "../../base/status.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,32 +96,6 @@ static hwrt_status nvml_ready(void)
     return HWRT_SUCCESS;
 }
 
-static void warn(hwrt_smi_snapshot *out, const char *fmt, ...)
-{
-    size_t o = strlen(out->warnings);
-    if (o >= sizeof out->warnings - 1) return;
-    if (o) o += (size_t)snprintf(out->warnings + o, sizeof out->warnings - o, "; ");
-    if (o >= sizeof out->warnings - 1) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(out->warnings + o, sizeof out->warnings - o, fmt, ap);
-    va_end(ap);
-}
-
-/* The process's name as the kernel has it (its pid namespace's /proc). */
-static void proc_name(int pid, char *buf, size_t len)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/comm", pid);
-    FILE *f = fopen(path, "r");
-    buf[0] = 0;
-    if (f) {
-        if (fgets(buf, (int)len, f)) buf[strcspn(buf, "\n")] = 0;
-        fclose(f);
-    }
-    if (!buf[0]) snprintf(buf, len, "?");
-}
-
 /* Compute processes of one device: the _v3 query, else the unversioned one, with a
  * buffer grown to the count NVML asks for. *n = 0 and a warning on failure. */
 static void device_processes(hwrt_smi_snapshot *out, int index, hn_nvmlDevice_t dev,
@@ -147,7 +121,7 @@ static void device_processes(hwrt_smi_snapshot *out, int index, hn_nvmlDevice_t 
         if (r == HN_NVML_ERROR_INSUFFICIENT_SIZE) cap = n > cap ? n + 8 : cap * 2;
     }
     if (r != HN_NVML_SUCCESS) {
-        warn(out, "device %d: no process list: %s", index, v3 || v1 ? nv_str(r) : "host out of memory");
+        hwi_smi_warn(out, "device %d: no process list: %s", index, v3 || v1 ? nv_str(r) : "host out of memory");
         n = 0;
     }
     hwrt_smi_device *d = &out->devices[index];
@@ -157,27 +131,16 @@ static void device_processes(hwrt_smi_snapshot *out, int index, hn_nvmlDevice_t 
         hwrt_smi_process *p = &out->processes[out->nprocesses++];
         p->pid = (int)pid;
         p->device = index;
-        proc_name(p->pid, p->name, sizeof p->name);
+        hwi_usage_proc_name(p->pid, p->name, sizeof p->name);
         if (used == HN_NVML_VALUE_NOT_AVAILABLE_ULL) {
-            warn(out, "device %d: the driver does not report pid %u's memory", index, pid);
+            hwi_smi_warn(out, "device %d: the driver does not report pid %u's memory", index, pid);
             used = 0;
         }
         p->used = (size_t)used;
         d->processes++;
-        size_t resv = 0, alloc = 0;
         char why[512] = "";
-        int got = have_loc ? hwi_cuda_usage_read(p->pid, loc, &resv, &alloc, why, sizeof why) : 0;
-        if (got < 0) warn(out, "%s", why);
-        if (got > 0) {
-            /* the pool's segments are inside the driver's figure; what is left is the
-             * context, the kernels' modules and anything outside the pool */
-            p->reserved = resv < p->used ? resv : p->used;
-            p->allocated = alloc < p->reserved ? alloc : p->reserved;
-            p->overhead = p->used - p->reserved;
-            if (resv > p->used)
-                warn(out, "pid %d: its pool says %zu bytes reserved on device %d but NVML "
-                     "counts %zu for it; shown clamped", p->pid, resv, index, p->used);
-        }
+        if (have_loc && hwi_cuda_usage_reconcile(p, loc, index, why, sizeof why) < 0)
+            hwi_smi_warn(out, "%s", why);
     }
     free(v3);
     free(v1);
@@ -230,7 +193,7 @@ hwrt_status hwi_cuda_nvml_monitor(hwrt_smi_snapshot *out)
                        "(NVML error %u)", nv_str(r), r);
     driver_line(out);
     if (count > HWRT_SMI_MAX_DEVICES) {
-        warn(out, "NVML sees %u devices; the first %d are shown", count, HWRT_SMI_MAX_DEVICES);
+        hwi_smi_warn(out, "NVML sees %u devices; the first %d are shown", count, HWRT_SMI_MAX_DEVICES);
         count = HWRT_SMI_MAX_DEVICES;
     }
     out->ndevices = (int)count;
@@ -244,7 +207,7 @@ hwrt_status hwi_cuda_nvml_monitor(hwrt_smi_snapshot *out)
         if (r != HN_NVML_SUCCESS) {
             snprintf(d->name, sizeof d->name, "?");
             snprintf(d->health, sizeof d->health, r == HN_NVML_ERROR_GPU_IS_LOST ? "LOST" : "ERROR");
-            warn(out, "device %u: %s", i, nv_str(r));
+            hwi_smi_warn(out, "device %u: %s", i, nv_str(r));
             continue;
         }
         char name[HN_NVML_DEVICE_NAME_V2_BUFFER_SIZE] = "";
@@ -262,12 +225,12 @@ hwrt_status hwi_cuda_nvml_monitor(hwrt_smi_snapshot *out)
         r = device_memory(dev, d);
         if (r != HN_NVML_SUCCESS) {
             snprintf(d->health, sizeof d->health, r == HN_NVML_ERROR_GPU_IS_LOST ? "LOST" : "ERROR");
-            warn(out, "device %u: no memory figures: %s", i, nv_str(r));
+            hwi_smi_warn(out, "device %u: no memory figures: %s", i, nv_str(r));
         }
         hn_nvmlUtilization_t u;
         r = nv.nvmlDeviceGetUtilizationRates(dev, &u);
         if (r == HN_NVML_SUCCESS) d->busy_pct = u.gpu > 100 ? 100 : u.gpu;
-        else if (r != HN_NVML_ERROR_NOT_SUPPORTED) warn(out, "device %u: no utilisation: %s", i, nv_str(r));
+        else if (r != HN_NVML_ERROR_NOT_SUPPORTED) hwi_smi_warn(out, "device %u: no utilisation: %s", i, nv_str(r));
         device_processes(out, (int)i, dev, have_loc, loc);
     }
     return HWRT_SUCCESS;
