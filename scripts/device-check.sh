@@ -11,7 +11,7 @@
 # it is built and there are two GPUs, and hwrt-bench copy/launch/pool on cuda next to the
 # raw driver baselines of the same run (hwrt-cuda-baseline); where there is an NPU: the
 # conformance suite on ascend, the ascend-labelled tests, the async-semantics test and the
-# op demo on ascend, the offload demo, HCCL with two ranks (its place is marked below), and
+# op demo on ascend, the offload demo, HCCL with two ranks (one rank with one NPU), and
 # hwrt-bench copy/launch/pool on ascend next to raw aclrtMemcpyAsync, aclnn launch +
 # aclrtSynchronizeStream and aclrtMalloc/aclrtFree of the same run (hwrt-ascend-baseline).
 # Every step's output is in $OUT/<step>.log, the verdicts and the comparison in
@@ -183,23 +183,6 @@ else
     step nccl_two_ranks 120 mpirun --allow-run-as-root --oversubscribe -np 2 "$nccl_exe"
 fi
 
-# HCCL (issue 24 item 6), only where an Ascend NPU is present (/dev/davinci<N>):
-# tests/mpi/hccl_allreduce (the HCCL engine forced, results and refusals checked; exit 77
-# without an ascend device, which is a failure here), two ranks under mpirun with two
-# NPUs, one HCCL rank alone with one NPU.
-hccl_exe=$BUILD/tests/mpi/hccl_allreduce
-nnpu=$(ls -d /dev/davinci[0-9]* 2>/dev/null | wc -l)
-if [ "$nnpu" -eq 0 ]; then
-    skip hccl "no Ascend NPU here (no /dev/davinci<N>)"
-elif [ ! -x "$hccl_exe" ]; then
-    skip hccl "$hccl_exe is not built in this tree"
-elif [ "$nnpu" -lt 2 ] || ! command -v mpirun >/dev/null 2>&1; then
-    [ "$nnpu" -lt 2 ] || skip hccl_two_ranks "mpirun (Open MPI) is not installed"
-    step hccl_one_rank 90 "$hccl_exe"
-else
-    step hccl_two_ranks 180 mpirun --allow-run-as-root --oversubscribe -np 2 "$hccl_exe"
-fi
-
 # ---- 4. performance next to the raw driver, same run ----
 export HWRT_BACKEND=cuda
 step bench_copy 120 sh -c "'$bin/hwrt-bench' copy --json --backend cuda > '$OUT/bench_copy.json'"
@@ -262,9 +245,23 @@ step async_semantics_ascend 120 "$BUILD/tests/unit/test_async_semantics" ascend
 step ctest_ascend 120 sh -c "cd '$BUILD' && ctest -L ascend -LE conformance --output-on-failure"
 step hardware_op_demo_ascend 60 env HWRT_DEMO_BACKEND=ascend "$BUILD/examples/hardware_op_demo"
 
-# ---- HCCL with two ranks (issue 24 item 6): the collectives helper's step goes here ----
-# (two ranks under mpirun with two NPUs, one rank alone with one; the results checked)
-skip hccl "the HCCL step is not in this script yet (issue 24 item 6)"
+# HCCL (issue 24 item 6), only where an Ascend NPU is present (/dev/davinci<N>):
+# tests/mpi/hccl_allreduce (the HCCL engine forced, results and refusals checked; exit 77
+# without an ascend device, which is a failure here), two ranks under mpirun with two
+# NPUs, one HCCL rank alone with one NPU.
+hccl_exe=$BUILD/tests/mpi/hccl_allreduce
+ndav=$(ls -d /dev/davinci[0-9]* 2>/dev/null | wc -l)
+if [ "$ndav" -eq 0 ]; then
+    skip hccl "no Ascend NPU here (no /dev/davinci<N>)"
+elif [ ! -x "$hccl_exe" ]; then
+    skip hccl "$hccl_exe is not built in this tree"
+elif [ "$ndav" -lt 2 ] || ! command -v mpirun >/dev/null 2>&1; then
+    [ "$ndav" -lt 2 ] || skip hccl_two_ranks "mpirun (Open MPI) is not installed"
+    step hccl_one_rank 90 "$hccl_exe"
+else
+    step hccl_two_ranks 180 mpirun --allow-run-as-root --oversubscribe -np 2 "$hccl_exe"
+fi
+
 
 export HWRT_BACKEND=ascend
 step bench_copy_ascend 120 sh -c "'$bin/hwrt-bench' copy --json --backend ascend > '$OUT/bench_copy_ascend.json'"

@@ -2,6 +2,12 @@
  * ascend_internal.h). Written from CANN's published interfaces: docs/ascend.md lists what
  * was checked and what only hardware can confirm. */
 #include "ascend_internal.h"
+#include "ascend_dcmi.h"
+
+static void asc_report_usage(hwrt_bdev *d, size_t reserved, size_t allocated)
+{
+    asc_dcmi_publish_usage(d->ordinal, reserved, allocated);
+}
 
 hwrt_status asc_probe(int *count, char *reason, size_t rlen);
 hwrt_status asc_device_props(int ordinal, hwrt_device_props *p);
@@ -73,9 +79,10 @@ const hwrt_backend_ops hwrt_backend_ascend = {
     .device_synchronize = asc_device_synchronize,
     /* clears hwrt's sticky record when the device synchronizes cleanly again */
     .device_reset = asc_device_reset,
-    .report_usage = NULL,
-    /* DCMI, what npu-smi reads: filled by ascend_dcmi.c (issue 24 item 5) */
-    .monitor = NULL,
+    /* the pool's figures on the usage board, for hwrt-smi's reconciliation with DCMI */
+    .report_usage = asc_report_usage,
+    /* DCMI, what npu-smi reads (ascend_dcmi.c) */
+    .monitor = asc_monitor,
     /* ACL's profiling data goes to files for msprof, not to an in-process callback: the
      * profiler places work with events */
     .activity_enable = NULL,
@@ -83,4 +90,7 @@ const hwrt_backend_ops hwrt_backend_ascend = {
     /* the aclrtStream, for HCCL (which queues collectives on it) */
     .stream_native = asc_stream_native,
     .dlpack_device = NULL,
+    /* the device's context current on the calling thread, its sticky fault first
+     * (NCCL/HCCL engine threads) */
+    .thread_enter = asc_enter,
 };
