@@ -1,7 +1,7 @@
 /* The NCCL loader (see nccl_api.h). */
 #include "nccl_api.h"
+#include "../base/dynlib.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,27 +17,28 @@ static char nccl_why[1024], cuda_why[512];
 
 static void load_nccl(void)
 {
-    const char *env = getenv("HWRT_NCCL_LIBRARY");
-    const char *lib = env && *env ? env : NCCL_SONAME;
-    dlerror();
-    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    static const char *const names[] = {NCCL_SONAME, NULL};
+    const char *lib = NCCL_SONAME;
+    char why[512];
+    void *h = hwi_dynlib_open("HWRT_NCCL_LIBRARY", names, &lib, why, sizeof why);
     if (!h) {
-        const char *e = dlerror();
         snprintf(nccl_why, sizeof nccl_why, "NCCL could not be loaded (%s): install NCCL "
                  "(" NCCL_SONAME ") where the dynamic loader finds it, or point "
-                 "HWRT_NCCL_LIBRARY at it", e ? e : lib);
+                 "HWRT_NCCL_LIBRARY at it", why);
         nccl_state = -1;
         return;
     }
-#define HC_SYM(name, ret, params)                                                           \
-    tab.name = (hc_##name##_fn)dlsym(h, #name);                                              \
-    if (!tab.name) {                                                                         \
-        snprintf(nccl_why, sizeof nccl_why, "%s has no %s: not an NCCL library, or one "     \
-                 "older than 2.12", lib, #name);                                             \
-        goto fail;                                                                           \
-    }
-    HC_NCCL_FUNCS(HC_SYM)
+    static const hwi_dynsym syms[] = {
+#define HC_SYM(name, ret, params) {#name, (void **)&tab.name, 0, NULL},
+        HC_NCCL_FUNCS(HC_SYM)
 #undef HC_SYM
+    };
+    const char *missing = hwi_dynlib_resolve(h, syms, sizeof syms / sizeof syms[0]);
+    if (missing) {
+        snprintf(nccl_why, sizeof nccl_why, "%s has no %s: not an NCCL library, or one older "
+                 "than 2.12", lib, missing);
+        goto fail;
+    }
     if (tab.ncclGetVersion(&tab.version) != HC_ncclSuccess || tab.version < HC_NCCL_MIN_VERSION) {
         snprintf(nccl_why, sizeof nccl_why, "%s is NCCL version code %d; hwrt needs 2.12 (%d) "
                  "or later", lib, tab.version, HC_NCCL_MIN_VERSION);
@@ -46,7 +47,6 @@ static void load_nccl(void)
     nccl_state = 1;       /* kept open for the process: NCCL has threads of its own */
     return;
 fail:
-    dlclose(h);
     memset(&tab, 0, sizeof tab);
     nccl_state = -1;
 }
@@ -54,24 +54,25 @@ fail:
 /* libcuda is the cuda backend's: already loaded when a cuda device is open. */
 static void load_cuda(void)
 {
-    void *h = dlopen(CUDA_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    if (!h) h = dlopen(CUDA_SONAME, RTLD_NOW | RTLD_LOCAL);
+    char why[384];
+    void *h = hwi_dynlib_open_shared(CUDA_SONAME, why, sizeof why);
     if (!h) {
-        const char *e = dlerror();
         snprintf(cuda_why, sizeof cuda_why, "the CUDA driver library could not be loaded (%s)",
-                 e ? e : CUDA_SONAME);
+                 why);
         cuda_state = -1;
         return;
     }
-#define HC_SYM(name, ret, params)                                                           \
-    tab.name = (hc_##name##_fn)dlsym(h, #name);                                              \
-    if (!tab.name) {                                                                         \
-        snprintf(cuda_why, sizeof cuda_why, CUDA_SONAME " has no %s", #name);                \
-        cuda_state = -1;                                                                     \
-        return;                                                                              \
-    }
-    HC_CUDA_FUNCS(HC_SYM)
+    static const hwi_dynsym syms[] = {
+#define HC_SYM(name, ret, params) {#name, (void **)&tab.name, 0, NULL},
+        HC_CUDA_FUNCS(HC_SYM)
 #undef HC_SYM
+    };
+    const char *missing = hwi_dynlib_resolve(h, syms, sizeof syms / sizeof syms[0]);
+    if (missing) {
+        snprintf(cuda_why, sizeof cuda_why, CUDA_SONAME " has no %s", missing);
+        cuda_state = -1;
+        return;
+    }
     cuda_state = 1;
 }
 

@@ -4,6 +4,7 @@
 #include "harness.h"
 #include "base/dynlib.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +31,8 @@ int main(void)
     TEST_CASE("the environment override wins, and a bad one is not silently replaced");
     setenv("HWRT_TEST_DYNLIB", "/nonexistent/libx.so", 1);
     EXPECT(hwi_dynlib_open("HWRT_TEST_DYNLIB", names, NULL, why, sizeof why) == NULL);
-    EXPECT(strstr(why, "HWRT_TEST_DYNLIB=/nonexistent/libx.so") != NULL);
+    EXPECT(strstr(why, "HWRT_TEST_DYNLIB=/nonexistent/libx.so could not be loaded: ") != NULL);
+    EXPECT(strstr(why, "No such file") != NULL);             /* the loader's message */
     setenv("HWRT_TEST_DYNLIB", "libm.so.6", 1);
     opened = NULL;
     EXPECT(hwi_dynlib_open("HWRT_TEST_DYNLIB", none, &opened, why, sizeof why) != NULL);
@@ -64,12 +66,27 @@ int main(void)
     EXPECT(after != NULL && opt == NULL);
 
     TEST_CASE("one symbol across several handles");
-    void *libc = hwi_dynlib_open_shared("libc.so.6");
+    void *libc = hwi_dynlib_open_shared("libc.so.6", why, sizeof why);
     EXPECT(libc != NULL);
+    EXPECT(hwi_dynlib_open_shared("libhwrt-no-such-c.so", why, sizeof why) == NULL);
+    EXPECT(strstr(why, "libhwrt-no-such-c.so could not be loaded (dlopen:") != NULL);
     void *hs[] = {NULL, libc, m};
     EXPECT(hwi_dynlib_find(hs, 3, "cos") == (void *)c);   /* libc lacks it: libm's */
     EXPECT(hwi_dynlib_find(hs, 3, "strlen") != NULL);
     EXPECT(hwi_dynlib_find(hs, 3, "hwrt_no_such_symbol") == NULL);
     EXPECT(hwi_dynlib_find(hs, 0, "cos") == NULL);
+    TEST_CASE("local by default, global with HWI_DYNLIB_GLOBAL");
+    /* libcrypt (Debian's essential libcrypt1) is not in this process until opened here */
+    const char *crypt_lib[] = {"libcrypt.so.1", NULL};
+    EXPECT(dlsym(RTLD_DEFAULT, "crypt") == NULL);
+    void *cr = hwi_dynlib_open(NULL, crypt_lib, NULL, why, sizeof why);
+    EXPECT(cr != NULL && dlsym(cr, "crypt") != NULL);
+    EXPECT(dlsym(RTLD_DEFAULT, "crypt") == NULL);          /* RTLD_LOCAL: not seen by others */
+    EXPECT(hwi_dynlib_open_flags(NULL, crypt_lib, HWI_DYNLIB_GLOBAL, NULL, why, sizeof why) == cr);
+    EXPECT(dlsym(RTLD_DEFAULT, "crypt") != NULL);          /* RTLD_GLOBAL: seen by all */
+    setenv("HWRT_TEST_DYNLIB", "/nonexistent/liby.so", 1);
+    EXPECT(hwi_dynlib_open_flags("HWRT_TEST_DYNLIB", crypt_lib, HWI_DYNLIB_GLOBAL, NULL, why,
+                                 sizeof why) == NULL);
+    EXPECT(strstr(why, "HWRT_TEST_DYNLIB=/nonexistent/liby.so") != NULL);
     return test_report();
 }
