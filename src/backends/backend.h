@@ -167,6 +167,16 @@ typedef struct hwrt_backend_ops {
      * device memory (a consumer cannot read it) and kDLCPU for pinned host memory. */
     hwrt_status (*dlpack_device)(hwrt_bdev *dev, const void *ptr, int pinned_host,
                                  int *dl_device_type, void **data, uint64_t *byte_offset);
+
+    /* Optional properties the core states in sentences or decides by, so that no code
+     * above the backends names a backend (0 / NULL: absent).
+     * host_addressable: device memory is host memory at the same address, which the CPU
+     * reads and writes directly (a simulator): a host collective engine works on it in
+     * place instead of staging through pinned buffers.
+     * more_devices_hint: how a user gets more devices than probe reported, added to the
+     * sentence of a device ordinal that does not exist. */
+    int host_addressable;
+    const char *more_devices_hint;
 } hwrt_backend_ops;
 
 /* Registry (registry.c). */
