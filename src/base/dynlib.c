@@ -36,6 +36,7 @@ void *hwi_dynlib_open_flags(const char *env, const char *const *names, unsigned 
         return NULL;
     }
     size_t used = 0;
+    int cut = 0;                      /* tried is full: it ends in "..." */
     for (size_t i = 0; names && names[i]; i++) {
         void *h = dlopen(names[i], mode);
         if (h) {
@@ -43,8 +44,15 @@ void *hwi_dynlib_open_flags(const char *env, const char *const *names, unsigned 
             return h;
         }
         last = dlerror();
+        if (cut) continue;
+        /* whole names only, with room left for ", ..." */
         int w = snprintf(tried + used, sizeof tried - used, "%s%s", i ? ", " : "", names[i]);
-        if (w > 0 && (size_t)w < sizeof tried - used) used += (size_t)w;
+        if (w > 0 && (size_t)w + 5 < sizeof tried - used) {
+            used += (size_t)w;
+        } else {
+            used += (size_t)snprintf(tried + used, sizeof tried - used, "%s...", i ? ", " : "");
+            cut = 1;
+        }
     }
     if (why && why_len)
         snprintf(why, why_len, "none of %s could be loaded (dlopen: %s)",

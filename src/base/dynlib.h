@@ -22,7 +22,8 @@ typedef struct hwi_dynsym {
 /* Opens, RTLD_NOW | RTLD_LOCAL, the library the environment variable env names when it is
  * set and non-empty (env may be NULL), else the first of the NULL-terminated names that
  * loads. On failure returns NULL and writes into why (why_len bytes) the setting or which
- * names were tried, and the loader's last message. *opened (may be NULL) gets the name opened. */
+ * names were tried, and the loader's last message (why may be NULL). *opened (may be
+ * NULL) gets the name opened. */
 void *hwi_dynlib_open(const char *env, const char *const *names, const char **opened,
                       char *why, size_t why_len);
 
