@@ -14,8 +14,9 @@
  *
  * Data: when the stream's device memory is host-addressable (the backend's
  * host_addressable property: sim), a host engine works on it directly, as CUDA-aware MPI
- * or NCCL work on device memory without staging; otherwise (or with dist_force_staging) the data goes through pinned host buffers, D2H and H2D on
- * the collective's stream. Collectives from several threads are serialized here. */
+ * or NCCL work on device memory without staging; otherwise (or with dist_force_staging)
+ * the data goes through pinned host buffers, D2H and H2D on the collective's stream.
+ * Collectives from several threads are serialized here. */
 #include "dist.h"
 #include "comm_thread.h"
 #include "../base/dtype.h"
