@@ -135,7 +135,7 @@ extern PyMethodDef hwpy_runtime_methods[];        /* hwrt.runtime.* */
 /* device_id argument: None -> current device. */
 int hwpy_device_arg(PyObject *obj, int *device_id);
 
-/* ---- device targets (target.c) ---- */
+/* ---- device targets (target.c; the rest of the concern: target.h) ---- */
 extern PyMethodDef hwpy_target_top_methods[];     /* set_device, get_current_device, ... */
 extern PyMethodDef hwpy_hal_device_methods[];     /* hwrt.hal.is_available, ... */
 int hwpy_target_init(PyObject *module, PyObject *hal, PyObject *devctx);

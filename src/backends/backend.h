@@ -174,6 +174,16 @@ typedef struct hwrt_backend_ops {
      * device's sticky fault, if it has one. NULL: nothing to do (the driver has no
      * per-thread device state). */
     hwrt_status (*thread_enter)(hwrt_bdev *dev);
+
+    /* Optional properties the core states in sentences or decides by, so that no code
+     * above the backends names a backend (0 / NULL: absent).
+     * host_addressable: device memory is host memory at the same address, which the CPU
+     * reads and writes directly (a simulator): a host collective engine works on it in
+     * place instead of staging through pinned buffers.
+     * more_devices_hint: how a user gets more devices than probe reported, added to the
+     * sentence of a device ordinal that does not exist. */
+    int host_addressable;
+    const char *more_devices_hint;
 } hwrt_backend_ops;
 
 /* Registry (registry.c). */

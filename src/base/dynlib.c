@@ -9,31 +9,50 @@
 void *hwi_dynlib_open(const char *env, const char *const *names, const char **opened,
                       char *why, size_t why_len)
 {
+    return hwi_dynlib_open_flags(env, names, 0, opened, why, why_len);
+}
+
+void *hwi_dynlib_open_flags(const char *env, const char *const *names, unsigned flags,
+                            const char **opened, char *why, size_t why_len)
+{
+    int mode = RTLD_NOW | (flags & HWI_DYNLIB_GLOBAL ? RTLD_GLOBAL : RTLD_LOCAL);
     const char *path = env ? getenv(env) : NULL;
     char tried[192] = "";
     const char *last = NULL;
     if (path && *path) {
-        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        void *h = dlopen(path, mode);
         if (h) {
             if (opened) *opened = path;
             return h;
         }
         last = dlerror();
+        /* the loader's message usually starts "<path>: ", which the reason has already */
+        size_t plen = strlen(path);
+        if (last && !strncmp(last, path, plen) && !strncmp(last + plen, ": ", 2))
+            last += plen + 2;
         if (why && why_len)
-            snprintf(why, why_len, "%s=%s could not be loaded (dlopen: %s)", env, path,
-                     last ? last : "no message");
+            snprintf(why, why_len, "%s=%s could not be loaded: %s", env, path,
+                     last ? last : "dlopen gave no message");
         return NULL;
     }
     size_t used = 0;
+    int cut = 0;                      /* tried is full: it ends in "..." */
     for (size_t i = 0; names && names[i]; i++) {
-        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        void *h = dlopen(names[i], mode);
         if (h) {
             if (opened) *opened = names[i];
             return h;
         }
         last = dlerror();
+        if (cut) continue;
+        /* whole names only, with room left for ", ..." */
         int w = snprintf(tried + used, sizeof tried - used, "%s%s", i ? ", " : "", names[i]);
-        if (w > 0 && (size_t)w < sizeof tried - used) used += (size_t)w;
+        if (w > 0 && (size_t)w + 5 < sizeof tried - used) {
+            used += (size_t)w;
+        } else {
+            used += (size_t)snprintf(tried + used, sizeof tried - used, "%s...", i ? ", " : "");
+            cut = 1;
+        }
     }
     if (why && why_len)
         snprintf(why, why_len, "none of %s could be loaded (dlopen: %s)",
@@ -41,10 +60,15 @@ void *hwi_dynlib_open(const char *env, const char *const *names, const char **op
     return NULL;
 }
 
-void *hwi_dynlib_open_shared(const char *name)
+void *hwi_dynlib_open_shared(const char *name, char *why, size_t why_len)
 {
     void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    return h ? h : dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!h) h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!h && why && why_len) {
+        const char *e = dlerror();
+        snprintf(why, why_len, "%s could not be loaded (dlopen: %s)", name, e ? e : "no message");
+    }
+    return h;
 }
 
 const char *hwi_dynlib_resolve(void *h, const hwi_dynsym *syms, size_t n)

@@ -21,14 +21,22 @@ typedef struct hwi_dynsym {
 
 /* Opens, RTLD_NOW | RTLD_LOCAL, the library the environment variable env names when it is
  * set and non-empty (env may be NULL), else the first of the NULL-terminated names that
- * loads. On failure returns NULL and writes into why (why_len bytes) which names were
- * tried and the loader's last message. *opened (may be NULL) gets the name opened. */
+ * loads. On failure returns NULL and writes into why (why_len bytes) the setting or which
+ * names were tried, and the loader's last message (why may be NULL). *opened (may be
+ * NULL) gets the name opened. */
 void *hwi_dynlib_open(const char *env, const char *const *names, const char **opened,
                       char *why, size_t why_len);
 
+/* hwi_dynlib_open with HWI_DYNLIB_* flags (0: as hwi_dynlib_open). */
+#define HWI_DYNLIB_GLOBAL 1u     /* RTLD_GLOBAL: the library's symbols serve libraries it
+                                    loads later (Open MPI's components need libmpi's) */
+void *hwi_dynlib_open_flags(const char *env, const char *const *names, unsigned flags,
+                            const char **opened, char *why, size_t why_len);
+
 /* The same, for a library that must already be in the process (RTLD_NOLOAD), loading it
- * only when it is not: a runtime the caller's vendor library shares (CUDA under NCCL). */
-void *hwi_dynlib_open_shared(const char *name);
+ * only when it is not: a runtime the caller's vendor library shares (CUDA under NCCL).
+ * On failure returns NULL and writes the loader's message into why (may be NULL). */
+void *hwi_dynlib_open_shared(const char *name, char *why, size_t why_len);
 
 /* Fills every slot of syms[0..n) from h. Returns NULL when every required symbol was
  * found, else the name of the first required one missing (the rest are still tried, so

@@ -12,10 +12,11 @@
  * only the other streams that used the tensors are waited for, and the tensors are
  * recorded as used by the stream (coll_select.c picks the engine at the first call).
  *
- * Data: when the backend's device memory is host-addressable (sim), a host engine works on
- * it directly, as CUDA-aware MPI or NCCL work on device memory without staging; otherwise
- * (or with dist_force_staging) the data goes through pinned host buffers, D2H and H2D on
- * the collective's stream. Collectives from several threads are serialized here. */
+ * Data: when the stream's device memory is host-addressable (the backend's
+ * host_addressable property: sim), a host engine works on it directly, as CUDA-aware MPI
+ * or NCCL work on device memory without staging; otherwise (or with dist_force_staging)
+ * the data goes through pinned host buffers, D2H and H2D on the collective's stream.
+ * Collectives from several threads are serialized here. */
 #include "dist.h"
 #include "comm_thread.h"
 #include "../base/dtype.h"
@@ -24,6 +25,7 @@
 #include "../base/status.h"
 #include "../tensor/tensor.h"
 #include "../offload/offload.h"
+#include "../runtime/device_ops.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -95,8 +97,7 @@ static hwrt_status enter(coll *c, const char *api, hwrt_group g, hwrt_tensor x, 
                            i ? "input " : c->y ? "output " : "", all[i]->device, c->s->device,
                            all[i]->device);
     HWI_TRY(hwi_host_sync_check(api, c->s));
-    c->direct = !strcmp(hwrt_current_backend(), "sim") &&
-                !hwi_cfg_int(HWI_CFG_DIST_FORCE_STAGING);
+    c->direct = hwi_dev_host_addressable(c->s->dev) && !hwi_cfg_int(HWI_CFG_DIST_FORCE_STAGING);
     /* offloaded tensors come back first, ordered on s (order() then waits for s) */
     int writes[2] = {1, 0};
     return hwi_offload_ensure(all, writes, 2, c->s);

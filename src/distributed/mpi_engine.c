@@ -1,14 +1,16 @@
-/* The MPI engine: loads libhwrt_mpi.so with dlopen (libhwrt never links MPI) and adapts
- * its table to the engine seam, turning its (status, sentence) pairs into hwi_err. */
+/* The MPI engine: loads libhwrt_mpi.so at run time (base/dynlib; libhwrt never links
+ * MPI) and adapts its table to the engine seam, turning its (status, sentence) pairs
+ * into hwi_err. */
 #define _GNU_SOURCE 1   /* dladdr */
 #include "dist.h"
 #include "mpi_plugin.h"
 #include "comm_thread.h"
 #include "../base/log.h"
 #include "../base/config.h"
+#include "../base/dynlib.h"
 #include "../base/status.h"
 
-#include <dlfcn.h>
+#include <dlfcn.h>                /* dladdr: where libhwrt is */
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,37 +155,29 @@ static const hwi_coll_engine mpi_engine = {
     .group_free = m_group_free, .finalize = m_finalize,
 };
 
-/* Open one candidate path; on failure append dlerror() to why. RTLD_GLOBAL because Open
- * MPI's own components, loaded later by libmpi, need libmpi's symbols global. */
-static void *try_open(const char *path, char *why, size_t len)
-{
-    dlerror();
-    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-    if (!h) {
-        const char *e = dlerror();
-        size_t o = strlen(why);
-        snprintf(why + o, len - o, "%s%s", o ? "; " : "", e ? e : path);
-    }
-    return h;
-}
-
-/* HWRT_MPI_PLUGIN, else next to libhwrt (found with dladdr), else the search path. */
+/* HWRT_MPI_PLUGIN, else next to libhwrt (found with dladdr), else the search path; the
+ * reason names each that failed. RTLD_GLOBAL because Open MPI's own components, loaded
+ * later by libmpi, need libmpi's symbols global. */
 static hwrt_status load_plugin(void)
 {
-    char why[2048] = "", path[4096];
+    char why[2048] = "", beside[4096] = "";
+    Dl_info di;
+    if (dladdr((void *)hwrt_dist_init, &di) && di.dli_fname) {
+        char self[4096];
+        snprintf(self, sizeof self, "%s", di.dli_fname);
+        snprintf(beside, sizeof beside, "%s/" PLUGIN_NAME, dirname(self));
+        if (access(beside, F_OK) != 0) beside[0] = 0;
+    }
+    const char *next_to_self[] = {beside, NULL}, *on_search_path[] = {PLUGIN_NAME, NULL};
     const char *forced = getenv("HWRT_MPI_PLUGIN");
-    void *h = NULL;
-    if (forced && *forced) {
-        h = try_open(forced, why, sizeof why);
-    } else {
-        Dl_info di;
-        if (dladdr((void *)hwrt_dist_init, &di) && di.dli_fname) {
-            char self[4096];
-            snprintf(self, sizeof self, "%s", di.dli_fname);
-            snprintf(path, sizeof path, "%s/" PLUGIN_NAME, dirname(self));
-            if (access(path, F_OK) == 0) h = try_open(path, why, sizeof why);
-        }
-        if (!h) h = try_open(PLUGIN_NAME, why, sizeof why);
+    void *h = hwi_dynlib_open_flags("HWRT_MPI_PLUGIN", beside[0] ? next_to_self : on_search_path,
+                                    HWI_DYNLIB_GLOBAL, NULL, why, sizeof why);
+    if (!h && beside[0] && !(forced && *forced)) {
+        size_t o = strlen(why);
+        snprintf(why + o, sizeof why - o, "; ");
+        o = strlen(why);
+        h = hwi_dynlib_open_flags(NULL, on_search_path, HWI_DYNLIB_GLOBAL, NULL, why + o,
+                                  sizeof why - o);
     }
     if (!h)
         return hwi_err(HWRT_ERROR_UNAVAILABLE, "the MPI plugin could not be loaded (%s), so "
@@ -191,7 +185,7 @@ static hwrt_status load_plugin(void)
                        "(Debian: apt-get install libopenmpi-dev openmpi-bin) so that "
                        PLUGIN_NAME " sits next to libhwrt, or point HWRT_MPI_PLUGIN at it",
                        why);
-    hwi_mpi_entry_fn entry = (hwi_mpi_entry_fn)dlsym(h, HWI_MPI_ENTRY);
+    hwi_mpi_entry_fn entry = (hwi_mpi_entry_fn)hwi_dynlib_find(&h, 1, HWI_MPI_ENTRY);
     const hwi_mpi_plugin *p = entry ? entry(HWI_MPI_ABI) : NULL;
     if (!p) {
         dlclose(h);

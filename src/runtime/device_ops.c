@@ -345,6 +345,13 @@ int hwi_dev_has_host_alloc(const hwi_device *d)
     return d->ops->host_alloc && d->ops->host_free;
 }
 
+int hwi_dev_host_addressable(const hwi_device *d) { return d->ops->host_addressable; }
+
+const char *hwi_backend_more_devices_hint(const hwrt_backend_ops *ops)
+{
+    return ops->more_devices_hint ? ops->more_devices_hint : "";
+}
+
 const char *hwi_dev_backend_name(const hwi_device *d) { return d->ops->name; }
 const char *hwi_backend_name(const hwrt_backend_ops *ops) { return ops->name; }
 uint32_t hwi_backend_abi(const hwrt_backend_ops *ops) { return ops->abi_version; }

@@ -76,6 +76,11 @@ const char *hwi_dev_backend_name(const hwi_device *d);
 const char *hwi_backend_name(const hwrt_backend_ops *ops);
 uint32_t hwi_backend_abi(const hwrt_backend_ops *ops);
 
+/* 1 when the device's memory is host memory the CPU reads and writes in place. */
+int hwi_dev_host_addressable(const hwi_device *d);
+/* How a user gets more devices of the backend, for a sentence ("" when it has no way). */
+const char *hwi_backend_more_devices_hint(const hwrt_backend_ops *ops);
+
 /* 1 when the backend has every virtual-memory slot (expandable segments are possible). */
 int hwi_dev_has_va(const hwi_device *d);
 /* 1 when the backend pins host memory itself (else the pinned host pool mlocks pages). */

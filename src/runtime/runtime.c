@@ -132,11 +132,11 @@ static used_backend *thread_backend(void)
 
 static hwrt_status bad_ordinal(const used_backend *b, int ordinal)
 {
+    const char *hint = hwi_backend_more_devices_hint(b->ops);
     return hwi_err(HWRT_ERROR_INVALID_DEVICE,
-                   "device %d does not exist: backend %s has %d device(s), valid ids are 0..%d%s",
-                   ordinal, hwi_backend_name(b->ops), b->count, b->count - 1,
-                   !strcmp(hwi_backend_name(b->ops), "sim") ? " (set HWRT_SIM_DEVICES for more simulated "
-                                                  "devices)" : "");
+                   "device %d does not exist: backend %s has %d device(s), valid ids are "
+                   "0..%d%s%s%s", ordinal, hwi_backend_name(b->ops), b->count, b->count - 1,
+                   *hint ? " (" : "", hint, *hint ? ")" : "");
 }
 
 /* Select a backend (add it to those in use), NULL/"auto": the thread's backend, or the

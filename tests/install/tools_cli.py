@@ -14,16 +14,8 @@ ENV.pop("HWRT_PROGRESS", None)
 # hwrt-bench-dist (and of `all`, which runs it) would only report MPI, as the opencl suite
 # says of PoCL. Every other tool keeps leak detection.
 MPI_ENV = dict(ENV, ASAN_OPTIONS=(ENV.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":"))
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, file=sys.stderr)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from checklib import check, summary  # noqa: E402  (the shared helpers)
 
 
 def run(*args, env=None, timeout=300):
@@ -125,5 +117,4 @@ try:
 finally:
     os.unlink(weird)
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(summary())

@@ -169,6 +169,33 @@ static void single_process(void)
             OK(hwrt_tensor_release(half));
         }
     }
+    /* sim's memory is host-addressable (its backend property): the engine reduces it in
+     * place, and only dist_force_staging adds the D2H and H2D copies (profiled launches) */
+    TEST_CASE("in place on host-addressable memory, staged when forced");
+    float one[256] = {0};
+    int64_t n256[1] = {256};
+    hwrt_tensor t;
+    OK(hwrt_tensor_from_host(&t, HWRT_FLOAT32, 1, n256, one));
+    uint64_t events[2] = {0, 0};
+    for (int staged = 0; staged < 2; staged++) {
+        OK(hwrt_set_config("dist_force_staging", staged ? "1" : "0"));
+        char dir[] = "/tmp/hwrt-direct-XXXXXX", rm[64];
+        EXPECT(mkdtemp(dir) != NULL);
+        OK(hwrt_profiler_start(dir));
+        OK(hwrt_allreduce(t, HWRT_REDUCE_SUM, NULL));
+        hwrt_profiler_stats st;
+        OK(hwrt_profiler_get_stats(&st));
+        events[staged] = st.events;
+        OK(hwrt_profiler_stop());
+        snprintf(rm, sizeof rm, "rm -rf %s", dir);
+        EXPECT(system(rm) == 0);
+    }
+    EXPECT(events[0] > 0 && events[1] >= events[0] + 2);
+    if (!(events[1] >= events[0] + 2))
+        fprintf(stderr, "profiled records: in place %llu, staged %llu\n",
+                (unsigned long long)events[0], (unsigned long long)events[1]);
+    OK(hwrt_tensor_release(t));
+    OK(hwrt_set_config("dist_force_staging", "0"));
     OK(hwrt_barrier());
     OK(hwrt_dist_finalize());
 }

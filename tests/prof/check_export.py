@@ -28,16 +28,8 @@ ALLOCS = [MiB, MiB, 256 * KiB, 256 * KiB, 256 * KiB]
 STREAM1_ORDER = ["MemcpyHtoD"] * 5 + ["Memset", "MemcpyDtoD", "Fill", "Fill", "MatMul",
                                       "MatMul", "Add", "MemcpyDtoH", "MemcpyDtoH"]
 
-passed = failed = 0
-
-
-def expect(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from checklib import check as expect, summary  # noqa: E402  (the shared helpers)
 
 
 def rows(path):
@@ -163,8 +155,7 @@ def main():
             check(d)
         except Exception as e:       # a missing file or column is a failure, not a crash
             expect(False, "%s raised %r" % (check.__name__, e))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

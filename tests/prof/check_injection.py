@@ -8,16 +8,8 @@ import csv, glob, io, json, os, re, shutil, subprocess, sys
 
 TOOL, APP, OUT = sys.argv[1:4]
 shutil.rmtree(OUT, ignore_errors=True)
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, file=sys.stderr)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from checklib import check, summary  # noqa: E402  (the shared helpers)
 
 
 run = subprocess.run([APP, OUT], capture_output=True, text=True, timeout=120)
@@ -82,5 +74,4 @@ ana = subprocess.run([TOOL, "--analyze=op", "--output=" + OUT], capture_output=T
 check(ana.returncode == 0 and not re.search(rb"[\x00-\x08\x0b-\x1f\x7f]", ana.stdout),
       "op table has no control characters: %r" % ana.stdout[-400:])
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(summary())

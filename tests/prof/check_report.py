@@ -56,16 +56,8 @@ class Dom(HTMLParser):
             self._in = None
 
 
-passed = failed = 0
-
-
-def expect(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from checklib import check as expect, summary  # noqa: E402  (the shared helpers)
 
 
 def main():
@@ -126,8 +118,7 @@ def main():
         expect(z.body.get("data-rendered") == "1" and z.stats.get("data-visible") == str(inwin) and
                0 < z.rects <= inwin < total, "zoom %g..%g: %d drawn, %r visible, %d in window of %d" %
                (a, b, z.rects, z.stats.get("data-visible"), inwin, total))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

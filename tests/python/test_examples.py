@@ -3,15 +3,14 @@ import os
 import subprocess
 import sys
 
+from checklib import python_ok
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "..", "..", "python", "examples")
 
 
 def run(script, *args):
-    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, script), *args],
-                       capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout
+    return python_ok([os.path.join(EXAMPLES, script), *args], timeout=300).stdout
 
 
 def test_hardware_op_demo():

@@ -12,13 +12,12 @@ set_device("Ascend"), `_pynative_executor.sync()` becomes runtime.synchronize(),
 `set_context.__wrapped__(...)` (args_type_check's bypass) is a plain call; each test
 says where it departs further and why."""
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
 import hwrt
+from checklib import python_ok
 
 PRELUDE = """\
 import os
@@ -39,9 +38,8 @@ def run(body, simulate="1"):
     for k in ("HCCL_DETERMINISTIC", "TE_PARALLEL_COMPILER"):
         env.pop(k, None)
     code = PRELUDE + textwrap.dedent(body) + "\nprint('OK')\n"
-    r = subprocess.run([sys.executable, "-m", "hwrt.compat", "-c", code], env=env,
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and r.stdout.strip().endswith("OK"), r.stdout + r.stderr
+    r = python_ok(["-m", "hwrt.compat", "-c", code], env)
+    assert r.stdout.strip().endswith("OK"), r.stdout + r.stderr
 
 
 # ---- tests/st/hal/test_hal_device.py ----

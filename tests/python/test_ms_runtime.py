@@ -1,7 +1,5 @@
 """MindSpore's runtime functions (issue 23, item 3), on the simulated Atlas 800I A2 model."""
 import os
-import subprocess
-import sys
 
 os.environ["HWRT_SIMULATE"] = "Ascend"
 
@@ -9,6 +7,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import hwrt as ms  # noqa: E402
+from checklib import python_ok  # noqa: E402
 
 MB = 1 << 20
 GB = 1 << 30
@@ -21,10 +20,7 @@ def ascend():
 
 def run(code):
     env = dict(os.environ, HWRT_SIMULATE="1")
-    r = subprocess.run([sys.executable, "-c", "import hwrt as ms\n" + code], env=env,
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout
+    return python_ok(["-c", "import hwrt as ms\n" + code], env).stdout
 
 
 # mindspore/python/mindspore/runtime/memory.py: memory_stats keys; memory_py.cc spells

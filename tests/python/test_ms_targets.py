@@ -3,10 +3,10 @@
 A process has one device (mindspore/python/mindspore/device_manager.py: set_device can not
 be modified), so every scenario runs in its own interpreter."""
 import os
-import subprocess
-import sys
 
 import pytest
+
+from checklib import python_ok
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -16,10 +16,7 @@ def run(code, **env):
     for k in ("HWRT_SIMULATE", "HWRT_SIM_MEMORY", "HWRT_SIM_DEVICES"):
         e.pop(k, None)
     e.update(env)
-    r = subprocess.run([sys.executable, "-c", "import hwrt as ms\n" + code], env=e,
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stdout + r.stderr
-    return r.stdout
+    return python_ok(["-c", "import hwrt as ms\n" + code], e).stdout
 
 
 # device_manager.py: set_device("Ascend", 0), the seed's first line

@@ -13,17 +13,9 @@ import os, signal, subprocess, sys, time
 SMI, HOLDER = sys.argv[1], sys.argv[2]
 VERSION = 3                       # REG_VERSION in src/backends/sim/sim_registry.c
 BASE = "hwrt-reg-robust-%d" % os.getpid()
-passed = failed = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from checklib import check, summary  # noqa: E402  (the shared helpers)
 procs = []
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, file=sys.stderr)
 
 
 def env(reg, **extra):
@@ -195,5 +187,4 @@ finally:
     for suffix in ("-trunc", "-foreign", "-pidns"):
         unlink(BASE + suffix)
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(summary())

@@ -8,15 +8,8 @@ SMI, HOLDER = sys.argv[1], sys.argv[2]
 REG = "hwrt-smi-test-%d" % os.getpid()
 ENV = dict(os.environ, HWRT_SIM_REGISTRY=REG, HWRT_SIM_DEVICES="2", HWRT_SIM_MEMORY="4GB",
            HWRT_SIM_OVERHEAD="100MB")
-passed = failed = 0
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, file=sys.stderr)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from checklib import check, summary  # noqa: E402  (the shared helpers)
 
 def holder(dev, mb, **extra):
     p = subprocess.Popen([HOLDER, str(dev), str(mb)], stdin=subprocess.PIPE,
@@ -107,5 +100,4 @@ finally:
     except OSError:
         pass
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(summary())

@@ -10,15 +10,8 @@ import json, os, subprocess, sys, tempfile
 
 SMI, FAKE = sys.argv[1], sys.argv[2]
 MIB = 1 << 20
-passed = failed = 0
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, file=sys.stderr)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from checklib import check, summary  # noqa: E402  (the shared helpers)
 
 def start_time(pid):
     with open("/proc/%d/stat" % pid) as f:
@@ -98,5 +91,4 @@ finally:
     holder.wait()
     subprocess.run(["rm", "-rf", board])
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(summary())

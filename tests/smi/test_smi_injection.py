@@ -13,16 +13,8 @@ ENV = dict(os.environ, HWRT_SIM_REGISTRY=REG, HWRT_SIM_DEVICES="1", HWRT_SIM_MEM
 # reg_file and reg_slot of src/backends/sim/sim_registry.c (layout version 3)
 VERSION, HDR, SLOT = 3, 16, 136
 PID, DEVICE, NAME, USED, OVERHEAD, CHECK = 8, 12, 32, 64, 72, 128
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, file=sys.stderr)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from checklib import check, summary  # noqa: E402  (the shared helpers)
 
 
 def smi(*args):
@@ -116,5 +108,4 @@ finally:
     except OSError:
         pass
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(summary())

@@ -256,7 +256,9 @@ static hwrt_status tensor_too_big(void)
       hwrt_get_config("nope", (char *)hlocal, sizeof hlocal))                                     \
     /* devices and backends */                                                                    \
     X(dev_negative, HWRT_ERROR_INVALID_DEVICE, "device -1 does not exist", hwrt_set_device("sim", -1)) \
-    X(dev_out_of_range, HWRT_ERROR_INVALID_DEVICE, "valid ids are 0..1", hwrt_set_device("sim", 2)) \
+    X(dev_out_of_range, HWRT_ERROR_INVALID_DEVICE,                                                 \
+      "valid ids are 0..1 (set HWRT_SIM_DEVICES for more simulated devices)",                      \
+      hwrt_set_device("sim", 2))                                                                  \
     X(dev_huge, HWRT_ERROR_INVALID_DEVICE, "does not exist", hwrt_set_device("sim", 1 << 30))      \
     X(dev_unknown_backend, HWRT_ERROR_INVALID_DEVICE, "unknown backend \"tpu\"",                   \
       hwrt_set_device("tpu", 0))                                                                  \

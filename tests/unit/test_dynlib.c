@@ -4,6 +4,7 @@
 #include "harness.h"
 #include "base/dynlib.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,10 +28,27 @@ int main(void)
     EXPECT(strstr(why, "libhwrt-no-such-a.so, libhwrt-no-such-b.so") != NULL);
     EXPECT(strstr(why, "dlopen:") != NULL);
 
+    TEST_CASE("many names: the list is cut at a name, the reason stays whole");
+    const char *many[] = {"/nonexistent/hwrt-dynlib-test-one/libfirst-of-six.so",
+                          "/nonexistent/hwrt-dynlib-test-two/libsecond-of-six.so",
+                          "/nonexistent/hwrt-dynlib-test-three/libthird-of-six.so",
+                          "/nonexistent/hwrt-dynlib-test-four/libfourth-of-six.so",
+                          "/nonexistent/hwrt-dynlib-test-five/libfifth-of-six.so",
+                          "/nonexistent/hwrt-dynlib-test-six/libsixth-of-six.so", NULL};
+    char big[1024];
+    EXPECT(hwi_dynlib_open(NULL, many, NULL, big, sizeof big) == NULL);
+    EXPECT(strstr(big, "none of /nonexistent/hwrt-dynlib-test-one/libfirst-of-six.so, ") == big);
+    EXPECT(strstr(big, "/libthird-of-six.so, ... could be loaded (dlopen: ") != NULL);
+    EXPECT(strstr(big, "fourth-of-six.so,") == NULL && strstr(big, "sixth-of-six.so,") == NULL);
+    EXPECT(strstr(big, "libsixth-of-six.so: cannot open") != NULL);   /* the last message */
+    EXPECT(hwi_dynlib_open(NULL, none, NULL, NULL, sizeof why) == NULL);   /* no reason wanted */
+
     TEST_CASE("the environment override wins, and a bad one is not silently replaced");
     setenv("HWRT_TEST_DYNLIB", "/nonexistent/libx.so", 1);
     EXPECT(hwi_dynlib_open("HWRT_TEST_DYNLIB", names, NULL, why, sizeof why) == NULL);
-    EXPECT(strstr(why, "HWRT_TEST_DYNLIB=/nonexistent/libx.so") != NULL);
+    EXPECT(strstr(why, "HWRT_TEST_DYNLIB=/nonexistent/libx.so could not be loaded: cannot open") != NULL);
+    EXPECT(hwi_dynlib_open("HWRT_TEST_DYNLIB", names, NULL, NULL, sizeof why) == NULL);
+    EXPECT(strstr(why, "No such file") != NULL);             /* the loader's message */
     setenv("HWRT_TEST_DYNLIB", "libm.so.6", 1);
     opened = NULL;
     EXPECT(hwi_dynlib_open("HWRT_TEST_DYNLIB", none, &opened, why, sizeof why) != NULL);
@@ -64,12 +82,31 @@ int main(void)
     EXPECT(after != NULL && opt == NULL);
 
     TEST_CASE("one symbol across several handles");
-    void *libc = hwi_dynlib_open_shared("libc.so.6");
-    EXPECT(libc != NULL);
+    why[0] = 0;
+    void *libc = hwi_dynlib_open_shared("libc.so.6", why, sizeof why);
+    EXPECT(libc != NULL && why[0] == 0);            /* loaded: no reason written */
+    EXPECT(hwi_dynlib_open_shared("libhwrt-no-such-c.so", why, sizeof why) == NULL);
+    EXPECT(strstr(why, "libhwrt-no-such-c.so could not be loaded (dlopen:") != NULL);
     void *hs[] = {NULL, libc, m};
     EXPECT(hwi_dynlib_find(hs, 3, "cos") == (void *)c);   /* libc lacks it: libm's */
     EXPECT(hwi_dynlib_find(hs, 3, "strlen") != NULL);
     EXPECT(hwi_dynlib_find(hs, 3, "hwrt_no_such_symbol") == NULL);
     EXPECT(hwi_dynlib_find(hs, 0, "cos") == NULL);
+    void *libc_then_m[] = {libc, m};
+    EXPECT(hwi_dynlib_find(libc_then_m, 1, "cos") == NULL);      /* only the first n */
+    TEST_CASE("local by default, global with HWI_DYNLIB_GLOBAL");
+    /* libcrypt (Debian's essential libcrypt1) is not in this process until opened here;
+     * crypt_gensalt, not crypt, which the sanitizers' runtimes intercept */
+    const char *crypt_lib[] = {"libcrypt.so.1", NULL};
+    EXPECT(dlsym(RTLD_DEFAULT, "crypt_gensalt") == NULL);
+    void *cr = hwi_dynlib_open(NULL, crypt_lib, NULL, why, sizeof why);
+    EXPECT(cr != NULL && dlsym(cr, "crypt_gensalt") != NULL);
+    EXPECT(dlsym(RTLD_DEFAULT, "crypt_gensalt") == NULL);  /* RTLD_LOCAL: not seen by others */
+    EXPECT(hwi_dynlib_open_flags(NULL, crypt_lib, HWI_DYNLIB_GLOBAL, NULL, why, sizeof why) == cr);
+    EXPECT(dlsym(RTLD_DEFAULT, "crypt_gensalt") != NULL);  /* RTLD_GLOBAL: seen by all */
+    setenv("HWRT_TEST_DYNLIB", "/nonexistent/liby.so", 1);
+    EXPECT(hwi_dynlib_open_flags("HWRT_TEST_DYNLIB", crypt_lib, HWI_DYNLIB_GLOBAL, NULL, why,
+                                 sizeof why) == NULL);
+    EXPECT(strstr(why, "HWRT_TEST_DYNLIB=/nonexistent/liby.so") != NULL);
     return test_report();
 }

@@ -5,9 +5,9 @@
  * driver, or the toolkit's stub library (lib64/stubs/libcuda.so, whose cuInit returns
  * CUDA_ERROR_STUB_LIBRARY), can be exercised without touching the machine's driver. */
 #include "cuda_internal.h"
+#include "../../base/dynlib.h"
 #include "../../base/status.h"
 
-#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +20,7 @@ _Atomic int cu_faulted;
 static pthread_mutex_t load_mu = PTHREAD_MUTEX_INITIALIZER;
 static int loaded;                    /* 0 not tried, 1 done (see load_status) */
 static hwrt_status load_status;
-static char load_reason[256];
+static char load_reason[512];
 static int ndev;
 
 uint64_t cu_now_ns(void)
@@ -30,43 +30,43 @@ uint64_t cu_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The driver's address of sym; cuEventElapsedTime_v2 is CUDA 12.8+, older drivers have
- * the same call unversioned. */
-static void *lookup(void *h, const char *sym)
-{
-    void *p = dlsym(h, sym);
-    if (!p && !strcmp(sym, "cuEventElapsedTime_v2"))
-        p = dlsym(h, "cuEventElapsedTime");
-    return p;
-}
+static const char *lib_name = "libcuda.so.1";   /* the library opened, for reasons */
 
 static hwrt_status open_library(char *reason, size_t rlen)
 {
-    const char *path = getenv("HWRT_CUDA_LIBRARY");
-    if (!path || !*path) path = "libcuda.so.1";
-    /* never closed: the driver keeps threads that outlive a dlclose */
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    static const char *const names[] = {"libcuda.so.1", NULL};
+    char why[320];
+    void *h = hwi_dynlib_open("HWRT_CUDA_LIBRARY", names, &lib_name, why, sizeof why);
     if (!h) {
-        const char *e = dlerror();
         snprintf(reason, rlen, "the CUDA driver could not be loaded: install the NVIDIA driver "
-                 "(libcuda.so.1) or name it in HWRT_CUDA_LIBRARY (dlopen: %s)", e ? e : path);
+                 "(libcuda.so.1) or name it in HWRT_CUDA_LIBRARY (%s)", why);
         return HWRT_ERROR_UNAVAILABLE;
     }
-#define HCU_LOOK(slot, sym, ret, args)                                                    \
-    if (!(*(void **)&hcu.slot = lookup(h, #sym))) {                                       \
-        snprintf(reason, rlen, "the CUDA driver %s lacks " #sym " (hwrt needs a CUDA 12 "   \
-                 "driver or newer)", path);                                               \
-        return HWRT_ERROR_UNAVAILABLE;                                                    \
+    enum {
+#define HCU_INDEX(slot, sym, ret, args) HCU_AT_##slot,
+        HCU_FUNCS(HCU_INDEX, hcu_mem_alloc_prop, hcu_mem_access_desc)
+#undef HCU_INDEX
+        HCU_NFUNCS
+    };
+    hwi_dynsym syms[HCU_NFUNCS] = {
+#define HCU_SYM(slot, sym, ret, args) {#sym, (void **)&hcu.slot, 0, NULL},
+        HCU_FUNCS(HCU_SYM, hcu_mem_alloc_prop, hcu_mem_access_desc)
+#undef HCU_SYM
+    };
+    /* cuEventElapsedTime_v2 is CUDA 12.8+; older drivers have the same call unversioned */
+    syms[HCU_AT_EventElapsedTime].alias = "cuEventElapsedTime";
+    const char *missing = hwi_dynlib_resolve(h, syms, HCU_NFUNCS);
+    if (missing) {
+        snprintf(reason, rlen, "the CUDA driver %s lacks %s (hwrt needs a CUDA 12 driver or "
+                 "newer)", lib_name, missing);
+        return HWRT_ERROR_UNAVAILABLE;
     }
-    HCU_FUNCS(HCU_LOOK, hcu_mem_alloc_prop, hcu_mem_access_desc)
-#undef HCU_LOOK
     return HWRT_SUCCESS;
 }
 
 static hwrt_status init_driver(char *reason, size_t rlen)
 {
-    const char *path = getenv("HWRT_CUDA_LIBRARY");
-    if (!path || !*path) path = "libcuda.so.1";
+    const char *path = lib_name;
     hcu_result r = hcu.Init(0);
     char what[160];
     if (r == HCU_ERROR_STUB_LIBRARY) {

@@ -14,9 +14,9 @@
  * itself (cu_cupti_host_record). Records are read at the offsets cuda_api.h names, the
  * same in every record version (tests/cuda/check_cuda_api.c asserts it). */
 #include "cuda_internal.h"
+#include "../../base/dynlib.h"
 #include "../../base/status.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +24,7 @@
 static hcupti_api cupti;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;   /* load, enable, the tables */
 static int load_state;                /* 0 not tried, 1 loaded, -1 failed */
-static char load_reason[256];
+static char load_reason[512];
 static _Atomic(hwrt_activity_fn) cb_fn;
 static void *_Atomic cb_ctx;
 static _Atomic int active;
@@ -43,32 +43,32 @@ static int npending;
 
 static const char *const lib_names[] = {
     "libcupti.so", "libcupti.so.13", "libcupti.so.12", "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
-    "/usr/local/cuda/lib64/libcupti.so",
+    "/usr/local/cuda/lib64/libcupti.so", NULL,
 };
 
 static int load_locked(void)
 {
     if (load_state) return load_state > 0;
-    const char *env = getenv("HWRT_CUPTI_LIBRARY");
-    void *h = NULL;
-    if (env && *env) h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
-    for (size_t i = 0; !h && !(env && *env) && i < sizeof lib_names / sizeof lib_names[0]; i++)
-        h = dlopen(lib_names[i], RTLD_NOW | RTLD_LOCAL);
+    const char *lib = lib_names[0];
+    char why[384];
+    void *h = hwi_dynlib_open("HWRT_CUPTI_LIBRARY", lib_names, &lib, why, sizeof why);
     if (!h) {
         snprintf(load_reason, sizeof load_reason, "CUPTI (libcupti) could not be loaded (%s); "
-                 "install the CUDA toolkit's CUPTI or name it in HWRT_CUPTI_LIBRARY",
-                 env && *env ? env : "libcupti.so");
+                 "install the CUDA toolkit's CUPTI or name it in HWRT_CUPTI_LIBRARY", why);
         load_state = -1;
         return 0;
     }
-#define LOOK(slot, sym, ret, args)                                                         \
-    if (!(*(void **)&cupti.slot = dlsym(h, #sym))) {                                       \
-        snprintf(load_reason, sizeof load_reason, "the CUPTI library lacks " #sym);        \
-        load_state = -1;                                                                   \
-        return 0;                                                                          \
-    }
-    HCUPTI_FUNCS(LOOK, hcupti_activity)
+    static const hwi_dynsym syms[] = {
+#define LOOK(slot, sym, ret, args) {#sym, (void **)&cupti.slot, 0, NULL},
+        HCUPTI_FUNCS(LOOK, hcupti_activity)
 #undef LOOK
+    };
+    const char *missing = hwi_dynlib_resolve(h, syms, sizeof syms / sizeof syms[0]);
+    if (missing) {
+        snprintf(load_reason, sizeof load_reason, "the CUPTI library %s lacks %s", lib, missing);
+        load_state = -1;
+        return 0;
+    }
     load_state = 1;
     return 1;
 }

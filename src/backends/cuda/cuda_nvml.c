@@ -1,11 +1,11 @@
-/* NVML through dlopen: the loader and the monitor slot (see cuda_nvml.h). */
+/* NVML loaded at run time (base/dynlib): the loader and the monitor slot (see cuda_nvml.h). */
 #define _GNU_SOURCE 1
 #include "cuda_nvml.h"
 #include "cuda_usage.h"
 #include "../usage_board.h"
+#include "../../base/dynlib.h"
 #include "../../base/status.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,46 +24,46 @@ static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
 static int loaded, inited;
 static char load_why[1024];
 
-/* Entry points a driver may lack: older drivers have no _v3 process query, no v2 memory
- * query, no CUDA driver version; everything else must be there. */
-static int optional(const char *name)
-{
-    static const char *const opt[] = {"nvmlShutdown", "nvmlSystemGetCudaDriverVersion",
-                                      "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetMemoryInfo_v2",
-                                      "nvmlDeviceGetComputeRunningProcesses_v3",
-                                      "nvmlDeviceGetComputeRunningProcesses", NULL};
-    for (int i = 0; opt[i]; i++)
-        if (!strcmp(opt[i], name)) return 1;
-    return 0;
-}
-
 static void load(void)
 {
-    const char *env = getenv("HWRT_NVML_LIBRARY");
-    const char *lib = env && *env ? env : NVML_SONAME;
-    dlerror();
-    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    static const char *const names[] = {NVML_SONAME, NULL};
+    const char *lib = NVML_SONAME;
+    char why[512];
+    void *h = hwi_dynlib_open("HWRT_NVML_LIBRARY", names, &lib, why, sizeof why);
     if (!h) {
-        const char *e = dlerror();
         snprintf(load_why, sizeof load_why, "NVML could not be loaded (%s): install the NVIDIA "
-                 "driver, which ships " NVML_SONAME ", or point HWRT_NVML_LIBRARY at it%s",
-                 e ? e : lib, env && *env ? " (it is set to that path now)" : "");
+                 "driver, which ships " NVML_SONAME ", or point HWRT_NVML_LIBRARY at it", why);
         return;
     }
-#define HN_SYM(name, ret, params)                                                           \
-    nv.name = (hn_##name##_fn)dlsym(h, #name);                                               \
-    if (!nv.name && !optional(#name)) {                                                      \
-        snprintf(load_why, sizeof load_why, "%s has no %s: the NVIDIA driver is too old "    \
-                 "for hwrt's monitor (R470 or later is needed)", lib, #name);                \
-        dlclose(h);                                                                          \
-        memset(&nv, 0, sizeof nv);                                                           \
-        return;                                                                              \
-    }
-    HN_NVML_FUNCS(HN_SYM)
+    enum {
+#define HN_INDEX(name, ret, params) HN_AT_##name,
+        HN_NVML_FUNCS(HN_INDEX)
+#undef HN_INDEX
+        HN_NFUNCS
+    };
+    hwi_dynsym syms[HN_NFUNCS] = {
+#define HN_SYM(name, ret, params) {#name, (void **)&nv.name, 0, NULL},
+        HN_NVML_FUNCS(HN_SYM)
 #undef HN_SYM
+    };
+    /* Entry points a driver may lack: older drivers have no _v3 process query, no v2
+     * memory query, no CUDA driver version; everything else must be there. */
+    static const int optional[] = {
+        HN_AT_nvmlShutdown, HN_AT_nvmlSystemGetCudaDriverVersion, HN_AT_nvmlDeviceGetPciInfo_v3,
+        HN_AT_nvmlDeviceGetMemoryInfo_v2, HN_AT_nvmlDeviceGetComputeRunningProcesses_v3,
+        HN_AT_nvmlDeviceGetComputeRunningProcesses,
+    };
+    for (size_t i = 0; i < sizeof optional / sizeof optional[0]; i++)
+        syms[optional[i]].flags = HWI_DYNSYM_OPTIONAL;
+    const char *missing = hwi_dynlib_resolve(h, syms, HN_NFUNCS);
+    if (missing) {
+        snprintf(load_why, sizeof load_why, "%s has no %s: the NVIDIA driver is too old for "
+                 "hwrt's monitor (R470 or later is needed)", lib, missing);
+        memset(&nv, 0, sizeof nv);
+        return;
+    }
     if (!nv.nvmlDeviceGetComputeRunningProcesses_v3 && !nv.nvmlDeviceGetComputeRunningProcesses) {
         snprintf(load_why, sizeof load_why, "%s has no nvmlDeviceGetComputeRunningProcesses", lib);
-        dlclose(h);
         memset(&nv, 0, sizeof nv);
         return;
     }

@@ -4,9 +4,9 @@
  * HWRT_OPENCL_LIBRARY overrides the library opened (default "libOpenCL.so.1"), so a
  * missing driver can be exercised without uninstalling anything. */
 #include "ocl.h"
+#include "../../base/dynlib.h"
 #include "../../base/status.h"
 
-#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@ ocl_api ocl;
 static pthread_mutex_t load_mu = PTHREAD_MUTEX_INITIALIZER;
 static int loaded;                    /* 0 not tried, 1 done (see load_status) */
 static hwrt_status load_status;
-static char load_reason[256];
+static char load_reason[512];
 static int ndev;
 static cl_platform_id dev_plat[OCL_MAX_DEVICES];
 static cl_device_id dev_id[OCL_MAX_DEVICES];
@@ -32,24 +32,26 @@ uint64_t ocl_now_ns(void)
 
 static hwrt_status open_library(char *reason, size_t rlen)
 {
-    const char *path = getenv("HWRT_OPENCL_LIBRARY");
-    if (!path || !*path) path = "libOpenCL.so.1";
-    /* never closed: ICDs such as PoCL keep threads that outlive a dlclose */
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    static const char *const names[] = {"libOpenCL.so.1", NULL};
+    const char *path = names[0];
+    char why[320];
+    void *h = hwi_dynlib_open("HWRT_OPENCL_LIBRARY", names, &path, why, sizeof why);
     if (!h) {
-        const char *e = dlerror();
-        snprintf(reason, rlen, "the OpenCL ICD loader %s could not be loaded (%s); install "
-                 "ocl-icd-libopencl1 and a driver such as pocl-opencl-icd", path, e ? e : "?");
+        snprintf(reason, rlen, "the OpenCL ICD loader could not be loaded: %s; install "
+                 "ocl-icd-libopencl1 and a driver such as pocl-opencl-icd", why);
         return HWRT_ERROR_UNAVAILABLE;
     }
-#define OCL_SYM(n)                                                                        \
-    if (!(*(void **)&ocl.n = dlsym(h, "cl" #n))) {                                        \
-        snprintf(reason, rlen, "the OpenCL library %s lacks cl" #n " (OpenCL 1.2 is "      \
-                 "required)", path);                                                      \
-        return HWRT_ERROR_UNAVAILABLE;                                                    \
-    }
-    OCL_FUNCS(OCL_SYM)
+    static const hwi_dynsym syms[] = {
+#define OCL_SYM(n) {"cl" #n, (void **)&ocl.n, 0, NULL},
+        OCL_FUNCS(OCL_SYM)
 #undef OCL_SYM
+    };
+    const char *missing = hwi_dynlib_resolve(h, syms, sizeof syms / sizeof syms[0]);
+    if (missing) {
+        snprintf(reason, rlen, "the OpenCL library %s lacks %s (OpenCL 1.2 is required)", path,
+                 missing);
+        return HWRT_ERROR_UNAVAILABLE;
+    }
     return HWRT_SUCCESS;
 }
 

@@ -81,4 +81,6 @@ const hwrt_backend_ops hwrt_backend_sim = {
     .activity_enable = sim_activity_enable,
     .activity_query = sim_activity_query,
     .dlpack_device = sim_dlpack_device,
+    .host_addressable = 1,             /* segments are host memory (sim_dlpack_device: kDLCPU) */
+    .more_devices_hint = "set HWRT_SIM_DEVICES for more simulated devices",
 };
