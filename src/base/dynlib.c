@@ -60,17 +60,6 @@ void *hwi_dynlib_open_flags(const char *env, const char *const *names, unsigned 
     return NULL;
 }
 
-void *hwi_dynlib_open_shared(const char *name, char *why, size_t why_len)
-{
-    void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    if (!h) h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (!h && why && why_len) {
-        const char *e = dlerror();
-        snprintf(why, why_len, "%s could not be loaded (dlopen: %s)", name, e ? e : "no message");
-    }
-    return h;
-}
-
 const char *hwi_dynlib_resolve(void *h, const hwi_dynsym *syms, size_t n)
 {
     const char *missing = NULL;

@@ -33,11 +33,6 @@ void *hwi_dynlib_open(const char *env, const char *const *names, const char **op
 void *hwi_dynlib_open_flags(const char *env, const char *const *names, unsigned flags,
                             const char **opened, char *why, size_t why_len);
 
-/* The same, for a library that must already be in the process (RTLD_NOLOAD), loading it
- * only when it is not: a runtime the caller's vendor library shares (CUDA under NCCL).
- * On failure returns NULL and writes the loader's message into why (may be NULL). */
-void *hwi_dynlib_open_shared(const char *name, char *why, size_t why_len);
-
 /* Fills every slot of syms[0..n) from h. Returns NULL when every required symbol was
  * found, else the name of the first required one missing (the rest are still tried, so
  * the optional ones are filled either way). */
