@@ -7,7 +7,8 @@
  * - requests that share segments do not take a dedicated segment's rest, and
  *   dedicated-size requests do not take a shared segment's hole while the device has
  *   room (under pressure the retry's last resort still gives them one);
- * - a device of 2-4 GiB shares 64 MiB segments below 20 MiB. */
+ * - a device of 2-4 GiB shares 64 MiB segments below 20 MiB, and a segment made for one
+ *   64 MiB request is dedicated (kept for its size), not taken for a shared one. */
 #include "harness.h"
 
 #include <stdlib.h>
@@ -119,6 +120,19 @@ static void mid_device(void)
     OK(hwrt_shutdown());
 }
 
+static void dedicated_of_shared_size(void)
+{
+    TEST_CASE("a 64 MiB request's segment is dedicated, not shared, though of that size");
+    device("8GB");
+    void *a, *b;
+    OK(hwrt_malloc(&a, 64 * MiB));
+    OK(hwrt_free(a));
+    OK(hwrt_malloc(&b, 24 * MiB));                      /* would leave 40 MiB: not carved, */
+    EXPECT(stats().reserved_bytes.current == 24 * MiB); /* the cached 64 MiB goes back */
+    OK(hwrt_free(b));
+    OK(hwrt_shutdown());
+}
+
 int main(void)
 {
     setenv("HWRT_SIM_REGISTRY", "off", 1);
@@ -128,5 +142,6 @@ int main(void)
     shared_rest_split();
     kinds_apart();
     mid_device();
+    dedicated_of_shared_size();
     return test_report();
 }
