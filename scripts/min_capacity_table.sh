@@ -32,6 +32,10 @@ gen t_b1_s8192       gen_trace_transformer.py --batch 1 --seq 8192 --micro 1 --s
 gen v_default        gen_trace_varlen_serving.py
 gen v_s6_b64         gen_trace_varlen_serving.py --streams 6 --max-batch 64 --requests 200 --prompt-sigma 1.4 --seed 5
 gen v_s1_g105        gen_trace_varlen_serving.py --streams 1 --chunk 512 --kv-growth 1.05 --seed 3
+# settings added after the pool's policy was tuned (issue 19's second round), one per generator
+gen s_c128_l20_unif  gen_trace_llm_serving.py --kv-chunk 128 --max-batch 12 --layers 20 --hidden 2560 --prompts uniform --requests 80 --seed 21
+gen t_l8_b6_s1536    gen_trace_transformer.py --layers 8 --hidden 1536 --heads 12 --batch 6 --seq 1536 --micro 3 --steps 3 --seed 4
+gen v_l16_s4_g15     gen_trace_varlen_serving.py --layers 16 --hidden 2048 --kv-dim 512 --streams 4 --max-batch 24 --prompt-median 400 --kv-growth 1.5 --requests 100 --seed 17
 ratios() {   # bench trace [args]: "peak_MiB plain expandable"
   b=$1; f=$2; shift 2
   "$b" --min-capacity "$f" --json --devices 1GiB "$@" | "$PY" -c '

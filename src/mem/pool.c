@@ -4,9 +4,10 @@
  *
  * - Requests round up to 512 B. Requests <= 1 MiB come from 2 MiB "small" segments,
  *   larger ones from "large" segments (shared ones of 20 MiB below 10 MiB, on devices of
- *   4 GiB or more 64 MiB below 20 MiB; else the request rounded to the device granule, a
+ *   2 GiB or more 64 MiB below 20 MiB; else the request rounded to the device granule, a
  *   dedicated segment), or from one expandable address range per stream whose granules
- *   are mapped on demand (expandable_segments).
+ *   are mapped on demand (expandable_segments). In plain mode the shared segments are a
+ *   pool of their own (kind_of), which also takes requests of 256 KiB - 1 MiB.
  * - Free blocks are kept per (device, stream it was allocated for, small/large), best fit,
  *   split on allocation and coalesced with free neighbours on free.
  * - A block is reused at once by work on its own stream (stream order makes that safe);
@@ -96,12 +97,12 @@ static dpool *dpool_get(hwi_device *d)
     dp->device = d->id;
     dp->st.max_split_size = -1;
     /* the large pool's shared segments: PyTorch's 20 MiB for requests below 10 MiB; on a
-     * device of 4 GiB or more 64 MiB below 20 MiB, where blocks of 1-20 MiB with mixed
+     * device of 2 GiB or more 64 MiB below 20 MiB, where blocks of 1-20 MiB with mixed
      * lifetimes (K/V caches, activations) pin fewer segments (hwrt-bench pool
      * --min-capacity, docs/memory.md) */
     size_t f, t = 0, o;
     if (hwi_dev_mem_info(d, &f, &t, &o) != HWRT_SUCCESS) t = 0;
-    int big = t >= ((size_t)4 << 30);
+    int big = t >= ((size_t)2 << 30);
     dp->shared_seg = (size_t)(big ? 64 : 20) << 20;
     dp->shared_below = (size_t)(big ? 20 : 10) << 20;
     /* the pool closes with its device (after the streams: a part of the mem layer); the
@@ -184,6 +185,27 @@ static void process_events(dpool *dp)
 }
 
 /* ---- segment policy ---- */
+
+static int use_expandable(const dpool *dp)
+{
+    return hwi_cfg_int(HWI_CFG_EXPANDABLE_SEGMENTS) && hwi_dev_has_va(dp->dev);
+}
+
+/* The pool (kind) a request of rsize bytes takes blocks from and grows. In plain mode the
+ * requests that share segments (above POOL_SHARED_MIN, below shared_below) have a pool
+ * of their own: they do not carve up dedicated segments (whose rest would stay pinned to
+ * a segment made for one large request), dedicated-size requests do not take the holes
+ * of shared segments (which smaller blocks can fill), and blocks of 256 KiB - 1 MiB
+ * (K/V caches of short sequences, say) join the shared segments' holes instead of
+ * pinning 2 MiB small segments two or three at a time. Under pressure the retry's last
+ * resort (try_other_pools) still takes a block of another kind. With expandable segments
+ * free pages are unmapped, so none of this matters there. */
+static int kind_of(const dpool *dp, size_t rsize)
+{
+    if (rsize >= dp->shared_below) return PK_LARGE;
+    if (rsize > POOL_SHARED_MIN && !use_expandable(dp)) return PK_SHARED;
+    return rsize <= POOL_SMALL_MAX ? PK_SMALL : PK_LARGE;
+}
 
 static size_t large_seg_size(dpool *dp, size_t rsize)
 {
@@ -288,11 +310,6 @@ void hwi_pool_report(hwi_device *d)
 
 /* ---- allocation ---- */
 
-static int use_expandable(const dpool *dp)
-{
-    return hwi_cfg_int(HWI_CFG_EXPANDABLE_SEGMENTS) && hwi_dev_has_va(dp->dev);
-}
-
 /* A fresh segment (or expandable range) for sp; its whole-range block, out of the bins. */
 static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc, int no_trim,
                         pool_want *want, pblock **out)
@@ -333,7 +350,10 @@ static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_g
     hwrt_status st = pseg_new(dp, sp, need, 0, &seg);
     if (st == HWRT_ERROR_OUT_OF_MEMORY && exact < need) st = pseg_new(dp, sp, exact, 0, &seg);
     HWI_TRY(st);
-    seg->dedicated = sp->kind == PK_LARGE && seg->size != dp->shared_seg;
+    /* dedicated: made for one large request (also when its rounded size happens to equal
+     * the shared segments' size); a segment of the shared kind is shared even when the cap
+     * or the device made it the request's size, so that its rest serves the next ones */
+    seg->dedicated = sp->kind == PK_LARGE && !(rsize < dp->shared_below && seg->size == dp->shared_seg);
     if ((size_t)dp->st.reserved_bytes.current > dp->hw_reserved)
         dp->hw_reserved = (size_t)dp->st.reserved_bytes.current;
     *out = seg->first;
@@ -368,7 +388,10 @@ static hwrt_status map_block(dpool *dp, pblock *b, size_t cap, int no_gc, int no
 static int should_split(const pblock *b, size_t size, size_t msz)
 {
     size_t rem = b->size - size;
-    if (b->seg->expandable || b->seg->sp->kind == PK_SMALL) return rem >= POOL_ROUND;
+    /* the rest of a shared segment's block is split off however small (it merges with
+     * its free neighbour when that is freed first, instead of waiting for this block);
+     * a dedicated block keeps a rest of up to 1 MiB (PyTorch's rule) */
+    if (b->seg->expandable || !b->seg->dedicated) return rem >= POOL_ROUND;
     return (!msz || size < msz) && rem > POOL_LARGE_MIN_SPLIT;
 }
 
@@ -410,7 +433,7 @@ static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsi
 {
     *want = WANT_NONE;
     if (dp->pending) process_events(dp);
-    spool *sp = spool_get(dp, bs, rsize <= POOL_SMALL_MAX ? PK_SMALL : PK_LARGE);
+    spool *sp = spool_get(dp, bs, kind_of(dp, rsize));
     if (!sp)
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
     size_t msz = (size_t)hwi_cfg_int(HWI_CFG_MAX_SPLIT_SIZE);
@@ -429,7 +452,7 @@ static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsi
 static hwrt_status try_other_pools(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsize,
                                    uint64_t snap, pblock **out)
 {
-    int kind = rsize <= POOL_SMALL_MAX ? PK_SMALL : PK_LARGE;
+    int kind = kind_of(dp, rsize);
     pblock *best = NULL;
     for (pseg *s = dp->segs; s; s = s->next) {
         if (s->sp->owner == bs ? s->sp->kind == kind : !bs) continue;

@@ -15,14 +15,20 @@
 #define POOL_ROUND ((size_t)512)                 /* every block is a multiple of this */
 #define POOL_SMALL_MAX ((size_t)1 << 20)         /* requests <= 1 MiB use the small pool */
 #define POOL_SMALL_SEG ((size_t)2 << 20)         /* small pool segment size */
-#define POOL_LARGE_MIN_SPLIT ((size_t)1 << 20)   /* large remainders must exceed this */
+#define POOL_LARGE_MIN_SPLIT ((size_t)1 << 20)   /* remainders of dedicated blocks must exceed this */
+#define POOL_SHARED_MIN ((size_t)256 << 10)      /* plain mode: requests above it (and below the
+                                                    pool's shared_below) share PK_SHARED segments */
 #define POOL_OVERSIZE_SLACK ((size_t)20 << 20)   /* oversize reuse tolerance (PyTorch's) */
 #define POOL_DEDICATED_SLACK ((size_t)4 << 20)   /* what a request may leave of a dedicated block */
 #define POOL_EXACT_BINS 4096                     /* one bin per 512 B step up to 2 MiB */
 #define POOL_NBINS (POOL_EXACT_BINS + 44 * 8)    /* + 8 sub-bins per power of two above */
 #define POOL_SITE_DEPTH 6
 
-enum { PK_SMALL, PK_LARGE };
+/* Which free blocks a request may take (each (device, stream, kind) has its own bins):
+ * PK_SMALL 2 MiB segments; PK_LARGE dedicated segments (and, with expandable segments,
+ * everything above 1 MiB); PK_SHARED, plain mode only, the shared segments (kept apart
+ * from dedicated ones, see kind_of in pool.c). */
+enum { PK_SMALL, PK_LARGE, PK_SHARED };
 enum { B_FREE, B_ALLOC, B_PENDING };
 
 typedef struct pseg pseg;

@@ -122,8 +122,11 @@ static void replays(void)
     return;
 #else
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s --min-capacity %s --devices tiny=4MiB,card=64MiB",
-             HWRT_BENCH_POOL, path);
+    char snap[300], snapfile[320];
+    snprintf(snap, sizeof snap, "%s/oom", dir);
+    snprintf(snapfile, sizeof snapfile, "%s.plain.json", snap);
+    snprintf(cmd, sizeof cmd, "%s --min-capacity %s --devices tiny=4MiB,card=64MiB --oom-snapshot %s",
+             HWRT_BENCH_POOL, path, snap);
     FILE *p = popen(cmd, "r");
     EXPECT(p != NULL);
     if (!p) return;
@@ -140,6 +143,14 @@ static void replays(void)
     const char *e = strstr(out, "\nexpandable ");
     double mib = 0;
     EXPECT(e && sscanf(e, "\nexpandable %lf", &mib) == 1 && mib >= 8.0 && mib <= 12.0);
+    /* --oom-snapshot: the plain replay 2 MiB below its minimum, its blocks named by the
+     * trace's ids (the recorded addresses) or tags */
+    EXPECT(strstr(out, "plain: memory snapshot at") != NULL);
+    const char *js = slurp(snapfile);          /* its static buffer (64 KiB) */
+    EXPECT(js && strstr(js, "\"segments\"") && strstr(js, "\"tag\": \"0x"));
+    unlink(snapfile);
+    snprintf(snapfile, sizeof snapfile, "%s.expandable.json", snap);
+    unlink(snapfile);
     if (t_failed) fprintf(stderr, "%s\n", out);
 #endif
 }

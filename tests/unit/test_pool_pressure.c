@@ -69,7 +69,7 @@ static void other_kind(void)
     OK(hwrt_free(a3));
     OK(hwrt_malloc((void **)&big, 44 * MiB));           /* the device is full */
     int64_t ooms = stats().num_ooms;
-    OK(hwrt_malloc((void **)&x, 512 << 10));            /* no 2 MiB small segment left */
+    OK(hwrt_malloc((void **)&x, 128 << 10));            /* no 2 MiB small segment left */
     EXPECT(x == a2 && stats().num_ooms == ooms);
     OK(hwrt_free(x));
     OK(hwrt_free(a1));

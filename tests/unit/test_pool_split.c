@@ -51,9 +51,10 @@ static void large_blocks(void)
     int64_t reserved = stats().reserved_bytes.current;
     OK(hwrt_free(big));
     OK(hwrt_malloc((void **)&x, 27 << 20));         /* leaves 3 MiB <= 4 MiB: split */
-    OK(hwrt_malloc((void **)&y, 3 << 20));
-    EXPECT(x == big && y == big + (27 << 20));      /* both from the cached 30 MiB */
-    EXPECT(stats().reserved_bytes.current == reserved);
+    EXPECT(x == big && stats().reserved_bytes.current == reserved);
+    OK(hwrt_malloc((void **)&y, 3 << 20));          /* a shared request: not the 3 MiB rest */
+    EXPECT(y != big + (27 << 20));                  /* of a dedicated segment (plain mode) */
+    EXPECT(stats().reserved_bytes.current == reserved + (64 << 20));
     OK(hwrt_free(x));
     OK(hwrt_free(y));
     OK(hwrt_malloc((void **)&x, 30 << 20));
@@ -79,13 +80,13 @@ static void large_blocks(void)
     OK(hwrt_empty_cache(0));
 
     TEST_CASE("growing past the peak gives whole cached segments back first");
-    OK(hwrt_malloc((void **)&big, 30 << 20));       /* reserved 30 MiB, the peak 60 */
+    OK(hwrt_malloc((void **)&big, 30 << 20));       /* reserved 30 MiB, the peak 30 + 64 */
     OK(hwrt_malloc((void **)&keep, 20 << 20));
     OK(hwrt_free(big));
     int64_t frees = stats().num_device_free;
-    OK(hwrt_malloc((void **)&x, 24 << 20));         /* 50 + 24 > 60: the cached 30 MiB goes */
+    OK(hwrt_malloc((void **)&x, 48 << 20));         /* 50 + 48 > 94: the cached 30 MiB goes */
     EXPECT(stats().num_device_free == frees + 1);
-    EXPECT(stats().reserved_bytes.current == (20 << 20) + (24 << 20));
+    EXPECT(stats().reserved_bytes.current == (20 << 20) + (48 << 20));
     OK(hwrt_free(x));
     OK(hwrt_free(keep));
     OK(hwrt_empty_cache(0));

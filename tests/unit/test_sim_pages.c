@@ -80,7 +80,7 @@ static void capacity_is_the_limit(void)
     TEST_CASE("capacity limits physical pages");
     OK(hwrt_set_config("expandable_segments", "false"));
     void *p[64], *extra = (void *)1;
-    for (int i = 0; i < 64; i++) OK(hwrt_malloc(&p[i], MiB));   /* two per 2 MiB small segment */
+    for (int i = 0; i < 64; i++) OK(hwrt_malloc(&p[i], MiB));   /* 20 MiB shared segments, then 2 MiB ones */
     EXPECT(used() == 64 * MiB);
     FAILS(hwrt_malloc(&extra, MiB), HWRT_ERROR_OUT_OF_MEMORY, "out of memory on device 0");
     EXPECT(extra == NULL);

@@ -356,22 +356,23 @@ static void split_and_coalesce(void)
     s = stats();
     CHECK(s.inactive_split.current == 0 && s.active.current == 0);
     FIGURES(0, 2 * MiB, 3584, 2 * MiB);
-    void *f = alloc_on(1 * MiB, NULL);         /* at the base: the pieces merged back */
+    void *f = alloc_on(256 * 1024, NULL);      /* at the base: the pieces merged back */
     CHECK(ADDR(f) == FAKE_BASE && stats().segment.current == 1);
     release(f);
     CHECK(hwi_pool_empty_cache(&dev) == HWRT_SUCCESS);
-    FIGURES(0, 0, 1 * MiB, 2 * MiB);
+    FIGURES(0, 0, 256 * 1024, 2 * MiB);
     CHECK(B.seg_frees == 1);
 }
 
 static void small_large_boundary(void)
 {
     fresh(256 * MiB, NULL);
-    void *a = alloc_on(1 * MiB, NULL);         /* the largest small request */
-    FIGURES(1 * MiB, 2 * MiB, 1 * MiB, 2 * MiB);
+    /* plain mode: the small pool serves up to 256 KiB, the shared segments above it */
+    void *a = alloc_on(256 * 1024, NULL);      /* the largest small request */
+    FIGURES(256 * 1024, 2 * MiB, 256 * 1024, 2 * MiB);
     CHECK(B.nseg == 1 && B.seg[0].bytes == 2 * MiB);
-    void *b = alloc_on(1 * MiB + 1, NULL);     /* the smallest large one: a 20 MiB segment */
-    FIGURES(2 * MiB + 512, 22 * MiB, 2 * MiB + 512, 22 * MiB);
+    void *b = alloc_on(256 * 1024 + 1, NULL);  /* the smallest shared one: a 20 MiB segment */
+    FIGURES(512 * 1024 + 512, 22 * MiB, 512 * 1024 + 512, 22 * MiB);
     CHECK(B.nseg == 2 && B.seg[1].bytes == 20 * MiB);
     void *c = alloc_on(24 * MiB, NULL);        /* above shared_below: a dedicated segment */
     CHECK(B.nseg == 3 && B.seg[2].bytes == 24 * MiB);
@@ -380,48 +381,49 @@ static void small_large_boundary(void)
     release(a);
     release(b);
     release(c);
-    void *d = alloc_on(1 * MiB + 1, NULL);     /* a large request never takes a small block */
+    void *d = alloc_on(1 * MiB + 1, NULL);     /* a shared request never takes a small block */
     CHECK(ADDR(d) == ADDR(b));
-    void *e = alloc_on(512 * 1024, NULL);      /* nor a small one a large block */
+    void *e = alloc_on(128 * 1024, NULL);      /* nor a small one a shared block */
     CHECK(ADDR(e) == ADDR(a));
     release(d);
     release(e);
-    FIGURES(0, 46 * MiB, 26 * MiB + 512, 46 * MiB);
+    FIGURES(0, 46 * MiB, 24 * MiB + 512 * 1024 + 512, 46 * MiB);
     /* growing below the peak, or with nothing cached, never synchronizes the device */
     CHECK(B.syncs == 0 && stats().num_sync_all_streams == 0);
 }
 
 static void max_split_size(void)
 {
-    /* without the limit: a freed 12 MiB dedicated block serves a 9 MiB request, split */
+    /* (dedicated blocks: requests of shared_below, 10 MiB on this device, or more) */
+    /* without the limit: a freed 16 MiB dedicated block serves a 13 MiB request, split */
     fresh(256 * MiB, NULL);
-    void *a = alloc_on(12 * MiB, NULL);
+    void *a = alloc_on(16 * MiB, NULL);
     release(a);
-    void *b = alloc_on(9 * MiB, NULL);
+    void *b = alloc_on(13 * MiB, NULL);
     CHECK(ADDR(b) == ADDR(a) && stats().segment.current == 1);
-    FIGURES(9 * MiB, 12 * MiB, 12 * MiB, 12 * MiB);
+    FIGURES(13 * MiB, 16 * MiB, 16 * MiB, 16 * MiB);
     release(b);
-    /* max_split_size 10 MiB: a request below it may not take a block at or above it */
-    fresh(256 * MiB, "max_split_size:10MB");
-    a = alloc_on(12 * MiB, NULL);
+    /* max_split_size 14 MiB: a request below it may not take a block at or above it */
+    fresh(256 * MiB, "max_split_size:14MB");
+    a = alloc_on(16 * MiB, NULL);
     release(a);
-    b = alloc_on(9 * MiB, NULL);               /* a shared segment; the cached one goes back */
-    CHECK(ADDR(b) != ADDR(a) && stats().segment.current == 1 && B.seg[0].bytes == 20 * MiB);
-    FIGURES(9 * MiB, 20 * MiB, 12 * MiB, 20 * MiB);
-    CHECK(stats().max_split_size == (int64_t)(10 * MiB));
+    b = alloc_on(13 * MiB, NULL);              /* a segment of its own; the cached one goes back */
+    CHECK(ADDR(b) != ADDR(a) && stats().segment.current == 1 && B.seg[0].bytes == 14 * MiB);
+    FIGURES(14 * MiB, 14 * MiB, 16 * MiB, 16 * MiB);   /* a 1 MiB rest is not split off */
+    CHECK(stats().max_split_size == (int64_t)(14 * MiB));
     release(b);
-    /* max_split_size 8 MiB: a request above it takes the block whole, unsplit */
-    fresh(256 * MiB, "max_split_size:8MB");
-    a = alloc_on(12 * MiB, NULL);
+    /* max_split_size 12 MiB: a request above it takes the block whole, unsplit */
+    fresh(256 * MiB, "max_split_size:12MB");
+    a = alloc_on(16 * MiB, NULL);
     release(a);
-    b = alloc_on(9 * MiB, NULL);
+    b = alloc_on(13 * MiB, NULL);
     CHECK(ADDR(b) == ADDR(a));
-    FIGURES(12 * MiB, 12 * MiB, 12 * MiB, 12 * MiB);
+    FIGURES(16 * MiB, 16 * MiB, 16 * MiB, 16 * MiB);
     CHECK(stats().inactive_split.current == 0);
     release(b);
-    b = alloc_on(8 * MiB, NULL);               /* exactly max_split_size: not split either */
+    b = alloc_on(12 * MiB, NULL);              /* exactly max_split_size: not split either */
     CHECK(ADDR(b) == ADDR(a));
-    FIGURES(12 * MiB, 12 * MiB, 12 * MiB, 12 * MiB);
+    FIGURES(16 * MiB, 16 * MiB, 16 * MiB, 16 * MiB);
     release(b);
 }
 

@@ -18,6 +18,7 @@ typedef struct bench_opts {
     const char *devices; /* --devices: capacities to check the trace against */
     size_t overhead;     /* --overhead: context overhead of the simulated device */
     int device;          /* --device N: rows of that device (-1: the only one there is) */
+    const char *oom_snapshot;  /* --oom-snapshot PREFIX: the failing replay's memory snapshot */
 } bench_opts;
 
 int bench_latency(const bench_opts *o);
@@ -53,6 +54,8 @@ typedef struct replay_opts {
     size_t capacity;             /* simulated device size (0: HWRT_SIM_MEMORY as set) */
     size_t overhead;             /* its context overhead (with capacity) */
     const char *conf;            /* more allocator settings, "key:value,..." */
+    const char *snapshot;        /* on failure, hwrt_memory_snapshot there; every block is
+                                    tagged with its trace id (unless the trace tags it) */
 } replay_opts;
 
 typedef struct replay_result {

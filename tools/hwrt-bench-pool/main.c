@@ -42,7 +42,7 @@ double bench_cpu_ns(void)
 }
 
 enum { O_JSON = 256, O_TRACE, O_MINCAP, O_CONF, O_DEVICES, O_DEVICE, O_OVERHEAD, O_REPS,
-       O_PAIRS, O_QUIET, O_QUICK };
+       O_PAIRS, O_QUIET, O_QUICK, O_OOM_SNAPSHOT };
 
 static const cli_opt opts[] = {
     {"json", O_JSON, CLI_NONE, NULL, "one JSON document on stdout"},
@@ -54,6 +54,8 @@ static const cli_opt opts[] = {
     {"device", O_DEVICE, CLI_REQUIRED, "N", "the rows of device N of a trace"},
     {"devices", O_DEVICES, CLI_REQUIRED, "NAME=SIZE,..", "--min-capacity: devices to try"},
     {"overhead", O_OVERHEAD, CLI_REQUIRED, "SIZE", "--min-capacity: context overhead (default 0)"},
+    {"oom-snapshot", O_OOM_SNAPSHOT, CLI_REQUIRED, "PREFIX",
+     "--min-capacity: memory snapshot of the replay 2 MiB below the minimum, per mode"},
     {"quiet", O_QUIET, CLI_NONE, NULL, "no progress line on stderr"},
     {"quick", O_QUICK, CLI_NONE, NULL, "a smoke run: --reps 3 --pairs 10000"},
     {0},
@@ -64,7 +66,8 @@ static const cli_tool tool = {
     .synopsis = "hwrt-bench-pool [--reps N] [--pairs N] [--json]\n"
                 "       hwrt-bench-pool --trace FILE [--json] [--conf K:V,..] [--device N]\n"
                 "       hwrt-bench-pool --min-capacity FILE [--json] [--conf K:V,..] [--device N]\n"
-                "                       [--devices NAME=SIZE,..] [--overhead SIZE] [--quiet]",
+                "                       [--devices NAME=SIZE,..] [--overhead SIZE] [--quiet]\n"
+                "                       [--oom-snapshot PREFIX]",
     .about = "Pool latency against glibc, jemalloc and mimalloc in the same run, then the\n"
              "shipped traces replayed; or one trace (--trace, --min-capacity).",
     .opts = opts,
@@ -90,6 +93,7 @@ static int on_opt(void *ctx, int key, const char *arg)
     case O_REPS: return cli_int(&tool, "--reps", arg, 1, 1000000, &o->reps);
     case O_PAIRS: return cli_long(&tool, "--pairs", arg, 1, 1L << 40, &o->pairs);
     case O_QUIET: o->quiet = 1; return CLI_OK;
+    case O_OOM_SNAPSHOT: o->oom_snapshot = arg; return CLI_OK;
     case O_QUICK: o->reps = 3; o->pairs = 10000; return CLI_OK;
     }
     return CLI_USAGE;

@@ -142,8 +142,19 @@ int bench_min_capacity(const bench_opts *o)
     static const char *const modes[2] = {"plain", "expandable"};
     static const double targets[2] = {1.03, 1.01};
     mode_result m[2];
-    for (int k = 0; k < 2; k++)
+    char snap[2][1100] = {"", ""};
+    for (int k = 0; k < 2; k++) {
         if (!bisect(&t, o, k, &m[k])) { cli_progress_end(&progress); trace_release(&t); return 1; }
+        /* --oom-snapshot: the replay 2 MiB below the minimum once more, snapshot at its
+         * failure (when that size was tried: below the peak requested nothing is) */
+        if (o->oom_snapshot && m[k].min_capacity && m[k].fail_capacity == m[k].min_capacity - GRANULE) {
+            snprintf(snap[k], sizeof snap[k], "%s.%s.json", o->oom_snapshot, modes[k]);
+            replay_opts ro = {.expandable = k, .capacity = m[k].fail_capacity,
+                              .overhead = o->overhead, .conf = o->conf, .snapshot = snap[k]};
+            replay_result r;
+            if (trace_replay(&t, &ro, &r) != 0) snap[k][0] = 0;
+        }
+    }
     for (int i = 0; i < ndev; i++)
         for (int k = 0; k < 2; k++) {
             replay_result r;
@@ -178,6 +189,7 @@ int bench_min_capacity(const bench_opts *o)
             hwi_jw_kint(j, "trials", m[k].trials);
             hwi_jw_kuint(j, "largest_failing", m[k].fail_capacity);
             hwi_jw_kstr(j, "failure", m[k].fail_error);
+            if (o->oom_snapshot) hwi_jw_kstr(j, "oom_snapshot", snap[k]);
             hwi_jw_close(j);
         }
         hwi_jw_close(j);
@@ -217,6 +229,9 @@ int bench_min_capacity(const bench_opts *o)
             printf("%-11s %17s %12s %7d  no fit up to %.1f MiB: %s\n", modes[k], "-", "-",
                    m[k].trials, (double)m[k].limit / 1048576.0, m[k].fail_error);
     }
+    for (int k = 0; k < 2; k++)
+        if (snap[k][0]) printf("%s: memory snapshot at %.1f MiB in %s\n", modes[k],
+                               (double)m[k].fail_capacity / 1048576.0, snap[k]);
     for (int i = 0; i < ndev; i++)
         printf("fits on %s (%.1f GiB): plain %s, expandable %s\n", dev[i].name,
                (double)dev[i].capacity / 1073741824.0, dev[i].fits[0] ? "yes" : "NO",

@@ -294,8 +294,11 @@ int trace_replay(const trace *t, const replay_opts *ro, replay_result *r)
                 snprintf(r->error, sizeof r->error, "%s", hwrt_last_error());
                 r->failed_op = i;
                 ok = 0;
-            } else if (o->tag >= 0) {
-                hwrt_set_alloc_tag(*p, t->names[o->tag]);
+                /* the state that made it fail: which blocks hold which segments */
+                if (ro->snapshot && hwrt_memory_snapshot(0, ro->snapshot) != HWRT_SUCCESS)
+                    fprintf(stderr, "hwrt-bench-pool: --oom-snapshot: %s\n", hwrt_last_error());
+            } else if (o->tag >= 0 || ro->snapshot) {
+                hwrt_set_alloc_tag(*p, t->names[o->tag >= 0 ? o->tag : o->id]);
             }
         } else if (o->action == OP_TAG) {
             hwrt_set_alloc_tag(*p, o->tag >= 0 ? t->names[o->tag] : NULL);
