@@ -516,6 +516,16 @@ static void op_step(input *in)
     if (M.faulted) o->known = 0;      /* queued on a faulted device: skipped */
 }
 
+/* The slot an offload, fault or tamper step names: in encoding 2 the first live one from
+ * i on (so that these steps act on a tensor whenever there is one). */
+static int live_slot(int i)
+{
+    if (enc == 1) return i;
+    for (int k = 0; k < NT; k++)
+        if (M.t[(i + k) % NT].h) return (i + k) % NT;
+    return i;
+}
+
 /* ---- offload ---- */
 static void offload_config(unsigned b, unsigned c)
 {
@@ -622,7 +632,8 @@ static void tamper(unsigned mode, unsigned pos)
 static void offload_step(input *in)
 {
     unsigned b = u8(in), ib = u8(in);
-    mt *t = &M.t[ib % NT];
+    int ti = live_slot((int)(ib % NT));
+    mt *t = &M.t[ti];
     hwrt_stream s = M.s[ib / 8 % NS];
     if (!M.offload) { offload_config(b, ib); return; }
     if (!t->h && b % 6 != 5) return;
@@ -648,7 +659,7 @@ static void offload_step(input *in)
     }
     int where = -1;
     if (trace && t->h && t->off && hwrt_offload_location(t->h, &where) == HWRT_SUCCESS)
-        fprintf(stderr, "  t%u is on tier %d (0 device, 1 host, 2 disk)\n", ib % NT, where);
+        fprintf(stderr, "  t%d is on tier %d (0 device, 1 host, 2 disk)\n", ti, where);
 }
 
 /* ---- faults, reset, re-issue ---- */
@@ -699,7 +710,7 @@ static void fault_step(input *in)
     if (trace) fprintf(stderr, "  armed %s\n", plan);
     if (kind == 2) M.alloc_faults = 1;
     else M.faults = 1;
-    int i = (int)(ib % NT), si = (int)(ib / 8 % NS);
+    int i = live_slot((int)(ib % NT)), si = (int)(ib / 8 % NS);
     mt *t = &M.t[i];
     if (!t->h) return;
     switch (ib / 32 % 4) {
@@ -800,7 +811,11 @@ static void step(input *in)
     case 0: case 1: {
         unsigned ib = u8(in), db = u8(in), sb = u8(in);
         int si = (int)(sb % NSHAPES);
-        mt_new((int)(ib % NT), dtypes[db % 9], shapes[si].ndim, shapes[si].d, !(ib & 0x80), sb * 131u + db);
+        int i = (int)(ib % NT);
+        if (mt_new(i, dtypes[db % 9], shapes[si].ndim, shapes[si].d, !(ib & 0x80), sb * 131u + db) &&
+            enc > 1 && M.offload && (ib & 0x40) &&      /* offloadable from the start */
+            CHK(hwrt_tensor_set_offloadable(M.t[i].h, 1), A_OOM) == HWRT_SUCCESS)
+            M.t[i].off = 1;
         break;
     }
     case 2: case 3: case 4: op_step(in); break;
@@ -840,7 +855,7 @@ static void step(input *in)
     case 17: {
         /* tamper with the tier file of a live offloaded tensor: t is evicted first */
         unsigned b = u8(in), ib = u8(in);
-        mt *t = &M.t[ib % NT];
+        mt *t = &M.t[live_slot((int)(ib % NT))];
         if (t->h && t->off) CHK(hwrt_offload_evict(t->h), A_OOM | A_BUSY);
         tamper(b % 4, b / 4 * 4 + 2);
         break;

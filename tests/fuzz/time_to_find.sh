@@ -34,14 +34,14 @@ label() {   # crash file -> issue case
       echo "15.5-shutdown-live"; return;;
     *"tiers still hold"*)
       if [ "$shut" -gt 0 ]; then echo "15.5-shutdown-live"; else echo "15.4-eviction-leak"; fi; return;;
-    *"wrong data"*"[tier file tampered]"*|*"wrong data"*"[a tier file was tampered]"*)
+    *"[tier file tampered]"*"wrong data"*|*"[a tier file was tampered]"*"wrong data"*)
       echo "15.6-tampered-tier-file"; return;;
     # kept through a fault (confirmed before it): which transfer the fault cost it
-    *"wrong data"*"[kept through a fault: "*"H2D copy"*)
+    *"[kept through a fault: "*"H2D copy"*"wrong data"*)
       echo "15.2-fault-in-fetch"; return;;       # marked resident, the fetch never landed
-    *"wrong data"*"[kept through a fault: "*"D2H copy"*)
+    *"[kept through a fault: "*"D2H copy"*"wrong data"*)
       echo "15.3-fault-in-write-back"; return;;  # marked saved, the write-back never landed
-    *"wrong data"*"[kept through a fault: "*)
+    *"[kept through a fault: "*"wrong data"*)
       echo "15.2-or-15.3-kernel-fault"; return;; # a kernel fault skipped a queued transfer
     *"wrong data"*)
       if [ $((b0 % 4)) -eq 3 ]; then
