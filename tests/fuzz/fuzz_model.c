@@ -150,6 +150,9 @@ typedef struct {
     int off;              /* offloadable */
     int tampered;         /* a tier file was changed while this tensor was live */
     int kept;             /* confirmed when a fault was seen: it must survive it */
+    int loc_reset;        /* kept and offloadable: its tier after the last reset, for triage
+                           * (0 device: a fetch that never landed would show; 1 host, 2 disk:
+                           * a save that never landed), -1 unknown */
     unsigned smask;       /* streams that used it since it was last joined */
 } mt;
 
@@ -283,12 +286,17 @@ static void compare(int i, const unsigned char *buf, const char *when)
                      hwrt_dtype_name(t->dt), (long long)t->n, when, (long long)k);
             /* its history, for triage: offloadable, a tier file changed while it lived,
              * kept through a fault (and the fault's sentence) */
-            snprintf(b, sizeof b, "is %.9g, the model says %.9g%s%s%s%s%s%s", g, w,
+            static const char *const tier[] = {"", " [on the device tier at the reset]",
+                                               " [on the host tier at the reset]",
+                                               " [on the disk tier at the reset]"};
+            snprintf(b, sizeof b, "is %.9g, the model says %.9g%s%s%s%s%s%s%s", g, w,
                      t->approx ? " (within a bound)" : "", t->off ? " [offloadable]" : "",
                      t->tampered ? " [tier file tampered]"
                      : M.tampered ? " [a tier file was tampered]" : "",
                      t->kept ? " [kept through a fault: " : "", t->kept ? M.fault_why : "",
-                     t->kept ? "]" : "");
+                     t->kept ? "]" : "",
+                     t->kept && t->off && t->loc_reset >= 0 && t->loc_reset <= 2
+                         ? tier[t->loc_reset + 1] : "");
             finding("%s %s: wrong data with success", a, b);
         }
     }
@@ -678,6 +686,12 @@ static void reset_step(int sync_first)
     if (M.faults && !M.faulted) on_fault("a fault the reset cleared before any call reported it");
     if (CHK(hwrt_device_reset(0), 0) != HWRT_SUCCESS) return;
     M.faulted = 0;
+    for (int i = 0; i < NT; i++) {
+        mt *t = &M.t[i];
+        t->loc_reset = -1;
+        if (t->h && t->off && hwrt_offload_location(t->h, &t->loc_reset) != HWRT_SUCCESS)
+            t->loc_reset = -1;
+    }
     /* the documented recovery: re-issue what may have been lost, then check it */
     for (int i = 0; i < NT; i++) {
         mt *t = &M.t[i];
@@ -769,6 +783,7 @@ static void shutdown_step(input *in)
     check_no_tier_files("after hwrt_shutdown with live tensors");
     for (int i = 0; i < NT; i++) mt_free(&M.t[i]);
     M.faulted = 0;
+    M.tampered = 0;            /* the tier and its files went with the session */
     M.offload = M.capped = 0;
     hwrt_set_device("sim", 0);
     sessions_objects();
@@ -909,7 +924,9 @@ static void probe_session(void)
 /* ---- end of an input: every tier empty once all is released, nothing left behind ---- */
 static void teardown(void)
 {
-    if (M.faulted) reset_step(0);
+    /* under a fault plan: synchronize (a pending fault is reported) and reset first, so
+     * that the reads fetch what was offloaded after the recovery */
+    if (M.faulted || M.faults) reset_step(1);
     for (int i = 0; i < NT; i++) read_check(i, "at the end");
     /* a fault the reads met: recover as documented and read everything again */
     if (M.faulted) {

@@ -36,13 +36,14 @@ label() {   # crash file -> issue case
       if [ "$shut" -gt 0 ]; then echo "15.5-shutdown-live"; else echo "15.4-eviction-leak"; fi; return;;
     *"[tier file tampered]"*"wrong data"*|*"[a tier file was tampered]"*"wrong data"*)
       echo "15.6-tampered-tier-file"; return;;
-    # kept through a fault (confirmed before it): which transfer the fault cost it
-    *"[kept through a fault: "*"H2D copy"*"wrong data"*)
+    # kept through a fault (confirmed before it) and wrong after the reset: where the
+    # runtime had it then says which transfer never landed
+    *"[kept through a fault: "*"[on the device tier at the reset]"*"wrong data"*)
       echo "15.2-fault-in-fetch"; return;;       # marked resident, the fetch never landed
-    *"[kept through a fault: "*"D2H copy"*"wrong data"*)
-      echo "15.3-fault-in-write-back"; return;;  # marked saved, the write-back never landed
+    *"[kept through a fault: "*"[on the host tier at the reset]"*"wrong data"*|*"[kept through a fault: "*"[on the disk tier at the reset]"*"wrong data"*)
+      echo "15.3-fault-in-write-back"; return;;  # marked saved, the save never landed
     *"[kept through a fault: "*"wrong data"*)
-      echo "15.2-or-15.3-kernel-fault"; return;; # a kernel fault skipped a queued transfer
+      echo "other:wrong-data-after-a-fault"; return;;
     *"wrong data"*)
       if [ $((b0 % 4)) -eq 3 ]; then
         case "$msg" in *D2H*) echo "15.3-fault-in-write-back";; *) echo "15.2-fault-in-fetch";; esac
