@@ -728,7 +728,15 @@ static void fault_step(input *in)
     mt *t = &M.t[i];
     if (!t->h) return;
     switch (ib / 32 % 4) {
-    case 1:
+    case 1:         /* a fetch: of the first offloadable tensor from i on that is off the device */
+        for (int k = 0; k < NT; k++) {
+            mt *u = &M.t[(i + k) % NT];
+            int where = 0;
+            if (u->h && u->off && hwrt_offload_location(u->h, &where) == HWRT_SUCCESS && where) {
+                t = u;
+                break;
+            }
+        }
         if (t->off) { join(t, si); CHK(hwrt_offload_prefetch(t->h, M.s[si]), A_OOM); }
         break;
     case 2:
