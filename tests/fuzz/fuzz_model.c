@@ -88,6 +88,8 @@ static const uint8_t *cur_data;   /* the input being run (--random writes it on 
 static size_t cur_size;
 static int dump_input;
 
+static void at_exit(void);
+
 static void finding(const char *fmt, const char *a, const char *b)
 {
     if (dump_input) {
@@ -98,6 +100,7 @@ static void finding(const char *fmt, const char *a, const char *b)
     fprintf(stderr, "hwrt model: ");
     fprintf(stderr, fmt, a, b);
     fprintf(stderr, " (last error: \"%s\")\n", hwrt_last_error());
+    at_exit();       /* abort skips atexit: remove the offload directory and registry now */
     abort();
 }
 
@@ -1103,8 +1106,10 @@ static void at_exit(void)
 {
     nftw(offload_dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
     char name[96];
-    snprintf(name, sizeof name, "%s-v2", reg_name);
-    shm_unlink(name);
+    for (int v = 1; v <= 9; v++) {     /* the registry's layout version is in its name */
+        snprintf(name, sizeof name, "%s-v%d", reg_name, v);
+        shm_unlink(name);
+    }
 }
 
 static const char *const fault_plans[] = {"kernel:nth=%u", "copy:nth=%u", "copy:nth=%u,kernel:nth=%u",
