@@ -297,6 +297,7 @@ hwrt_status hwrt_tensor_set_offloadable(hwrt_tensor h, int on)
     pthread_mutex_lock(&MGR.mu);
     hwrt_status st = HWRT_SUCCESS;
     hwi_resident *r = t->offload;
+    int was_pinned = r ? r->pinned_to_device : 0;
     if (on && !r) {
         r = calloc(1, sizeof *r);
         hwi_resident **nl = MGR.n == MGR.cap
@@ -334,10 +335,15 @@ hwrt_status hwrt_tensor_set_offloadable(hwrt_tensor h, int on)
     pthread_mutex_unlock(&MGR.mu);
     if (st == HWRT_SUCCESS && r && !on && !t->data) {
         HWI_STREAM_REF(s);
-        HWI_TRY(hwi_stream_default(t->device, &s));
+        st = hwi_stream_default(t->device, &s);
         hwi_tensor *ts[1] = {t};
         int w[1] = {0};
-        st = hwi_offload_ensure(ts, w, 1, s);
+        if (st == HWRT_SUCCESS) st = hwi_offload_ensure(ts, w, 1, s);
+        if (st != HWRT_SUCCESS) {      /* it did not come back: not pinned, as before */
+            pthread_mutex_lock(&MGR.mu);
+            r->pinned_to_device = was_pinned;
+            pthread_mutex_unlock(&MGR.mu);
+        }
     }
     return st;
 }

@@ -8,12 +8,14 @@
  *    exactly for element-wise ops, within a dtype-aware bound for matmul and sums;
  *  - offload: a small device budget with host and disk tiers, tensors made offloadable
  *    (also while a write is still queued), evicted, prefetched and fetched on demand, tier
- *    files tampered with (the read-back must be the data or HWRT_ERROR_IO, never other
- *    bytes with success); when all tensors are gone every tier must be empty;
- *  - faults (HWRT_SIM_FAULTS kernel/copy/alloc from the first byte): a tensor confirmed
- *    before the fault (read back or synchronized) keeps its value through the fault and
- *    hwrt_device_reset; work since the last confirmation is re-issued after the reset and
- *    checked again;
+ *    files tampered with (a byte flipped, a byte in every page, truncated, zeroed; the
+ *    read-back must be the data or HWRT_ERROR_IO, never other bytes with success); when
+ *    all tensors are gone every tier must be empty;
+ *  - faults (HWRT_SIM_FAULTS kernel/copy/alloc from the first byte, or armed by a step
+ *    for the Nth copy/kernel/allocation after it, so that it lands in a fetch or a
+ *    write-back): a tensor confirmed before the fault (read back or synchronized) keeps
+ *    its value through the fault and hwrt_device_reset; work since the last confirmation
+ *    is re-issued after the reset and checked again;
  *  - hwrt_shutdown with live tensors, streams, events and DLPack exports, then a new
  *    session: old handles must be invalid, a stale export must not alias a new tensor,
  *    and no tier file may remain;
@@ -56,6 +58,11 @@
 
 enum { NT = 6, NS = 3, MAXEL = 512 * 256 };
 
+/* White-box hook of the simulated NPU (src/backends/sim/sim_fault.c; the harness links
+ * libhwrt.a): re-read HWRT_SIM_FAULTS and arm it now, counters restarted. The arm step
+ * uses it to place a fault inside the offload transfer the next steps cause. */
+int sim_fault_load(char *reason, size_t rlen, int arm);
+
 typedef struct { const uint8_t *p; size_t n; } input;
 static unsigned u8(input *in)
 {
@@ -70,10 +77,18 @@ static int sched;       /* 0 deterministic (default), 1 threaded, 2 threaded + j
  * rest finds its bugs while a part with a frequent finding is masked) */
 static int no_threads, no_shutdown, no_dlpack;
 static char offload_dir[64], reg_name[64];
+/* The input encoding. 2: 18 steps (arm and tamper added), small host tiers scaled to
+ * the tensors, "offloadable and evicted" in one step, a reset that may synchronize
+ * first. HWRT_FUZZ_ENCODING=1 reads inputs written before (tests/fuzz/findings) as they
+ * were: 16 steps, host tiers of whole MiB. */
+static int enc = 2;
+static unsigned nsteps = 18;
 
 static const uint8_t *cur_data;   /* the input being run (--random writes it on a finding) */
 static size_t cur_size;
 static int dump_input;
+
+static void at_exit(void);
 
 static void finding(const char *fmt, const char *a, const char *b)
 {
@@ -85,6 +100,7 @@ static void finding(const char *fmt, const char *a, const char *b)
     fprintf(stderr, "hwrt model: ");
     fprintf(stderr, fmt, a, b);
     fprintf(stderr, " (last error: \"%s\")\n", hwrt_last_error());
+    at_exit();       /* abort skips atexit: remove the offload directory and registry now */
     abort();
 }
 
@@ -135,7 +151,11 @@ typedef struct {
     int approx;           /* val is a reference within tol, not exact */
     int pend;             /* written since last confirmed (read back / synchronized) */
     int off;              /* offloadable */
-    int tampered;         /* a tier file was changed while it may have held this tensor */
+    int tampered;         /* a tier file was changed while this tensor was live */
+    int kept;             /* confirmed when a fault was seen: it must survive it */
+    int loc_reset;        /* kept and offloadable: its tier after the last reset, for triage
+                           * (0 device: a fetch that never landed would show; 1 host, 2 disk:
+                           * a save that never landed), -1 unknown */
     unsigned smask;       /* streams that used it since it was last joined */
 } mt;
 
@@ -148,6 +168,8 @@ static struct {
     int capped;            /* offload budget: OOM may be predicted where memory is taken */
     int offload;
     int faulted;           /* a DEVICE_FAULT was seen and not yet reset */
+    int tampered;          /* a tier file was changed: any call may report HWRT_ERROR_IO */
+    char fault_why[200];   /* the sentence of the first fault seen (for findings) */
     hwrt_tensor stale;     /* a handle from before a shutdown */
     DLManagedTensorVersioned *stale_dl;
     int shutdowns;
@@ -157,7 +179,7 @@ static unsigned char *scratch, *scratch2;
 
 enum { A_OOM = 1, A_FAULT = 2, A_BUSY = 4, A_IO = 8, A_INVAL = 16, A_HANDLE = 32 };
 
-static void on_fault(void);
+static void on_fault(const char *why);
 
 /* Check a status against what the model allows; returns it. */
 static hwrt_status chk_(hwrt_status s, unsigned allow, const char *call)
@@ -166,11 +188,11 @@ static hwrt_status chk_(hwrt_status s, unsigned allow, const char *call)
     if ((unsigned)s > HWRT_ERROR_INTERNAL) finding("%s: status out of range%s", call, "");
     if (s == HWRT_SUCCESS) return s;
     if (!hwrt_last_error()[0]) finding("%s: %s without a sentence", call, hwrt_status_name(s));
-    if (s == HWRT_ERROR_DEVICE_FAULT && (M.faults || M.faulted)) { on_fault(); return s; }
+    if (s == HWRT_ERROR_DEVICE_FAULT && (M.faults || M.faulted)) { on_fault(hwrt_last_error()); return s; }
     if (s == HWRT_ERROR_OUT_OF_MEMORY && (allow & A_OOM) && (M.capped || M.alloc_faults)) return s;
     if (s == HWRT_ERROR_OUT_OF_MEMORY && M.alloc_faults) return s;
     if (s == HWRT_ERROR_DEVICE_BUSY && (allow & A_BUSY)) return s;
-    if (s == HWRT_ERROR_IO && (allow & A_IO)) return s;
+    if (s == HWRT_ERROR_IO && ((allow & A_IO) || M.tampered)) return s;
     if (s == HWRT_ERROR_INVALID_ARGUMENT && (allow & A_INVAL)) return s;
     if (s == HWRT_ERROR_INVALID_HANDLE && (allow & A_HANDLE)) return s;
     finding("%s: a valid call failed with %s, which the model does not predict", call,
@@ -180,11 +202,14 @@ static hwrt_status chk_(hwrt_status s, unsigned allow, const char *call)
 #define CHK(call, allow) chk_((call), (allow), #call)
 
 /* The device faulted: what was written since the last confirmation may not have landed. */
-static void on_fault(void)
+static void on_fault(const char *why)
 {
+    if (!M.faulted) snprintf(M.fault_why, sizeof M.fault_why, "%s", why);
     M.faulted = 1;
-    for (int i = 0; i < NT; i++)
+    for (int i = 0; i < NT; i++) {
         if (M.t[i].h && M.t[i].pend) M.t[i].known = 0;
+        if (M.t[i].h && M.t[i].known) M.t[i].kept = 1;
+    }
 }
 
 static void mt_free(mt *t)
@@ -259,11 +284,22 @@ static void compare(int i, const unsigned char *buf, const char *when)
                                   (!isfinite(w) && !isfinite(g));
         else ok = g == w;
         if (!ok) {
-            char a[160], b[96];
+            char a[160], b[480];
             snprintf(a, sizeof a, "tensor %d (%s, %lld elements) %s: element %lld", i,
                      hwrt_dtype_name(t->dt), (long long)t->n, when, (long long)k);
-            snprintf(b, sizeof b, "is %.9g, the model says %.9g%s", g, w,
-                     t->approx ? " (within a bound)" : "");
+            /* its history, for triage: offloadable, a tier file changed while it lived,
+             * kept through a fault (and the fault's sentence) */
+            static const char *const tier[] = {"", " [on the device tier at the reset]",
+                                               " [on the host tier at the reset]",
+                                               " [on the disk tier at the reset]"};
+            snprintf(b, sizeof b, "is %.9g, the model says %.9g%s%s%s%s%s%s%s", g, w,
+                     t->approx ? " (within a bound)" : "", t->off ? " [offloadable]" : "",
+                     t->tampered ? " [tier file tampered]"
+                     : M.tampered ? " [a tier file was tampered]" : "",
+                     t->kept ? " [kept through a fault: " : "", t->kept ? M.fault_why : "",
+                     t->kept ? "]" : "",
+                     t->kept && t->off && t->loc_reset >= 0 && t->loc_reset <= 2
+                         ? tier[t->loc_reset + 1] : "");
             finding("%s %s: wrong data with success", a, b);
         }
     }
@@ -483,10 +519,22 @@ static void op_step(input *in)
     if (!ok && r == HWRT_SUCCESS && o->nb)
         finding("%s: an invalid %s was accepted", kop_name[k], "op");
     if (r == HWRT_ERROR_DEVICE_FAULT) { o->known = 0; o->pend = 1; return; }
+    if (r == HWRT_ERROR_IO) { o->known = 0; return; }     /* a tampered tier file */
     if (r != HWRT_SUCCESS) return;
     model_op(k, o, a, (k == K_ADD || k == K_MUL || k == K_MATMUL) ? b : NULL, v, axis);
     o->pend = 1;
+    o->kept = 0;
     if (M.faulted) o->known = 0;      /* queued on a faulted device: skipped */
+}
+
+/* The slot an offload, fault or tamper step names: in encoding 2 the first live one from
+ * i on (so that these steps act on a tensor whenever there is one). */
+static int live_slot(int i)
+{
+    if (enc == 1) return i;
+    for (int k = 0; k < NT; k++)
+        if (M.t[(i + k) % NT].h) return (i + k) % NT;
+    return i;
 }
 
 /* ---- offload ---- */
@@ -497,35 +545,106 @@ static void offload_config(unsigned b, unsigned c)
     cfg.enabled = 1;
     cfg.auto_offload = b & 1;
     cfg.enable_pinned_mem = (b >> 1) & 1;
+    /* the budget counts the pool's segments (2 MiB for tensors up to 1 MiB) */
     cfg.max_device_memory = (size_t)(2 + c % 4 * 2) << 20;
-    cfg.offload_cpu_size = (b & 4) ? (size_t)(c / 4 % 4) << 20 : (size_t)64 << 20;
-    cfg.offload_disk_size = (b & 8) ? (size_t)64 << 20 : 0;
+    if (enc == 1) {
+        cfg.offload_cpu_size = (b & 4) ? (size_t)(c / 4 % 4) << 20 : (size_t)64 << 20;
+        cfg.offload_disk_size = (b & 8) ? (size_t)64 << 20 : 0;
+    } else {       /* host tiers that tensors of 0 B .. 1 MiB fill, so the disk tier is used */
+        static const size_t host[4] = {0, 64 << 10, 256 << 10, 1 << 20};
+        cfg.offload_cpu_size = (b & 4) || (c & 128) ? host[c / 4 % 4] : (size_t)64 << 20;
+        cfg.offload_disk_size = (b & 8) || (c & 64) ? (size_t)64 << 20 : 0;
+    }
     cfg.offload_path = offload_dir;
     cfg.prefetch_depth = (int)(c / 16 % 4);
     if (CHK(hwrt_set_offload_config(&cfg), 0) == HWRT_SUCCESS) M.offload = M.capped = 1;
 }
 
-/* Change one byte of one tier file (another local user could, issue 15): a read-back
- * must then return the data or HWRT_ERROR_IO. */
-static int tamper_one(const char *path, const struct stat *sb, int type, struct FTW *f)
+/* Tamper with the disk tier's files behind the runtime's back (another local user could,
+ * issue 15 case 6): the files in the private offload directory and the open files whose
+ * name is (or was: unlinked) in it, each once. mode: 0 flip one byte at pos/256 of the
+ * file, 1 flip a byte in every 4 KiB page (every tensor's region), 2 truncate to pos/256
+ * of its length, 3 zero it all. Every tensor live now may then read back with
+ * HWRT_ERROR_IO; a read that succeeds must still return the data. */
+static unsigned tamper_mode, tamper_pos;
+static dev_t tampered_dev[16];
+static ino_t tampered_ino[16];
+static int ntampered;
+
+static void tamper_fd(int fd)
 {
-    (void)f;
-    if (type != FTW_F || sb->st_size == 0) return 0;
-    int fd = open(path, O_RDWR);
-    if (fd < 0) return 0;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size == 0) return;
+    for (int i = 0; i < ntampered; i++)
+        if (tampered_dev[i] == sb.st_dev && tampered_ino[i] == sb.st_ino) return;
+    if (ntampered == 16) return;
+    tampered_dev[ntampered] = sb.st_dev;
+    tampered_ino[ntampered++] = sb.st_ino;
+    off_t size = sb.st_size, at = (off_t)((uint64_t)size * tamper_pos / 256);
     unsigned char x;
-    if (pread(fd, &x, 1, sb->st_size / 2) == 1) {
-        x ^= 0x5a;
-        if (pwrite(fd, &x, 1, sb->st_size / 2) != 1) {}
+    switch (tamper_mode) {
+    case 0: case 1:
+        for (off_t o = tamper_mode ? at % 4096 : at; o < size; o += 4096) {
+            if (pread(fd, &x, 1, o) != 1) break;
+            x ^= 0x5a;
+            if (pwrite(fd, &x, 1, o) != 1 || !tamper_mode) break;
+        }
+        break;
+    case 2:
+        if (ftruncate(fd, at) != 0) {}
+        break;
+    default: {
+        static const unsigned char zero[4096];
+        for (off_t o = 0; o < size; o += (off_t)sizeof zero)
+            if (pwrite(fd, zero, size - o < (off_t)sizeof zero ? (size_t)(size - o) : sizeof zero, o) <= 0)
+                break;
+        break;
     }
-    close(fd);
-    return 1;
+    }
+}
+
+static int tamper_path(const char *path, const struct stat *sb, int type, struct FTW *f)
+{
+    (void)sb; (void)f;
+    if (type != FTW_F) return 0;
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) { tamper_fd(fd); close(fd); }
+    return 0;
+}
+
+static void tamper(unsigned mode, unsigned pos)
+{
+    tamper_mode = mode % 4;
+    tamper_pos = pos;
+    ntampered = 0;
+    nftw(offload_dir, tamper_path, 8, FTW_PHYS);
+    /* the runtime may keep its tier file open and unlinked: reach it through /proc */
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    size_t dl = strlen(offload_dir);
+    while (d && (e = readdir(d))) {
+        char link[64], target[4096];
+        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n <= 0) continue;
+        target[n] = 0;
+        if (strncmp(target, offload_dir, dl) || target[dl] != '/') continue;
+        int fd = open(link, O_RDWR | O_CLOEXEC);
+        if (fd >= 0) { tamper_fd(fd); close(fd); }
+    }
+    if (d) closedir(d);
+    if (trace) fprintf(stderr, "  tamper mode %u pos %u: %d file(s)\n", tamper_mode, pos, ntampered);
+    if (!ntampered) return;
+    M.tampered = 1;
+    for (int i = 0; i < NT; i++)
+        if (M.t[i].h) M.t[i].tampered = 1;
 }
 
 static void offload_step(input *in)
 {
     unsigned b = u8(in), ib = u8(in);
-    mt *t = &M.t[ib % NT];
+    int ti = live_slot((int)(ib % NT));
+    mt *t = &M.t[ti];
     hwrt_stream s = M.s[ib / 8 % NS];
     if (!M.offload) { offload_config(b, ib); return; }
     if (!t->h && b % 6 != 5) return;
@@ -533,6 +652,8 @@ static void offload_step(input *in)
     case 0: case 1:
         /* made offloadable while its last write may still be queued (issue 15 case 1) */
         if (CHK(hwrt_tensor_set_offloadable(t->h, 1), A_OOM) == HWRT_SUCCESS) t->off = 1;
+        if (b % 6 == 1 && enc > 1 && t->off)       /* and evicted at once */
+            CHK(hwrt_offload_evict(t->h), A_OOM | A_BUSY);
         break;
     case 2:
         if (t->off) CHK(hwrt_offload_evict(t->h), A_OOM | A_BUSY);
@@ -543,18 +664,13 @@ static void offload_step(input *in)
     case 4:
         if (CHK(hwrt_tensor_set_offloadable(t->h, 0), A_OOM) == HWRT_SUCCESS) t->off = 0;
         break;
-    default: {
-        int n = nftw(offload_dir, tamper_one, 8, FTW_PHYS);
-        if (n > 0)
-            for (int i = 0; i < NT; i++) {
-                int where = 0;
-                if (M.t[i].h && M.t[i].off &&
-                    hwrt_offload_location(M.t[i].h, &where) == HWRT_SUCCESS && where == 2)
-                    M.t[i].tampered = 1;
-            }
+    default:
+        tamper(0, 128);         /* one byte in the middle of each file */
         break;
     }
-    }
+    int where = -1;
+    if (trace && t->h && t->off && hwrt_offload_location(t->h, &where) == HWRT_SUCCESS)
+        fprintf(stderr, "  t%d is on tier %d (0 device, 1 host, 2 disk)\n", ti, where);
 }
 
 /* ---- faults, reset, re-issue ---- */
@@ -564,13 +680,21 @@ static void sync_step(void)
         for (int i = 0; i < NT; i++) M.t[i].pend = 0;
 }
 
-static void reset_step(void)
+static void reset_step(int sync_first)
 {
+    /* sync_first: hwrt_device_synchronize reports a pending fault (or confirms all) */
+    if (sync_first) sync_step();
     /* a reset clears a fault no call reported yet: with a plan armed, what was written
      * since the last confirmation may have been skipped without a word */
-    if (M.faults) on_fault();
+    if (M.faults && !M.faulted) on_fault("a fault the reset cleared before any call reported it");
     if (CHK(hwrt_device_reset(0), 0) != HWRT_SUCCESS) return;
     M.faulted = 0;
+    for (int i = 0; i < NT; i++) {
+        mt *t = &M.t[i];
+        t->loc_reset = -1;
+        if (t->h && t->off && hwrt_offload_location(t->h, &t->loc_reset) != HWRT_SUCCESS)
+            t->loc_reset = -1;
+    }
     /* the documented recovery: re-issue what may have been lost, then check it */
     for (int i = 0; i < NT; i++) {
         mt *t = &M.t[i];
@@ -582,6 +706,47 @@ static void reset_step(void)
             t->pend = 0;
             t->smask |= 1;
         }
+    }
+}
+
+/* Place a fault in an offload transfer (issue 15 cases 2 and 3): arm the Nth copy,
+ * kernel or allocation from here on (counters restarted; the plan replaces byte 0's),
+ * then, by the second byte, prefetch, evict or read back one tensor, or leave it to the
+ * next steps, so that the fault lands inside the fetch or the write-back that causes
+ * (a fetch under pressure writes its victims back), not only where byte 0's plan,
+ * counted from the session's start, happens to put it. */
+static void fault_step(input *in)
+{
+    static const char *const kinds[] = {"copy", "kernel", "alloc", "copy"};
+    unsigned b = u8(in), ib = u8(in), kind = b % 4;
+    char plan[48], why[256] = "";
+    snprintf(plan, sizeof plan, "%s:nth=%u", kinds[kind], 1 + b / 4 % 4);
+    setenv("HWRT_SIM_FAULTS", plan, 1);
+    if (!sim_fault_load(why, sizeof why, 1))
+        finding("arming HWRT_SIM_FAULTS=%s failed: %s", plan, why);
+    if (trace) fprintf(stderr, "  armed %s\n", plan);
+    if (kind == 2) M.alloc_faults = 1;
+    else M.faults = 1;
+    int i = live_slot((int)(ib % NT)), si = (int)(ib / 8 % NS);
+    mt *t = &M.t[i];
+    if (!t->h) return;
+    switch (ib / 32 % 4) {
+    case 1:         /* a fetch: of the first offloadable tensor from i on that is off the device */
+        for (int k = 0; k < NT; k++) {
+            mt *u = &M.t[(i + k) % NT];
+            int where = 0;
+            if (u->h && u->off && hwrt_offload_location(u->h, &where) == HWRT_SUCCESS && where) {
+                t = u;
+                break;
+            }
+        }
+        if (t->off) { join(t, si); CHK(hwrt_offload_prefetch(t->h, M.s[si]), A_OOM); }
+        break;
+    case 2:
+        if (t->off) CHK(hwrt_offload_evict(t->h), A_OOM | A_BUSY);
+        break;
+    case 3: read_check(i, "read back after a fault was armed"); break;
+    default: break;
     }
 }
 
@@ -629,6 +794,7 @@ static void shutdown_step(input *in)
     check_no_tier_files("after hwrt_shutdown with live tensors");
     for (int i = 0; i < NT; i++) mt_free(&M.t[i]);
     M.faulted = 0;
+    M.tampered = 0;            /* the tier and its files went with the session */
     M.offload = M.capped = 0;
     hwrt_set_device("sim", 0);
     sessions_objects();
@@ -665,13 +831,17 @@ static void hostfn_bump(void *arg) { (void)arg; atomic_fetch_add(&hostfn_runs, 1
 
 static void step(input *in)
 {
-    unsigned op = u8(in) % 16;
+    unsigned op = u8(in) % nsteps;
     if (trace) fprintf(stderr, "step %u\n", op);
     switch (op) {
     case 0: case 1: {
         unsigned ib = u8(in), db = u8(in), sb = u8(in);
         int si = (int)(sb % NSHAPES);
-        mt_new((int)(ib % NT), dtypes[db % 9], shapes[si].ndim, shapes[si].d, !(ib & 0x80), sb * 131u + db);
+        int i = (int)(ib % NT);
+        if (mt_new(i, dtypes[db % 9], shapes[si].ndim, shapes[si].d, !(ib & 0x80), sb * 131u + db) &&
+            enc > 1 && M.offload && (ib & 0x40) &&      /* offloadable from the start */
+            CHK(hwrt_tensor_set_offloadable(M.t[i].h, 1), A_OOM) == HWRT_SUCCESS)
+            M.t[i].off = 1;
         break;
     }
     case 2: case 3: case 4: op_step(in); break;
@@ -684,6 +854,7 @@ static void step(input *in)
             t->known = !M.faulted && !t->approx;
             t->pend = 0;       /* blocking and successful: it landed */
             t->tampered = 0;
+            t->kept = 0;
             t->smask |= 1;
         }
         break;
@@ -692,7 +863,7 @@ static void step(input *in)
     case 10: sync_step(); break;
     case 11: {
         unsigned b = u8(in);
-        if (b & 1) { reset_step(); break; }
+        if (b & 1) { reset_step(enc > 1 && (b & 2)); break; }
         int si = (int)(b / 4 % NS);
         if (b & 2) CHK(hwrt_stream_synchronize(M.s[si]), 0);
         else CHK(hwrt_launch_host_func(M.s[si], hostfn_bump, NULL), 0);
@@ -706,6 +877,15 @@ static void step(input *in)
     }
     case 13: if (!no_shutdown) shutdown_step(in); else u8(in); break;
     case 14: if (!no_dlpack) stale_import_step(); break;
+    case 16: fault_step(in); break;
+    case 17: {
+        /* tamper with the tier file of a live offloaded tensor: t is evicted first */
+        unsigned b = u8(in), ib = u8(in);
+        mt *t = &M.t[live_slot((int)(ib % NT))];
+        if (t->h && t->off) CHK(hwrt_offload_evict(t->h), A_OOM | A_BUSY);
+        tamper(b % 4, b / 4 * 4 + 2);
+        break;
+    }
     default: {
         /* streams: a new one in a slot (the old one destroyed with work queued) */
         int j = 1 + (int)(u8(in) % (NS - 1));
@@ -755,8 +935,15 @@ static void probe_session(void)
 /* ---- end of an input: every tier empty once all is released, nothing left behind ---- */
 static void teardown(void)
 {
-    if (M.faulted) reset_step();
+    /* under a fault plan: synchronize (a pending fault is reported) and reset first, so
+     * that the reads fetch what was offloaded after the recovery */
+    if (M.faulted || M.faults) reset_step(1);
     for (int i = 0; i < NT; i++) read_check(i, "at the end");
+    /* a fault the reads met: recover as documented and read everything again */
+    if (M.faulted) {
+        reset_step(0);
+        for (int i = 0; i < NT; i++) read_check(i, "at the end, after a reset");
+    }
     for (int i = 0; i < NT; i++) {
         if (M.t[i].h) CHK(hwrt_tensor_release(M.t[i].h), 0);
         mt_free(&M.t[i]);
@@ -919,8 +1106,10 @@ static void at_exit(void)
 {
     nftw(offload_dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
     char name[96];
-    snprintf(name, sizeof name, "%s-v2", reg_name);
-    shm_unlink(name);
+    for (int v = 1; v <= 9; v++) {     /* the registry's layout version is in its name */
+        snprintf(name, sizeof name, "%s-v%d", reg_name, v);
+        shm_unlink(name);
+    }
 }
 
 static const char *const fault_plans[] = {"kernel:nth=%u", "copy:nth=%u", "copy:nth=%u,kernel:nth=%u",
@@ -937,6 +1126,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         setenv("HWRT_SIM_OVERHEAD", "4MB", 1);
         snprintf(reg_name, sizeof reg_name, "/hwrt-fuzz-model-%d", (int)getpid());
         setenv("HWRT_SIM_REGISTRY", reg_name + 1, 1);
+        const char *ev = getenv("HWRT_FUZZ_ENCODING");
+        if (ev && !strcmp(ev, "1")) { enc = 1; nsteps = 16; }
         const char *no = getenv("HWRT_FUZZ_NO");
         no_threads = no && strstr(no, "threads");
         no_shutdown = no && strstr(no, "shutdown");
@@ -950,7 +1141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         atexit(at_exit);
         scratch = malloc((size_t)MAXEL * 8 + 64);
         scratch2 = malloc((size_t)MAXEL * 8 + 64);
-        hwrt_set_config("log_level", "0");
+        hwrt_set_config("log_level", trace ? "3" : "0");
     }
     input in = {data, size};
     cur_data = data;
@@ -979,7 +1170,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         unsetenv("HWRT_SIM_FAULTS");
     }
     hwrt_set_device("sim", 0);
-    hwrt_set_config("log_level", "0");
+    hwrt_set_config("log_level", trace ? "3" : "0");
     if (b0 & 0x80) offload_config(b0 >> 4, b1);
     else {                    /* the configuration outlives sessions: start from "off" */
         hwrt_offload_config off;

@@ -5,6 +5,18 @@
 # the first time each label appeared in a run is printed, then the median over runs.
 #   tests/fuzz/time_to_find.sh [RUNS=5] [SECONDS=90] [BIN=build-fuzz/tests/fuzz/hwrt_fuzz_model]
 # Keeps one crash file per label and run under $OUT (default build-fuzz/ttf/findings).
+# The tree before the issue 15 fixes (docs/RELIABILITY.md "Time to find"):
+#   git worktree add --detach /tmp/ttf 4c4fc6a      # 583322e + the deterministic sim
+#   cp tests/fuzz/fuzz_model.c /tmp/ttf/tests/fuzz/  # today's harness, and a shim
+#   printf '%s\n' '#define HWI_OP_LIST(X) X(FILL,"Fill","fill",0,0,0) X(ADD,"Add","add",2,0,0) \' \
+#     'X(MUL,"Mul","mul",2,0,0) X(SCALE,"Scale","scale",1,0,0) X(RELU,"Relu","relu",1,0,0) \' \
+#     'X(CAST,"Cast","cast",1,0,1) X(MATMUL,"MatMul","matmul",2,0,0) X(SUM,"ReduceSum","sum",1,0,0)' \
+#     > /tmp/ttf/tests/fuzz/op_table.h
+#   sed -i '/-fvisibility=hidden/d' /tmp/ttf/CMakeLists.txt   # the harness calls sim_fault_load
+#   (cd /tmp/ttf && CC=clang cmake -S . -B build-fuzz -DHWRT_SANITIZE=fuzzer \
+#     -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build build-fuzz -j2 --target hwrt_fuzz_model)
+#   HWRT_FUZZ_NO=threads,shutdown,dlpack tests/fuzz/time_to_find.sh 5 60 \
+#     /tmp/ttf/build-fuzz/tests/fuzz/hwrt_fuzz_model
 set -u
 RUNS=${1:-5}; SECS=${2:-90}
 BIN=$(realpath "${3:-build-fuzz/tests/fuzz/hwrt_fuzz_model}")
@@ -34,6 +46,16 @@ label() {   # crash file -> issue case
       echo "15.5-shutdown-live"; return;;
     *"tiers still hold"*)
       if [ "$shut" -gt 0 ]; then echo "15.5-shutdown-live"; else echo "15.4-eviction-leak"; fi; return;;
+    *"[tier file tampered]"*"wrong data"*|*"[a tier file was tampered]"*"wrong data"*)
+      echo "15.6-tampered-tier-file"; return;;
+    # kept through a fault (confirmed before it) and wrong after the reset: where the
+    # runtime had it then says which transfer never landed
+    *"[kept through a fault: "*"[on the device tier at the reset]"*"wrong data"*)
+      echo "15.2-fault-in-fetch"; return;;       # marked resident, the fetch never landed
+    *"[kept through a fault: "*"[on the host tier at the reset]"*"wrong data"*|*"[kept through a fault: "*"[on the disk tier at the reset]"*"wrong data"*)
+      echo "15.3-fault-in-write-back"; return;;  # marked saved, the save never landed
+    *"[kept through a fault: "*"wrong data"*)
+      echo "other:wrong-data-after-a-fault"; return;;
     *"wrong data"*)
       if [ $((b0 % 4)) -eq 3 ]; then
         case "$msg" in *D2H*) echo "15.3-fault-in-write-back";; *) echo "15.2-fault-in-fetch";; esac
