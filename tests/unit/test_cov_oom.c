@@ -1,0 +1,240 @@
+/* Host out of memory at every allocation libhwrt makes in a workload (issue 25 item 3):
+ * streams, events, tensors and kernels, the pool (sync and stream-ordered), pinned host
+ * memory, a captured graph and its launch, DLPack export, the memory summary and
+ * snapshot, the profiler, the device-wide view (hwrt_smi_query).
+ *
+ * The test runs itself once per allocation: child k has the k-th malloc/calloc/realloc
+ * that libhwrt.so makes fail (fail_malloc.c, LD_PRELOAD, HWRT_FAIL_MALLOC_NTH=k). In the
+ * child, every call either succeeds with the right data or fails with a status and a
+ * sentence (never a crash, a hang, a success with wrong data or an empty sentence); then,
+ * the failure spent, the same workload runs again in the same process after
+ * hwrt_shutdown and must succeed in full: one failed allocation leaves nothing broken.
+ * The sweep stops at the count a child with no failure reports; at least one child must
+ * have seen HWRT_ERROR_HOST_OUT_OF_MEMORY. */
+#define _GNU_SOURCE
+#include "harness.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#ifndef FAIL_MALLOC_LIB
+#error "FAIL_MALLOC_LIB (the path of fail_malloc.so) must be defined"
+#endif
+
+static int host_oom_seen;
+static char snap_path[256];
+
+/* 0: every call succeeded with the right data; 1: a call failed cleanly (status and a
+ * sentence); 2: something is wrong (printed). */
+static int workload(void)
+{
+    int rc = 0;
+    hwrt_stream s = NULL;
+    hwrt_event e0 = NULL, e1 = NULL;
+    hwrt_tensor a = NULL, b = NULL, c = NULL;
+    hwrt_graph g = NULL;
+    void *d = NULL, *da = NULL, *h = NULL;
+    DLManagedTensorVersioned *dl = NULL;
+    int64_t shape[2] = {8, 8};
+    float v[64];
+#define STEP(call)                                                                        \
+    do {                                                                                  \
+        hwrt_status st_ = (call);                                                         \
+        if (st_ != HWRT_SUCCESS) {                                                        \
+            if (st_ == HWRT_ERROR_HOST_OUT_OF_MEMORY) host_oom_seen = 1;                  \
+            if (!hwrt_last_error()[0]) {                                                  \
+                fprintf(stderr, "%s -> %s with no sentence\n", #call, hwrt_status_name(st_)); \
+                rc = 2;                                                                   \
+            } else {                                                                      \
+                rc = 1;                                                                   \
+            }                                                                             \
+            goto out;                                                                     \
+        }                                                                                 \
+    } while (0)
+#define CHECK_DATA(cond)                                                                  \
+    do {                                                                                  \
+        if (!(cond)) {                                                                    \
+            fprintf(stderr, "wrong data: %s\n", #cond);                                   \
+            rc = 2;                                                                       \
+            goto out;                                                                     \
+        }                                                                                 \
+    } while (0)
+    STEP(hwrt_set_device("sim", 0));
+    STEP(hwrt_stream_create(&s, 0));
+    STEP(hwrt_event_create(&e0, 0));
+    STEP(hwrt_event_create(&e1, 0));
+    STEP(hwrt_tensor_empty(&a, HWRT_FLOAT32, 2, shape));
+    STEP(hwrt_tensor_empty(&b, HWRT_FLOAT32, 2, shape));
+    STEP(hwrt_tensor_empty(&c, HWRT_FLOAT32, 2, shape));
+    STEP(hwrt_event_record(e0, s));
+    STEP(hwrt_op_fill(a, 2.0, s));
+    STEP(hwrt_op_fill(b, 3.0, s));
+    STEP(hwrt_op_matmul(c, a, b, s));          /* 8 * 2 * 3 = 48 */
+    STEP(hwrt_event_record(e1, s));
+    STEP(hwrt_event_synchronize(e1));
+    STEP(hwrt_tensor_copy_to_host(c, v, sizeof v));
+    CHECK_DATA(v[0] == 48.0f && v[63] == 48.0f);
+
+    /* the pool: synchronous and stream-ordered, pinned host memory, a copy through it */
+    STEP(hwrt_malloc(&d, 4096));
+    STEP(hwrt_malloc_async(&da, 1 << 20, s));
+    STEP(hwrt_set_alloc_tag(da, "oom-sweep"));
+    STEP(hwrt_host_alloc(&h, 4096, 0));
+    memset(h, 0x5a, 4096);
+    STEP(hwrt_memcpy_async(da, h, 4096, HWRT_MEMCPY_HOST_TO_DEVICE, s));
+    STEP(hwrt_memset_async(d, 0, 4096, s));
+    STEP(hwrt_memcpy_async(d, da, 4096, HWRT_MEMCPY_DEVICE_TO_DEVICE, s));
+    STEP(hwrt_stream_synchronize(s));
+    memset(h, 0, 4096);
+    STEP(hwrt_memcpy(h, d, 4096, HWRT_MEMCPY_DEVICE_TO_HOST));
+    CHECK_DATA(((unsigned char *)h)[0] == 0x5a && ((unsigned char *)h)[4095] == 0x5a);
+    STEP(hwrt_free_async(da, s));
+    da = NULL;
+
+    /* a captured graph, launched twice */
+    STEP(hwrt_stream_begin_capture(s));
+    hwrt_status cst = hwrt_op_scale(c, a, 5.0, s);
+    hwrt_graph cg = NULL;
+    hwrt_status est = hwrt_stream_end_capture(s, &cg);   /* ends the capture either way */
+    g = cg;
+    STEP(cst);
+    STEP(est);
+    STEP(hwrt_graph_launch(g, s));
+    STEP(hwrt_graph_launch(g, s));
+    STEP(hwrt_stream_synchronize(s));
+    STEP(hwrt_tensor_copy_to_host(c, v, sizeof v));
+    CHECK_DATA(v[0] == 10.0f && v[63] == 10.0f);
+
+    /* DLPack export, memory reports, profiler, device-wide view */
+    STEP(hwrt_tensor_to_dlpack(b, &dl));
+    CHECK_DATA(dl && dl->dl_tensor.ndim == 2 && dl->dl_tensor.shape[1] == 8);
+    dl->deleter(dl);
+    dl = NULL;
+    char summary[4096];
+    STEP(hwrt_memory_summary(0, summary, sizeof summary));
+    CHECK_DATA(strlen(summary) > 0);
+    STEP(hwrt_memory_snapshot(0, snap_path));
+    hwrt_mem_stats ms;
+    STEP(hwrt_memory_stats(0, &ms));
+    CHECK_DATA(ms.allocated_bytes.current >= 4096 && ms.allocation.current >= 4);
+    hwrt_smi_snapshot snap;
+    STEP(hwrt_smi_query("sim", 0, &snap));
+    CHECK_DATA(snap.ndevices >= 1);
+    STEP(hwrt_empty_cache(0));
+out:
+    if (dl) dl->deleter(dl);
+    if (g) hwrt_graph_destroy(g);
+    if (h) hwrt_host_free(h);
+    if (da) hwrt_free(da);
+    if (d) hwrt_free(d);
+    if (a) hwrt_tensor_release(a);
+    if (b) hwrt_tensor_release(b);
+    if (c) hwrt_tensor_release(c);
+    if (e0) hwrt_event_destroy(e0);
+    if (e1) hwrt_event_destroy(e1);
+    if (s) {
+        hwrt_stream_synchronize(s);
+        hwrt_stream_destroy(s);
+    }
+    hwrt_shutdown();
+    return rc;
+#undef STEP
+#undef CHECK_DATA
+}
+
+static int child(void)
+{
+    alarm(120);                              /* a hang fails the child */
+    long (*calls)(void) = (long (*)(void))dlsym(RTLD_DEFAULT, "fail_malloc_calls");
+    if (!calls) {
+        fprintf(stderr, "fail_malloc.so is not preloaded\n");
+        return 1;
+    }
+    long k = atol(getenv("HWRT_FAIL_MALLOC_NTH"));
+    int first = workload();
+    long c1 = calls();
+    int second = workload();
+    fprintf(stderr, "child: first-run calls %ld\n", c1);
+    /* the allocation counted k may come in the second run (threads make the count vary a
+     * little): then that run is the one allowed a clean failure */
+    int ok2 = k <= c1 ? second == 0 : second != 2;
+    if (!ok2) fprintf(stderr, "the workload after the failure: %d (want 0)\n", second);
+    return first == 2 || !ok2 ? 1 : (host_oom_seen ? 3 : 0);
+}
+
+/* Runs child k; returns its exit code (-signal if killed), and the count of calls the
+ * preload saw when asked (k = 0). */
+static int run_child(const char *self, long k, long *count)
+{
+    char nth[64], pre[512], out[64];
+    snprintf(nth, sizeof nth, "HWRT_FAIL_MALLOC_NTH=%ld", k);
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", FAIL_MALLOC_LIB);
+    snprintf(out, sizeof out, "/tmp/hwrt-oom-sweep-%d.err", (int)getpid());
+    char *env[256];
+    int n = 0;
+    for (char **p = environ; *p && n < 250; p++)
+        if (strncmp(*p, "HWRT_FAIL_MALLOC_NTH=", 21) && strncmp(*p, "LD_PRELOAD=", 11)) env[n++] = *p;
+    env[n++] = nth;
+    env[n++] = pre;
+    env[n++] = "HWRT_OOM_SWEEP_CHILD=1";
+    env[n] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 2, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    char *argv[] = {(char *)self, NULL};
+    if (posix_spawn(&pid, self, &fa, NULL, argv, env)) return -1000;
+    posix_spawn_file_actions_destroy(&fa);
+    int ws = 0;
+    waitpid(pid, &ws, 0);
+    int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : -WTERMSIG(ws);
+    FILE *f = fopen(out, "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        long c;
+        if (count && sscanf(line, "child: first-run calls %ld", &c) == 1) *count = c;
+        if (code == 1 || code < 0) fprintf(stderr, "  child %ld: %s", k, line);
+    }
+    if (f) fclose(f);
+    unlink(out);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    snprintf(snap_path, sizeof snap_path, "/tmp/hwrt-oom-sweep-%d.json", (int)getpid());
+    if (getenv("HWRT_OOM_SWEEP_CHILD")) {
+        int rc = child();
+        unlink(snap_path);
+        return rc;
+    }
+    TEST_CASE("the workload without a failure");
+    long total = -1;
+    EXPECT(run_child(argv[0], 0, &total) == 0);
+    printf("libhwrt made %ld host allocations in the workload\n", total);
+    EXPECT(total > 50);
+
+    TEST_CASE("each allocation fails once");
+    long limit = total > 0 ? total : 0;
+    int oom_children = 0, bad = 0;
+    for (long k = 1; k <= limit; k++) {
+        int code = run_child(argv[0], k, NULL);
+        if (code == 3) oom_children++;
+        else if (code != 0) {
+            fprintf(stderr, "FAIL: with allocation %ld failing the child exited %d\n", k, code);
+            bad++;
+        }
+    }
+    printf("%ld children: %d saw HWRT_ERROR_HOST_OUT_OF_MEMORY, %d failed\n", limit,
+           oom_children, bad);
+    EXPECT(bad == 0);
+    EXPECT(oom_children > 0);
+    return test_report();
+}
