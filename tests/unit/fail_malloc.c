@@ -3,9 +3,11 @@
  * realloc, posix_memalign or aligned_alloc called from libhwrt.so itself (not from libc,
  * the test or other libraries), once; the call numbers are counted on every thread. When
  * it fails one it writes "fail_malloc: failed call N" to stderr; fail_malloc_calls()
- * says how many it counted so far, so a sweep knows where to stop. */
+ * says how many it counted so far, so a sweep knows where to stop.
+ * HWRT_FAIL_MALLOC_BACKTRACE=1 also prints the failed call's stack. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <execinfo.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -54,6 +56,10 @@ static int should_fail(void *ra)
     char msg[64];
     int len = snprintf(msg, sizeof msg, "fail_malloc: failed call %ld\n", n);
     if (write(2, msg, (size_t)len) < 0) {}
+    if (getenv("HWRT_FAIL_MALLOC_BACKTRACE")) {     /* where, for a failing child */
+        void *frames[16];
+        backtrace_symbols_fd(frames, backtrace(frames, 16), 2);
+    }
     return 1;
 }
 

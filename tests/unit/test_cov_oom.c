@@ -1,7 +1,8 @@
 /* Host out of memory at every allocation libhwrt makes in a workload (issue 25 item 3):
  * streams, events, tensors and kernels, the pool (sync and stream-ordered), pinned host
  * memory, a captured graph and its launch, DLPack export, the memory summary and
- * snapshot, the profiler, the device-wide view (hwrt_smi_query).
+ * snapshot, the device-wide view (hwrt_smi_query), the profiler, allocation sites, and
+ * offload to a host and a disk tier (eviction, prefetch, fetch back).
  *
  * The test runs itself once per allocation: child k has the k-th malloc/calloc/realloc
  * that libhwrt.so makes fail (fail_malloc.c, LD_PRELOAD, HWRT_FAIL_MALLOC_NTH=k). In the
@@ -28,7 +29,8 @@ extern char **environ;
 #endif
 
 static int host_oom_seen;
-static char snap_path[256];
+static char snap_path[256], prof_dir[256];
+enum { OFF_BYTES = 256 * 1024 };              /* each offloaded tensor */
 
 /* 0: every call succeeded with the right data; 1: a call failed cleanly (status and a
  * sentence); 2: something is wrong (printed). */
@@ -37,10 +39,12 @@ static int workload(void)
     int rc = 0;
     hwrt_stream s = NULL;
     hwrt_event e0 = NULL, e1 = NULL;
-    hwrt_tensor a = NULL, b = NULL, c = NULL;
+    hwrt_tensor a = NULL, b = NULL, c = NULL, r = NULL;
     hwrt_graph g = NULL;
     void *d = NULL, *da = NULL, *h = NULL;
     DLManagedTensorVersioned *dl = NULL;
+    hwrt_tensor off[4] = {NULL, NULL, NULL, NULL};
+    int offload_on = 0;
     int64_t shape[2] = {8, 8};
     float v[64];
 #define STEP(call)                                                                        \
@@ -52,6 +56,8 @@ static int workload(void)
                 fprintf(stderr, "%s -> %s with no sentence\n", #call, hwrt_status_name(st_)); \
                 rc = 2;                                                                   \
             } else {                                                                      \
+                fprintf(stderr, "%s -> %s: %s\n", #call, hwrt_status_name(st_),          \
+                        hwrt_last_error());                                               \
                 rc = 1;                                                                   \
             }                                                                             \
             goto out;                                                                     \
@@ -127,7 +133,71 @@ static int workload(void)
     STEP(hwrt_smi_query("sim", 0, &snap));
     CHECK_DATA(snap.ndevices >= 1);
     STEP(hwrt_empty_cache(0));
+
+    /* the profiler over a few ops, and the allocation sites in a snapshot */
+    STEP(hwrt_set_config("record_alloc_sites", "true"));
+    STEP(hwrt_profiler_start(prof_dir));
+    int64_t rs[1] = {8};
+    hwrt_status pst = hwrt_tensor_empty(&r, HWRT_FLOAT32, 1, rs);
+    if (pst == HWRT_SUCCESS) pst = hwrt_op_relu(c, a, s);
+    if (pst == HWRT_SUCCESS) pst = hwrt_op_sum(r, a, 0, s);
+    if (pst == HWRT_SUCCESS) pst = hwrt_stream_synchronize(s);
+    hwrt_status sst = hwrt_profiler_stop();      /* stops either way */
+    STEP(pst);
+    STEP(sst);
+    STEP(hwrt_tensor_copy_to_host(r, v, 8 * sizeof(float)));
+    CHECK_DATA(v[0] == 16.0f && v[7] == 16.0f);
+    hwrt_profiler_stats ps;
+    STEP(hwrt_profiler_get_stats(&ps));
+    CHECK_DATA(!ps.running && ps.events >= 2);
+    STEP(hwrt_memory_snapshot(0, snap_path));
+    STEP(hwrt_set_config("record_alloc_sites", "false"));
+
+    /* offload: a device budget of two tensors for four, a host and a disk tier; each
+     * tensor evicted and fetched back with its own values */
+    {
+        hwrt_offload_config oc = {.enabled = 1, .max_device_memory = 2 * OFF_BYTES + OFF_BYTES / 2,
+                                  .offload_cpu_size = OFF_BYTES + OFF_BYTES / 2,
+                                  .offload_disk_size = 8 * OFF_BYTES, .offload_path = "/tmp",
+                                  .enable_pinned_mem = 1, .prefetch_depth = 2};
+        STEP(hwrt_set_offload_config(&oc));
+        offload_on = 1;
+        int64_t os[1] = {OFF_BYTES / 4};
+        for (int i = 0; i < 4; i++) {
+            STEP(hwrt_tensor_empty(&off[i], HWRT_FLOAT32, 1, os));
+            STEP(hwrt_tensor_set_offloadable(off[i], 1));
+            STEP(hwrt_op_fill(off[i], 10.0 + i, s));
+            STEP(hwrt_stream_synchronize(s));
+        }
+        STEP(hwrt_offload_evict(off[0]));
+        STEP(hwrt_offload_prefetch(off[0], s));
+        STEP(hwrt_offload_step());
+        for (int i = 3; i >= 0; i--) {
+            float x[2];
+            STEP(hwrt_op_scale(off[i], off[i], 1.0, s));      /* used on the device */
+            STEP(hwrt_stream_synchronize(s));
+            static float back[OFF_BYTES / 4];
+            STEP(hwrt_tensor_copy_to_host(off[i], back, sizeof back));
+            x[0] = back[0];
+            x[1] = back[OFF_BYTES / 4 - 1];
+            CHECK_DATA(x[0] == 10.0f + i && x[1] == 10.0f + i);
+        }
+        hwrt_offload_stats ost;
+        STEP(hwrt_offload_stats_get(&ost));
+        CHECK_DATA(ost.evictions_to_host + ost.evictions_to_disk + ost.clean_evictions > 0);
+    }
 out:
+    for (int i = 0; i < 4; i++)
+        if (off[i]) hwrt_tensor_release(off[i]);
+    if (offload_on) {
+        hwrt_offload_config oc = {.enabled = 0, .offload_path = "/tmp", .enable_pinned_mem = 1,
+                                  .prefetch_depth = 2};
+        if (hwrt_set_offload_config(&oc) != HWRT_SUCCESS) {
+            fprintf(stderr, "turning offload off: %s\n", hwrt_last_error());
+            rc = 2;
+        }
+    }
+    hwrt_set_config("record_alloc_sites", "false");
     if (dl) dl->deleter(dl);
     if (g) hwrt_graph_destroy(g);
     if (h) hwrt_host_free(h);
@@ -136,6 +206,7 @@ out:
     if (a) hwrt_tensor_release(a);
     if (b) hwrt_tensor_release(b);
     if (c) hwrt_tensor_release(c);
+    if (r) hwrt_tensor_release(r);
     if (e0) hwrt_event_destroy(e0);
     if (e1) hwrt_event_destroy(e1);
     if (s) {
@@ -150,7 +221,7 @@ out:
 
 static int child(void)
 {
-    alarm(120);                              /* a hang fails the child */
+    alarm(30);                               /* a hang fails the child */
     long (*calls)(void) = (long (*)(void))dlsym(RTLD_DEFAULT, "fail_malloc_calls");
     if (!calls) {
         fprintf(stderr, "fail_malloc.so is not preloaded\n");
@@ -210,9 +281,13 @@ static int run_child(const char *self, long k, long *count)
 int main(int argc, char **argv)
 {
     snprintf(snap_path, sizeof snap_path, "/tmp/hwrt-oom-sweep-%d.json", (int)getpid());
+    snprintf(prof_dir, sizeof prof_dir, "/tmp/hwrt-oom-sweep-%d.prof", (int)getpid());
     if (getenv("HWRT_OOM_SWEEP_CHILD")) {
         int rc = child();
         unlink(snap_path);
+        char rm[300];
+        snprintf(rm, sizeof rm, "rm -rf %s", prof_dir);
+        if (system(rm) != 0) rc = 1;
         return rc;
     }
     TEST_CASE("the workload without a failure");
