@@ -4,6 +4,7 @@
  * snapshot, the device-wide view (hwrt_smi_query), the profiler, allocation sites, and
  * offload to a host and a disk tier (eviction, prefetch, fetch back).
  *
+ * On the backend argv[1] names (default sim; CTest runs it on opencl too).
  * The test runs itself once per allocation: child k has the k-th malloc/calloc/realloc
  * that libhwrt.so makes fail (fail_malloc.c, LD_PRELOAD, HWRT_FAIL_MALLOC_NTH=k). In the
  * child, every call either succeeds with the right data or fails with a status and a
@@ -28,6 +29,7 @@ extern char **environ;
 #error "FAIL_MALLOC_LIB (the path of fail_malloc.so) must be defined"
 #endif
 
+static const char *backend = "sim";     /* argv[1]: the backend the workload runs on */
 static int host_oom_seen;
 static char snap_path[256], prof_dir[256];
 enum { OFF_BYTES = 256 * 1024 };              /* each offloaded tensor */
@@ -71,7 +73,7 @@ static int workload(void)
             goto out;                                                                     \
         }                                                                                 \
     } while (0)
-    STEP(hwrt_set_device("sim", 0));
+    STEP(hwrt_set_device(backend, 0));
     STEP(hwrt_stream_create(&s, 0));
     STEP(hwrt_event_create(&e0, 0));
     STEP(hwrt_event_create(&e1, 0));
@@ -129,9 +131,11 @@ static int workload(void)
     hwrt_mem_stats ms;
     STEP(hwrt_memory_stats(0, &ms));
     CHECK_DATA(ms.allocated_bytes.current >= 4096 && ms.allocation.current >= 4);
-    hwrt_smi_snapshot snap;
-    STEP(hwrt_smi_query("sim", 0, &snap));
-    CHECK_DATA(snap.ndevices >= 1);
+    if (!strcmp(backend, "sim")) {             /* the device-wide view of the sim */
+        hwrt_smi_snapshot snap;
+        STEP(hwrt_smi_query("sim", 0, &snap));
+        CHECK_DATA(snap.ndevices >= 1);
+    }
     STEP(hwrt_empty_cache(0));
 
     /* the profiler over a few ops, and the allocation sites in a snapshot */
@@ -253,14 +257,16 @@ static int run_child(const char *self, long k, long *count)
         if (strncmp(*p, "HWRT_FAIL_MALLOC_NTH=", 21) && strncmp(*p, "LD_PRELOAD=", 11)) env[n++] = *p;
     env[n++] = nth;
     env[n++] = pre;
-    env[n++] = "HWRT_OOM_SWEEP_CHILD=1";
+    char who[64];
+    snprintf(who, sizeof who, "HWRT_OOM_SWEEP_CHILD=%s", backend);
+    env[n++] = who;
     env[n] = NULL;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 2, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     pid_t pid;
-    char *argv[] = {(char *)self, NULL};
+    char *argv[] = {(char *)self, (char *)backend, NULL};
     if (posix_spawn(&pid, self, &fa, NULL, argv, env)) return -1000;
     posix_spawn_file_actions_destroy(&fa);
     int ws = 0;
@@ -282,6 +288,7 @@ int main(int argc, char **argv)
 {
     snprintf(snap_path, sizeof snap_path, "/tmp/hwrt-oom-sweep-%d.json", (int)getpid());
     snprintf(prof_dir, sizeof prof_dir, "/tmp/hwrt-oom-sweep-%d.prof", (int)getpid());
+    if (argc > 1) backend = argv[1];
     if (getenv("HWRT_OOM_SWEEP_CHILD")) {
         int rc = child();
         unlink(snap_path);
