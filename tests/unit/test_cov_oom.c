@@ -34,6 +34,9 @@ static int host_oom_seen;
 static char snap_path[256], prof_dir[256];
 enum { OFF_BYTES = 256 * 1024 };              /* each offloaded tensor */
 
+static int host_ran;
+static void host_fn(void *arg) { *(int *)arg += 1; }
+
 /* 0: every call succeeded with the right data; 1: a call failed cleanly (status and a
  * sentence); 2: something is wrong (printed). */
 static int workload(void)
@@ -46,7 +49,8 @@ static int workload(void)
     void *d = NULL, *da = NULL, *h = NULL;
     DLManagedTensorVersioned *dl = NULL;
     hwrt_tensor off[4] = {NULL, NULL, NULL, NULL};
-    int offload_on = 0;
+    int offload_on = 0, sync_on = 0;
+    hwrt_group grp = NULL;
     int64_t shape[2] = {8, 8};
     float v[64];
 #define STEP(call)                                                                        \
@@ -138,6 +142,33 @@ static int workload(void)
     }
     STEP(hwrt_empty_cache(0));
 
+    /* timing events, a host function, a collective on the single-process world and on a
+     * group of it, with the sync checker on */
+    STEP(hwrt_set_config("check_sync", "true"));
+    sync_on = 1;
+    float elapsed = -1;
+    STEP(hwrt_event_record(e0, s));
+    STEP(hwrt_launch_host_func(s, host_fn, &host_ran));
+    STEP(hwrt_op_add(c, a, b, s));
+    STEP(hwrt_event_record(e1, s));
+    STEP(hwrt_event_synchronize(e1));
+    STEP(hwrt_event_elapsed_ms(&elapsed, e0, e1));
+    CHECK_DATA(elapsed >= 0 && host_ran == 1);
+    host_ran = 0;
+    STEP(hwrt_allreduce(c, HWRT_REDUCE_SUM, s));
+    STEP(hwrt_broadcast(c, 0, s));
+    int world[1] = {0};
+    STEP(hwrt_group_create(world, 1, &grp));
+    STEP(hwrt_group_allreduce(grp, c, HWRT_REDUCE_MAX, s));
+    STEP(hwrt_allgather(b, c, s));
+    STEP(hwrt_stream_synchronize(s));
+    STEP(hwrt_tensor_copy_to_host(b, v, sizeof v));
+    CHECK_DATA(v[0] == 5.0f && v[63] == 5.0f);
+    STEP(hwrt_group_destroy(grp));
+    grp = NULL;
+    STEP(hwrt_set_config("check_sync", "false"));
+    sync_on = 0;
+
     /* the profiler over a few ops, and the allocation sites in a snapshot */
     STEP(hwrt_set_config("record_alloc_sites", "true"));
     STEP(hwrt_profiler_start(prof_dir));
@@ -191,6 +222,8 @@ static int workload(void)
         CHECK_DATA(ost.evictions_to_host + ost.evictions_to_disk + ost.clean_evictions > 0);
     }
 out:
+    if (grp) hwrt_group_destroy(grp);
+    if (sync_on) hwrt_set_config("check_sync", "false");
     for (int i = 0; i < 4; i++)
         if (off[i]) hwrt_tensor_release(off[i]);
     if (offload_on) {
