@@ -4,7 +4,10 @@
  * snapshot, the device-wide view (hwrt_smi_query), the profiler, allocation sites, and
  * offload to a host and a disk tier (eviction, prefetch, fetch back).
  *
- * On the backend argv[1] names (default sim; CTest runs it on opencl too).
+ * On the backend argv[1] names (default sim; CTest runs it on opencl too). With argv[2]
+ * "cl" (opencl only), the k-th OpenCL call the backend makes fails instead (fail_cl.c, a
+ * forwarding ICD loader named by HWRT_OPENCL_LIBRARY, FAIL_CL_NTH=k), as a driver under
+ * pressure does: the same rules hold.
  * The test runs itself once per allocation: child k has the k-th malloc/calloc/realloc
  * that libhwrt.so makes fail (fail_malloc.c, LD_PRELOAD, HWRT_FAIL_MALLOC_NTH=k). In the
  * child, every call either succeeds with the right data or fails with a status and a
@@ -25,12 +28,13 @@
 
 extern char **environ;
 
-#ifndef FAIL_MALLOC_LIB
-#error "FAIL_MALLOC_LIB (the path of fail_malloc.so) must be defined"
+#if !defined(FAIL_MALLOC_LIB) || !defined(FAIL_CL_LIB)
+#error "FAIL_MALLOC_LIB and FAIL_CL_LIB (the injectors' paths) must be defined"
 #endif
 
 static const char *backend = "sim";     /* argv[1]: the backend the workload runs on */
-static int host_oom_seen;
+static int cl_mode;                     /* argv[2] "cl": OpenCL calls fail, not allocations */
+static int host_oom_seen;               /* a call failed as injected (cl mode: any failure) */
 static char snap_path[256], prof_dir[256];
 enum { OFF_BYTES = 256 * 1024 };              /* each offloaded tensor */
 
@@ -57,7 +61,7 @@ static int workload(void)
     do {                                                                                  \
         hwrt_status st_ = (call);                                                         \
         if (st_ != HWRT_SUCCESS) {                                                        \
-            if (st_ == HWRT_ERROR_HOST_OUT_OF_MEMORY) host_oom_seen = 1;                  \
+            if (st_ == HWRT_ERROR_HOST_OUT_OF_MEMORY || cl_mode) host_oom_seen = 1;       \
             if (!hwrt_last_error()[0]) {                                                  \
                 fprintf(stderr, "%s -> %s with no sentence\n", #call, hwrt_status_name(st_)); \
                 rc = 2;                                                                   \
@@ -77,6 +81,7 @@ static int workload(void)
             goto out;                                                                     \
         }                                                                                 \
     } while (0)
+    host_ran = 0;
     STEP(hwrt_set_device(backend, 0));
     STEP(hwrt_stream_create(&s, 0));
     STEP(hwrt_event_create(&e0, 0));
@@ -282,20 +287,30 @@ out:
 #undef CHECK_DATA
 }
 
+/* The injector's count of calls so far: fail_malloc.so (preloaded) or fail_cl.so (loaded
+ * by the OpenCL backend as its ICD loader). */
+static long injected_calls(void)
+{
+    void *h = cl_mode ? dlopen(FAIL_CL_LIB, RTLD_NOW | RTLD_NOLOAD) : RTLD_DEFAULT;
+    long (*calls)(void) = h ? (long (*)(void))dlsym(h, cl_mode ? "fail_cl_calls"
+                                                               : "fail_malloc_calls") : NULL;
+    if (!calls) {
+        fprintf(stderr, "the injector %s is not loaded\n", cl_mode ? FAIL_CL_LIB : FAIL_MALLOC_LIB);
+        return -1;
+    }
+    return calls();
+}
+
 static int child(void)
 {
     alarm(30);                               /* a hang fails the child */
-    long (*calls)(void) = (long (*)(void))dlsym(RTLD_DEFAULT, "fail_malloc_calls");
-    if (!calls) {
-        fprintf(stderr, "fail_malloc.so is not preloaded\n");
-        return 1;
-    }
-    long k = atol(getenv("HWRT_FAIL_MALLOC_NTH"));
+    long k = atol(getenv(cl_mode ? "FAIL_CL_NTH" : "HWRT_FAIL_MALLOC_NTH"));
     int first = workload();
-    long c1 = calls();
+    long c1 = injected_calls();
+    if (c1 < 0) return 1;
     int second = workload();
     fprintf(stderr, "child: first-run calls %ld\n", c1);
-    /* the allocation counted k may come in the second run (threads make the count vary a
+    /* the call counted k may come in the second run (threads make the count vary a
      * little): then that run is the one allowed a clean failure */
     int ok2 = k <= c1 ? second == 0 : second != 2;
     if (!ok2) fprintf(stderr, "the workload after the failure: %d (want 0)\n", second);
@@ -303,17 +318,24 @@ static int child(void)
 }
 
 /* Runs child k; returns its exit code (-signal if killed), and the count of calls the
- * preload saw when asked (k = 0). */
+ * injector saw when asked (k = 0). */
 static int run_child(const char *self, long k, long *count)
 {
     char nth[64], pre[512], out[64];
-    snprintf(nth, sizeof nth, "HWRT_FAIL_MALLOC_NTH=%ld", k);
-    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", FAIL_MALLOC_LIB);
+    if (cl_mode) {
+        snprintf(nth, sizeof nth, "FAIL_CL_NTH=%ld", k);
+        snprintf(pre, sizeof pre, "HWRT_OPENCL_LIBRARY=%s", FAIL_CL_LIB);
+    } else {
+        snprintf(nth, sizeof nth, "HWRT_FAIL_MALLOC_NTH=%ld", k);
+        snprintf(pre, sizeof pre, "LD_PRELOAD=%s", FAIL_MALLOC_LIB);
+    }
     snprintf(out, sizeof out, "/tmp/hwrt-oom-sweep-%d.err", (int)getpid());
     char *env[256];
     int n = 0;
     for (char **p = environ; *p && n < 250; p++)
-        if (strncmp(*p, "HWRT_FAIL_MALLOC_NTH=", 21) && strncmp(*p, "LD_PRELOAD=", 11)) env[n++] = *p;
+        if (strncmp(*p, "HWRT_FAIL_MALLOC_NTH=", 21) && strncmp(*p, "LD_PRELOAD=", 11) &&
+            strncmp(*p, "FAIL_CL_NTH=", 12) && strncmp(*p, "HWRT_OPENCL_LIBRARY=", 20))
+            env[n++] = *p;
     env[n++] = nth;
     env[n++] = pre;
     char who[64];
@@ -325,7 +347,7 @@ static int run_child(const char *self, long k, long *count)
     posix_spawn_file_actions_addopen(&fa, 2, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     pid_t pid;
-    char *argv[] = {(char *)self, (char *)backend, NULL};
+    char *argv[] = {(char *)self, (char *)backend, cl_mode ? "cl" : NULL, NULL};
     if (posix_spawn(&pid, self, &fa, NULL, argv, env)) return -1000;
     posix_spawn_file_actions_destroy(&fa);
     int ws = 0;
@@ -348,6 +370,7 @@ int main(int argc, char **argv)
     snprintf(snap_path, sizeof snap_path, "/tmp/hwrt-oom-sweep-%d.json", (int)getpid());
     snprintf(prof_dir, sizeof prof_dir, "/tmp/hwrt-oom-sweep-%d.prof", (int)getpid());
     if (argc > 1) backend = argv[1];
+    cl_mode = argc > 2 && !strcmp(argv[2], "cl");
     if (getenv("HWRT_OOM_SWEEP_CHILD")) {
         int rc = child();
         unlink(snap_path);
@@ -359,13 +382,19 @@ int main(int argc, char **argv)
     TEST_CASE("the workload without a failure");
     long total = -1;
     EXPECT(run_child(argv[0], 0, &total) == 0);
-    printf("libhwrt made %ld host allocations in the workload\n", total);
+    printf("libhwrt made %ld %s in the workload\n", total,
+           cl_mode ? "OpenCL calls (counted)" : "host allocations");
     EXPECT(total > 50);
 
-    TEST_CASE("each allocation fails once");
-    long limit = total > 0 ? total : 0;
+    TEST_CASE(cl_mode ? "OpenCL calls fail once" : "each allocation fails once");
+    long limit = total > 0 ? total : 0, children = 0;
+    /* every allocation; OpenCL calls (over a thousand: the graph's launches repeat the
+     * same call sites) every one of the first 40 (device and stream setup), then a
+     * sample of about 150 evenly spread */
+    long step = cl_mode && limit > 190 ? (limit - 40) / 150 : 1;
     int oom_children = 0, bad = 0;
-    for (long k = 1; k <= limit; k++) {
+    for (long k = 1; k <= limit; k += k <= 40 ? 1 : step) {
+        children++;
         int code = run_child(argv[0], k, NULL);
         if (code == 3) oom_children++;
         else if (code != 0) {
@@ -373,8 +402,8 @@ int main(int argc, char **argv)
             bad++;
         }
     }
-    printf("%ld children: %d saw HWRT_ERROR_HOST_OUT_OF_MEMORY, %d failed\n", limit,
-           oom_children, bad);
+    printf("%ld children: %d saw %s, %d failed\n", children, oom_children,
+           cl_mode ? "a call fail cleanly" : "HWRT_ERROR_HOST_OUT_OF_MEMORY", bad);
     EXPECT(bad == 0);
     EXPECT(oom_children > 0);
     return test_report();
