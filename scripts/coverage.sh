@@ -15,7 +15,9 @@
 # when taken at least once. Nothing in src/ is excluded by pragma. The totals are printed
 # twice: over all of src/ (src/plugins/mpi included), and over the code that can run on this
 # machine: without src/backends/cuda and src/backends/ascend, whose device paths need an NVIDIA
-# or Ascend driver (the CUDA tests here run against no driver, and only the "no driver" paths).
+# or Ascend driver (the CUDA tests here run against no driver, and only the "no driver" paths);
+# and a third time without the NCCL engine as well (src/distributed/nccl_engine.c,
+# nccl_api.c: collectives on CUDA device memory through libnccl.so.2, absent here).
 # Left out of the run: install_prefix and install_pip, which install a separate copy of the
 # library (pip builds its own, uninstrumented) and check that no build path is in what is
 # installed, which an instrumented binary (it names its .gcda files) cannot pass by design.
@@ -63,5 +65,7 @@ print()
 total("src/ (all)", files)
 runnable = [f for f in files if not f["filename"].startswith(("src/backends/cuda/", "src/backends/ascend/"))]
 total("src/ without backends/cuda, ascend", runnable)
+nccl = ("src/distributed/nccl_engine.c", "src/distributed/nccl_api.c")
+total("... and without the NCCL engine", [f for f in runnable if f["filename"] not in nccl])
 EOF
 exit $rc

@@ -291,9 +291,13 @@ out:
  * by the OpenCL backend as its ICD loader). */
 static long injected_calls(void)
 {
-    void *h = cl_mode ? dlopen(FAIL_CL_LIB, RTLD_NOW | RTLD_NOLOAD) : RTLD_DEFAULT;
-    long (*calls)(void) = h ? (long (*)(void))dlsym(h, cl_mode ? "fail_cl_calls"
-                                                               : "fail_malloc_calls") : NULL;
+    long (*calls)(void) = NULL;
+    if (!cl_mode) {
+        calls = (long (*)(void))dlsym(RTLD_DEFAULT, "fail_malloc_calls");
+    } else {
+        void *h = dlopen(FAIL_CL_LIB, RTLD_NOW | RTLD_NOLOAD);
+        if (h) calls = (long (*)(void))dlsym(h, "fail_cl_calls");
+    }
     if (!calls) {
         fprintf(stderr, "the injector %s is not loaded\n", cl_mode ? FAIL_CL_LIB : FAIL_MALLOC_LIB);
         return -1;
