@@ -23,9 +23,10 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 # (a Python interpreter or mpirun loading an instrumented libhwrt) are left out there;
 # they run in test-main; so do the install tests, whose outside programs are not built
 # with the sanitizer runtime, and the 2 GiB disk-tier test (label large: its memory
-# doubles under ASan's shadow), and the tests that preload their own malloc (label preload:
-# the sanitizer runtimes own malloc). Stress tests scale down (HWRT_STRESS_SCALE) under sanitizers.
-SAN_EXCLUDE       ?= python|mpi|bench|gpu|install|large|preload
+# doubles under ASan's shadow), and the fault sweeps (label sweep: hundreds of children,
+# one preloading its own malloc, which the sanitizer runtimes own). Stress tests scale
+# down (HWRT_STRESS_SCALE) under sanitizers.
+SAN_EXCLUDE       ?= python|mpi|bench|gpu|install|large|sweep
 SAN_STRESS_SCALE  ?= 0.3
 FUZZ_TEST_SECONDS ?= 60
 FUZZ_SECONDS      ?= 600
