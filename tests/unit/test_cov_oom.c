@@ -321,11 +321,13 @@ static int child(void)
     return first == 2 || !ok2 ? 1 : (host_oom_seen ? 3 : 0);
 }
 
-/* Runs child k; returns its exit code (-signal if killed), and the count of calls the
- * injector saw when asked (k = 0). */
-static int run_child(const char *self, long k, long *count)
+/* Child k runs with its own sim registry (several run at once, and the machine's default
+ * registry is other programs' too) and its own stderr file. */
+typedef struct { pid_t pid; long k; char err[96], reg[96]; } kid;
+
+static int spawn_child(const char *self, long k, kid *c)
 {
-    char nth[64], pre[512], out[64];
+    char nth[64], pre[512], who[64], regenv[128];
     if (cl_mode) {
         snprintf(nth, sizeof nth, "FAIL_CL_NTH=%ld", k);
         snprintf(pre, sizeof pre, "HWRT_OPENCL_LIBRARY=%s", FAIL_CL_LIB);
@@ -333,39 +335,50 @@ static int run_child(const char *self, long k, long *count)
         snprintf(nth, sizeof nth, "HWRT_FAIL_MALLOC_NTH=%ld", k);
         snprintf(pre, sizeof pre, "LD_PRELOAD=%s", FAIL_MALLOC_LIB);
     }
-    snprintf(out, sizeof out, "/tmp/hwrt-oom-sweep-%d.err", (int)getpid());
+    c->k = k;
+    snprintf(c->err, sizeof c->err, "/tmp/hwrt-oom-sweep-%d-%ld.err", (int)getpid(), k);
+    snprintf(c->reg, sizeof c->reg, "hwrt-oom-sweep-%d-%ld", (int)getpid(), k);
+    snprintf(regenv, sizeof regenv, "HWRT_SIM_REGISTRY=%s", c->reg);
+    snprintf(who, sizeof who, "HWRT_OOM_SWEEP_CHILD=%s", backend);
     char *env[256];
     int n = 0;
     for (char **p = environ; *p && n < 250; p++)
         if (strncmp(*p, "HWRT_FAIL_MALLOC_NTH=", 21) && strncmp(*p, "LD_PRELOAD=", 11) &&
-            strncmp(*p, "FAIL_CL_NTH=", 12) && strncmp(*p, "HWRT_OPENCL_LIBRARY=", 20))
+            strncmp(*p, "FAIL_CL_NTH=", 12) && strncmp(*p, "HWRT_OPENCL_LIBRARY=", 20) &&
+            strncmp(*p, "HWRT_SIM_REGISTRY=", 18))
             env[n++] = *p;
     env[n++] = nth;
     env[n++] = pre;
-    char who[64];
-    snprintf(who, sizeof who, "HWRT_OOM_SWEEP_CHILD=%s", backend);
     env[n++] = who;
+    env[n++] = regenv;
     env[n] = NULL;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 2, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, c->err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    pid_t pid;
     char *argv[] = {(char *)self, (char *)backend, cl_mode ? "cl" : NULL, NULL};
-    if (posix_spawn(&pid, self, &fa, NULL, argv, env)) return -1000;
+    int e = posix_spawn(&c->pid, self, &fa, NULL, argv, env);
     posix_spawn_file_actions_destroy(&fa);
-    int ws = 0;
-    waitpid(pid, &ws, 0);
+    return e ? -1 : 0;
+}
+
+/* Child c ended with wait status ws: its exit code (-signal if killed), and the count of
+ * calls the injector saw when asked (k = 0). Its files go. */
+static int finish_child(kid *c, int ws, long *count)
+{
     int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : -WTERMSIG(ws);
-    FILE *f = fopen(out, "r");
+    FILE *f = fopen(c->err, "r");
     char line[512];
     while (f && fgets(line, sizeof line, f)) {
-        long c;
-        if (count && sscanf(line, "child: first-run calls %ld", &c) == 1) *count = c;
-        if (code == 1 || code < 0) fprintf(stderr, "  child %ld: %s", k, line);
+        long n;
+        if (count && sscanf(line, "child: first-run calls %ld", &n) == 1) *count = n;
+        if (code == 1 || code < 0) fprintf(stderr, "  child %ld: %s", c->k, line);
     }
     if (f) fclose(f);
-    unlink(out);
+    unlink(c->err);
+    char shm[160];
+    snprintf(shm, sizeof shm, "/dev/shm/%s-v3", c->reg);      /* REG_VERSION 3 */
+    unlink(shm);
     return code;
 }
 
@@ -385,7 +398,11 @@ int main(int argc, char **argv)
     }
     TEST_CASE("the workload without a failure");
     long total = -1;
-    EXPECT(run_child(argv[0], 0, &total) == 0);
+    kid first;
+    int ws = 0;
+    EXPECT(spawn_child(argv[0], 0, &first) == 0);
+    waitpid(first.pid, &ws, 0);
+    EXPECT(finish_child(&first, ws, &total) == 0);
     printf("libhwrt made %ld %s in the workload\n", total,
            cl_mode ? "OpenCL calls (counted)" : "host allocations");
     EXPECT(total > 50);
@@ -396,15 +413,29 @@ int main(int argc, char **argv)
      * same call sites) every one of the first 40 (device and stream setup), then a
      * sample of about 150 evenly spread */
     long step = cl_mode && limit > 190 ? (limit - 40) / 150 : 1;
-    int oom_children = 0, bad = 0;
-    for (long k = 1; k <= limit; k += k <= 40 ? 1 : step) {
-        children++;
-        int code = run_child(argv[0], k, NULL);
+    int oom_children = 0, bad = 0, running = 0;
+    enum { AT_ONCE = 4 };                  /* children mostly wait (PoCL starting): 4 at once */
+    kid kids[AT_ONCE];
+    long k = 1;
+    while (k <= limit || running) {
+        if (k <= limit && running < AT_ONCE) {
+            if (spawn_child(argv[0], k, &kids[running]) == 0) running++;
+            else bad++;
+            children++;
+            k += k <= 40 ? 1 : step;
+            continue;
+        }
+        pid_t pid = waitpid(-1, &ws, 0);
+        int i = 0;
+        while (i < running && kids[i].pid != pid) i++;
+        if (i == running) continue;            /* not one of ours */
+        int code = finish_child(&kids[i], ws, NULL);
         if (code == 3) oom_children++;
         else if (code != 0) {
-            fprintf(stderr, "FAIL: with allocation %ld failing the child exited %d\n", k, code);
+            fprintf(stderr, "FAIL: with call %ld failing the child exited %d\n", kids[i].k, code);
             bad++;
         }
+        kids[i] = kids[--running];
     }
     printf("%ld children: %d saw %s, %d failed\n", children, oom_children,
            cl_mode ? "a call fail cleanly" : "HWRT_ERROR_HOST_OUT_OF_MEMORY", bad);
