@@ -8,6 +8,8 @@
 #                 FUZZ_TEST_SECONDS (build-fuzz, clang + libFuzzer); see docs/RELIABILITY.md
 #   make fuzz     run both API fuzzers longer: make fuzz FUZZ_SECONDS=3600
 #   make bench    build and run hwrt-bench (figures with same-run baselines)
+#   make coverage line and branch coverage of src/ by the plain suites (build-cov, gcovr;
+#                 scripts/coverage.sh, docs/RELIABILITY.md "Coverage")
 #   make install  install library, headers, tools (PREFIX=/usr/local)
 NPROC  ?= $(shell nproc 2>/dev/null || echo 2)
 SHELL  := /bin/bash
@@ -15,14 +17,16 @@ PREFIX ?= /usr/local
 BUILD  ?= build
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: all deps deps-bench deps-test build run test test-main test-asan test-tsan test-fuzz fuzz fuzz-build bench install clean
+.PHONY: all deps deps-bench deps-test build run test test-main test-asan test-tsan test-fuzz fuzz fuzz-build bench coverage install clean
 
 # Sanitizer passes. Labels other suites add that cannot run under a sanitizer runtime
 # (a Python interpreter or mpirun loading an instrumented libhwrt) are left out there;
 # they run in test-main; so do the install tests, whose outside programs are not built
 # with the sanitizer runtime, and the 2 GiB disk-tier test (label large: its memory
-# doubles under ASan's shadow). Stress tests scale down (HWRT_STRESS_SCALE) under sanitizers.
-SAN_EXCLUDE       ?= python|mpi|bench|gpu|install|large
+# doubles under ASan's shadow), and the fault sweeps (label sweep: hundreds of children,
+# one preloading its own malloc, which the sanitizer runtimes own). Stress tests scale
+# down (HWRT_STRESS_SCALE) under sanitizers.
+SAN_EXCLUDE       ?= python|mpi|bench|gpu|install|large|sweep
 SAN_STRESS_SCALE  ?= 0.3
 FUZZ_TEST_SECONDS ?= 60
 FUZZ_SECONDS      ?= 600
@@ -105,6 +109,11 @@ fuzz: fuzz-build
 	$(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS) corpus ../tests/fuzz/corpus 2>&1 | \
 	    grep -v 'failed to allocate'; rc=$${PIPESTATUS[0]}; wait; \
 	    tail -20 fuzz-model.log; exit $$(( rc | $$(cat fuzz-model.rc) ))
+
+# The test toolchain and gcovr (Debian's), which reads the counters.
+coverage:
+	@sh scripts/deps.sh coverage
+	NPROC=$(NPROC) scripts/coverage.sh
 
 bench: deps-bench
 	@$(MAKE) --no-print-directory build

@@ -1,5 +1,5 @@
 #!/bin/sh
-# scripts/deps.sh [build|bench|test]: make sure the Debian packages one use of hwrt needs
+# scripts/deps.sh [build|bench|test|coverage]: make sure the Debian packages one use of hwrt needs
 # are installed.
 #   build  compiler, CMake, pkg-config, OpenBLAS, OpenCL headers (types only: the backend
 #          loads the driver at run time), python3-dev: what `make run` (build the
@@ -9,6 +9,7 @@
 #          the Python suite, torch (a real DLPack consumer: tests/python/test_dlpack.py),
 #          pip/venv/setuptools for the packaging test, Open MPI, PoCL and the OpenCL
 #          ICD loader, clang and its runtime (libFuzzer), Chromium (profiler report), hyperfine.
+#   coverage  test + gcovr (`make coverage`, scripts/coverage.sh).
 # As root, installs what is missing (apt-get); otherwise names the missing packages and
 # fails, so no test suite is ever skipped silently for want of a tool.
 set -eu
@@ -22,7 +23,8 @@ case $what in
 build) PKGS=$BUILD ;;
 bench) PKGS=$BENCH ;;
 test)  PKGS=$TEST ;;
-*) echo "usage: scripts/deps.sh [build|bench|test]" >&2; exit 2 ;;
+coverage) PKGS="$TEST gcovr" ;;
+*) echo "usage: scripts/deps.sh [build|bench|test|coverage]" >&2; exit 2 ;;
 esac
 missing=""
 for p in $PKGS; do

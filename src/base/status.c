@@ -64,17 +64,32 @@ const char *hwrt_status_name(hwrt_status st)
     return "HWRT_STATUS_UNKNOWN";
 }
 
-const char *hwrt_last_error(void) { return tls_error ? tls_error : ""; }
+/* A thread whose first error came while the host was out of memory has no buffer for
+ * the sentence: it gets this one, so that no failure reads as "" (found by
+ * tests/unit/test_cov_oom, issue 25). */
+static _Thread_local const char *tls_no_buffer;
+static const char no_buffer_msg[] =
+    "the host is out of memory: this error's sentence could not be stored (the status "
+    "code says what failed); free host memory and retry";
+
+const char *hwrt_last_error(void)
+{
+    return tls_error ? tls_error : tls_no_buffer ? tls_no_buffer : "";
+}
 
 void hwi_clear_error(void)
 {
     if (tls_error) tls_error[0] = 0;
+    tls_no_buffer = NULL;
 }
 
 hwrt_status hwi_err(hwrt_status st, const char *fmt, ...)
 {
     char *b = err_buf();
-    if (!b) return st;                    /* hwrt_last_error() stays as it was */
+    if (!b) {
+        tls_no_buffer = no_buffer_msg;
+        return st;
+    }
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(b, HWI_ERR_LEN, fmt, ap);
@@ -86,7 +101,10 @@ hwrt_status hwi_err(hwrt_status st, const char *fmt, ...)
 hwrt_status hwi_err_prefix(hwrt_status st, const char *fmt, ...)
 {
     char *b = err_buf();
-    if (!b) return st;
+    if (!b) {
+        tls_no_buffer = no_buffer_msg;
+        return st;
+    }
     char prefix[HWI_ERR_LEN], old[HWI_ERR_LEN];
     va_list ap;
     va_start(ap, fmt);

@@ -34,6 +34,12 @@ static void resolve_pairs(int block)
             if (b > a) MGR.stats.stall_ms += (double)(b - a) / 1e6;
             hwi_dev_event_destroy(p.dev, p.need);
             hwi_dev_event_destroy(p.dev, p.done);
+        } else if (block) {
+            /* waited for and still without a time: never recorded (host out of memory
+             * when it was queued) or failed; drop it rather than keep it past the
+             * device's life (hwrt_shutdown blocks here too) */
+            hwi_dev_event_destroy(p.dev, p.need);
+            hwi_dev_event_destroy(p.dev, p.done);
         } else {
             pairs[w++] = p;
         }
@@ -50,8 +56,13 @@ static void track_stall(hwi_resident *r, hwi_stream *s)
     stall_pair p = {.dev = d};
     if (hwi_dev_event_create(d, 0, &p.need) != HWRT_SUCCESS) return;
     if (hwi_dev_event_create(d, 0, &p.done) != HWRT_SUCCESS) { hwi_dev_event_destroy(d, p.need); return; }
-    hwi_dev_event_record(d, p.need, s->bs);
-    hwi_dev_event_record(d, p.done, hwi_res_fetch_stream(r->t->device)->bs);
+    if (hwi_dev_event_record(d, p.need, s->bs) != HWRT_SUCCESS ||
+        hwi_dev_event_record(d, p.done, hwi_res_fetch_stream(r->t->device)->bs) != HWRT_SUCCESS) {
+        /* not timed (the stall accounting only): an unrecorded pair would never resolve */
+        hwi_dev_event_destroy(d, p.need);
+        hwi_dev_event_destroy(d, p.done);
+        return;
+    }
     pairs[npairs++] = p;
 }
 

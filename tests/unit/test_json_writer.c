@@ -91,6 +91,81 @@ int main(void)
         if (hwi_jw_valid(bad[i], strlen(bad[i]))) printf("accepted: %s\n", bad[i]);
         EXPECT(!hwi_jw_valid(bad[i], strlen(bad[i])));
     }
+    TEST_CASE("the validator, every rule (issue 25 item 3)");
+    const char *good2[] = {"true", "false", "null", "-0", "0.5", "1E5", "1e+5", "-2.5E-7",
+                           "\"\\\" \\/ \\b\\f\\n\\r\\t \\uABcd\"", "\r\n\t [ ] ",
+                           "{\"a\" : { \"b\" : [ ] } , \"c\":\"\"}", "[[[[1]]]]"};
+    const char *bad2[] = {"tru", "fals", "nulll", "-", "--1", "1e", "1e+", "1.e5", "+1", ".5",
+                          "\"\\u12\"", "\"\\u12G4\"", "\"\\", "\"\\\"", "{\"a\"", "{\"a\":",
+                          "{\"a\":1", "{1:2}", "[1 2]", "{\"a\":1 \"b\":2}", "[1,", "]", "}",
+                          "{\"a\":1]", "[1}", "\"a\" x", "\x01"};
+    for (size_t i = 0; i < sizeof good2 / sizeof good2[0]; i++) {
+        if (!hwi_jw_valid(good2[i], strlen(good2[i]))) printf("refused: %s\n", good2[i]);
+        EXPECT(hwi_jw_valid(good2[i], strlen(good2[i])));
+    }
+    for (size_t i = 0; i < sizeof bad2 / sizeof bad2[0]; i++) {
+        if (hwi_jw_valid(bad2[i], strlen(bad2[i]))) printf("accepted: %s\n", bad2[i]);
+        EXPECT(!hwi_jw_valid(bad2[i], strlen(bad2[i])));
+    }
+    EXPECT(!hwi_jw_valid(NULL, 0));
+    EXPECT(!hwi_jw_valid("\"a\0b\"", 5));           /* a NUL inside a string */
+    EXPECT(hwi_jw_valid("[1] trailing", 3));          /* only len bytes are read */
+    /* nesting: 512 levels are accepted, 513 are not (the reader's recursion bound) */
+    static char deep[1100];
+    for (int d = 512; d <= 513; d++) {
+        memset(deep, '[', (size_t)d);
+        memset(deep + d, ']', (size_t)d);
+        EXPECT(hwi_jw_valid(deep, 2 * (size_t)d) == (d == 512));
+    }
+
+    TEST_CASE("more misuse: nothing is written past the first mistake");
+    for (int c = 0; c < 9; c++) {
+        f = open_mem();
+        hwi_jw_begin(&j, f, 0);
+        switch (c) {
+        case 0: hwi_jw_key(&j, "top"); break;                       /* a key outside an object */
+        case 1: hwi_jw_obj(&j); hwi_jw_key(&j, NULL); break;        /* a NULL key */
+        case 2: hwi_jw_obj(&j); hwi_jw_key(&j, "a"); hwi_jw_key(&j, "b"); break;  /* two keys */
+        case 3: for (int d = 0; d <= HWI_JSON_DEPTH; d++) hwi_jw_arr(&j); break;  /* too deep */
+        case 4: hwi_jw_close(&j); break;                            /* close at the top */
+        case 5: hwi_jw_obj(&j); hwi_jw_str(&j, "v"); break;         /* values without keys */
+        case 6: hwi_jw_obj(&j); hwi_jw_num(&j, 1.5); break;
+        case 7: hwi_jw_obj(&j); hwi_jw_fixed(&j, 1.5, 2); break;
+        default: hwi_jw_obj(&j); hwi_jw_uint(&j, 1); break;
+        }
+        size_t at = (fflush(f), len);
+        /* after a mistake every call is a no-op */
+        hwi_jw_kstr(&j, "x", "y");
+        hwi_jw_knum(&j, "n", 2);
+        hwi_jw_kfixed(&j, "f", 2, 1);
+        hwi_jw_kuint(&j, "u", 3);
+        hwi_jw_kbool(&j, "b", 0);
+        hwi_jw_arr(&j);
+        hwi_jw_null(&j);
+        hwi_jw_raw(&j, "[1]", 3);
+        hwi_jw_close(&j);
+        int rc = hwi_jw_end(&j);
+        fclose(f);
+        EXPECT(rc == -1);
+        EXPECT(len == at + 1);                              /* only end's newline */
+        if (rc != -1 || len != at + 1) printf("misuse %d: \"%s\"\n", c, buf);
+    }
+
+    TEST_CASE("numbers: integers, fractions, fixed decimals, non-finite");
+    f = open_mem();
+    hwi_jw_begin(&j, f, 0);
+    hwi_jw_arr(&j);
+    hwi_jw_num(&j, 1e15);          /* at 1e15 and above: %g, not every digit */
+    hwi_jw_num(&j, -42);
+    hwi_jw_fixed(&j, 2.0 / 3.0, 3);
+    hwi_jw_fixed(&j, INFINITY, 3);
+    hwi_jw_bool(&j, 0);
+    hwi_jw_raw(&j, "  7  ", 5);
+    hwi_jw_close(&j);
+    EXPECT(hwi_jw_end(&j) == 0);
+    fclose(f);
+    EXPECT(strcmp(buf, "[1e+15, -42, 0.667, null, false, 7]\n") == 0);
+    if (strcmp(buf, "[1e+15, -42, 0.667, null, false, 7]\n")) printf("numbers: %s", buf);
     free(buf);
     return test_report();
 }

@@ -73,8 +73,11 @@ hwrt_status ocl_event_synchronize(hwrt_bevent *e)
     unsigned epoch;
     cl_event m = current(e, &epoch);
     if (!m) return HWRT_SUCCESS;
-    ocl.WaitForEvents(1, &m);              /* errors show in the status below */
+    cl_int we = ocl.WaitForEvents(1, &m);  /* a failed command shows in the status below */
     hwrt_status st = ocl_event_status(e->dev, m, epoch, "hwrt_event_synchronize");
+    if (st == HWRT_ERROR_NOT_READY && we != CL_SUCCESS)   /* the wait itself failed */
+        st = ocl_err(we, "opencl device %d: clWaitForEvents in hwrt_event_synchronize",
+                     e->dev->ordinal);
     ocl.ReleaseEvent(m);
     return st;
 }

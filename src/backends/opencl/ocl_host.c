@@ -8,6 +8,7 @@
 #include "../../base/status.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 static void *host_main(void *arg)
 {
@@ -25,8 +26,15 @@ static void *host_main(void *arg)
             j->fn(j->arg);
         /* work queued after the function waits on this user event; a failure before the
          * function fails everything after it, as a sticky fault would */
-        ocl.SetUserEventStatus(j->user, j->failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
-                                                  : CL_COMPLETE);
+        cl_int done = j->failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_COMPLETE;
+        /* the queue cannot move past an unset user event: a driver refusing it for a while
+         * (out of resources) is asked again rather than left to hang every later wait
+         * (found by opencl_test_cov_cl_faults, issue 25) */
+        for (int tries = 0; ocl.SetUserEventStatus(j->user, done) != CL_SUCCESS && tries < 1000;
+             tries++) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
         ocl.ReleaseEvent(j->user);
         if (j->marker) ocl.ReleaseEvent(j->marker);
         free(j);

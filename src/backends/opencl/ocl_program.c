@@ -272,8 +272,12 @@ static hwrt_status build_locked(ocl_dev *d)
         if (needs_fp64(k) && !d->has_fp64) continue;
         d->kernels[k] = ocl.CreateKernel(p, knames[k], &e);
         if (e != CL_SUCCESS) {
-            for (int j = 0; j < k; j++)
+            /* released here, so forgotten: ocl_program_release must not release them again */
+            d->kernels[k] = NULL;
+            for (int j = 0; j < k; j++) {
                 if (d->kernels[j]) ocl.ReleaseKernel(d->kernels[j]);
+                d->kernels[j] = NULL;
+            }
             ocl.ReleaseProgram(p);
             return ocl_err(e, "opencl device %d: clCreateKernel(%s)", d->ordinal, knames[k]);
         }

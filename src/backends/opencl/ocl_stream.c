@@ -163,8 +163,13 @@ hwrt_status ocl_stream_synchronize(hwrt_bstream *s)
     cl_event ev = last_retained(s, &epoch);
     if (!ev) return ocl_dev_fault(s->dev);
     /* clFinish can return while the last event's status is being published */
-    ocl.WaitForEvents(1, &ev);          /* a failure shows in the status below */
+    cl_int we = ocl.WaitForEvents(1, &ev);   /* a failed command shows in the status below */
     hwrt_status st = ocl_event_status(s->dev, ev, epoch, "stream synchronize");
+    /* the wait itself failed: an error, not NOT_READY (a synchronize never answers that;
+     * the caller would wait again, for ever) */
+    if (st == HWRT_ERROR_NOT_READY && we != CL_SUCCESS)
+        st = ocl_err(we, "opencl device %d: clWaitForEvents in stream synchronize",
+                     s->dev->ordinal);
     ocl.ReleaseEvent(ev);
     return st;
 }

@@ -109,6 +109,7 @@ struct hwrt_bstream {
     int waiters;
     int blocked;                      /* head is a WAIT not yet satisfied */
     int kick_pins;                    /* kicks holding s from the blocked list (blocked_mu) */
+    int listed;                       /* on the blocked list (blocked_mu): listed once */
     _Atomic uint64_t submitted, completed;
     int priority;
     /* op freelist, so that queuing an op costs no malloc: completed ops are pushed on

@@ -8,41 +8,64 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 static pthread_mutex_t blocked_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t unpinned_cv = PTHREAD_COND_INITIALIZER;   /* a kick let a stream go */
-/* streams whose head is (or was: see advance_locked's second look) an unsatisfied WAIT */
+/* streams whose head is (or was: see advance_locked's second look) an unsatisfied WAIT,
+ * each listed once. Room for every live stream is reserved when a stream is created
+ * (sim_stream_create), so listing one never allocates: a stream that could not be listed
+ * for want of host memory would never be woken (issue 25: found by tests/unit/test_cov_oom). */
 static sim_stream **blocked;
-static int nblocked, cap_blocked;
+static int nblocked, cap_blocked, nstreams;
 static _Atomic int any_blocked;
 
 void sim_mark_blocked(sim_stream *s)
 {
     pthread_mutex_lock(&blocked_mu);
-    if (nblocked == cap_blocked) {
-        int nc = cap_blocked ? cap_blocked * 2 : 16;
-        sim_stream **nb = realloc(blocked, (size_t)nc * sizeof *nb);
-        if (!nb) { pthread_mutex_unlock(&blocked_mu); return; }   /* re-marked on next kick */
-        blocked = nb;
-        cap_blocked = nc;
+    if (!s->listed && nblocked < cap_blocked) {   /* always room: nblocked <= nstreams */
+        s->listed = 1;
+        blocked[nblocked++] = s;
     }
-    blocked[nblocked++] = s;
     atomic_store(&any_blocked, 1);
     pthread_mutex_unlock(&blocked_mu);
 }
 
+/* Room on the blocked list for one more stream; 0 when the host is out of memory. */
+static int reserve_blocked(void)
+{
+    pthread_mutex_lock(&blocked_mu);
+    int ok = 1;
+    if (nstreams == cap_blocked) {
+        int nc = cap_blocked ? cap_blocked * 2 : 16;
+        sim_stream **nb = realloc(blocked, (size_t)nc * sizeof *nb);
+        if (nb) {
+            blocked = nb;
+            cap_blocked = nc;
+        } else {
+            ok = 0;
+        }
+    }
+    if (ok) nstreams++;
+    pthread_mutex_unlock(&blocked_mu);
+    return ok;
+}
+
 /* A stream can stay listed after its WAIT was satisfied (advance_locked's second look):
  * harmless while it lives, a write into freed memory at the next kick once destroyed. So
- * destroy takes every entry of s off, and waits for kicks that took s before it did. */
+ * destroy takes s off, waits for kicks that took s before it did, and gives back its
+ * room on the list. */
 void sim_unlist_blocked(sim_stream *s)
 {
     pthread_mutex_lock(&blocked_mu);
     for (int i = 0; i < nblocked;)
         if (blocked[i] == s) blocked[i] = blocked[--nblocked];
         else i++;
+    s->listed = 0;
     if (!nblocked) atomic_store(&any_blocked, 0);
     while (s->kick_pins)
         pthread_cond_wait(&unpinned_cv, &blocked_mu);
+    nstreams--;
     pthread_mutex_unlock(&blocked_mu);
 }
 
@@ -159,39 +182,54 @@ static int advance_locked(sim_stream *s, sim_engine *self, sim_op **direct)
     return reached;
 }
 
+/* Advance every listed stream. The streams are taken off the list in rounds of up to 64
+ * (on the stack), or all at once into a heap copy when more are listed; without host
+ * memory for that copy, rounds of 64 until every stream listed at the start was taken
+ * (never "none": a stream left listed and unkicked would wait forever). */
 void sim_kick_blocked(void)
 {
     if (!atomic_load(&any_blocked))
         return;
-    pthread_mutex_lock(&blocked_mu);
-    int n = nblocked;
-    sim_stream **list = n ? malloc((size_t)n * sizeof *list) : NULL;
-    if (list) {
+    enum { ROUND = 64 };
+    int todo = -1;                     /* streams left from the last round; -1: all listed */
+    for (;;) {
+        sim_stream *local[ROUND];
+        pthread_mutex_lock(&blocked_mu);
+        int n = todo >= 0 && todo < nblocked ? todo : nblocked;
+        sim_stream **list = n <= ROUND ? local : malloc((size_t)n * sizeof *list);
+        int rest = 0;
+        if (!list) {
+            list = local;
+            rest = n - ROUND;
+            n = ROUND;
+        }
         for (int i = 0; i < n; i++) {
             list[i] = blocked[i];
             list[i]->kick_pins++;       /* not freed under us (sim_unlist_blocked) */
+            list[i]->listed = 0;
         }
-        nblocked = 0;
-        atomic_store(&any_blocked, 0);
+        memmove(blocked, blocked + n, (size_t)(nblocked - n) * sizeof *blocked);
+        nblocked -= n;
+        if (!nblocked) atomic_store(&any_blocked, 0);
+        pthread_mutex_unlock(&blocked_mu);
+        int reached = 0;
+        for (int i = 0; i < n; i++) {
+            sim_stream *s = list[i];
+            pthread_mutex_lock(&s->mu);
+            s->blocked = 0;
+            reached |= advance_locked(s, NULL, NULL);
+            pthread_mutex_unlock(&s->mu);
+        }
+        pthread_mutex_lock(&blocked_mu);
+        for (int i = 0; i < n; i++) list[i]->kick_pins--;
+        pthread_cond_broadcast(&unpinned_cv);
+        pthread_mutex_unlock(&blocked_mu);
+        if (list != local) free(list);
+        if (reached) todo = -1;        /* another event was reached: everyone again */
+        else if (rest > 0) todo = rest;
+        else break;
+        if (!atomic_load(&any_blocked)) break;
     }
-    pthread_mutex_unlock(&blocked_mu);
-    if (!list)
-        return;
-    int reached = 0;
-    for (int i = 0; i < n; i++) {
-        sim_stream *s = list[i];
-        pthread_mutex_lock(&s->mu);
-        s->blocked = 0;
-        reached |= advance_locked(s, NULL, NULL);
-        pthread_mutex_unlock(&s->mu);
-    }
-    pthread_mutex_lock(&blocked_mu);
-    for (int i = 0; i < n; i++) list[i]->kick_pins--;
-    pthread_cond_broadcast(&unpinned_cv);
-    pthread_mutex_unlock(&blocked_mu);
-    free(list);
-    if (reached)
-        sim_kick_blocked();
 }
 
 uint64_t sim_stream_enqueue(sim_stream *s, sim_op *op)
@@ -286,8 +324,10 @@ hwrt_status sim_dev_fault_status(sim_dev *d)
 hwrt_status sim_stream_create(hwrt_bdev *dev, int priority, hwrt_bstream **out)
 {
     sim_stream *s = calloc(1, sizeof *s);
-    if (!s)
+    if (!s || !reserve_blocked()) {
+        free(s);
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "creating a stream: host out of memory");
+    }
     s->dev = dev;
     s->priority = priority;
     atomic_flag_clear(&s->alloc_lock);
