@@ -1,0 +1,74 @@
+#!/bin/bash
+# A seeded, stratified mutation run over src/ (issue 25; docs/RELIABILITY.md "Mutation score").
+#
+#   scripts/mutation-run.sh [SEED [COUNT]]        (defaults: seed 2025, 72 mutants)
+#
+# Every directory of src/ is one stratum; each gets a share of COUNT proportional to its
+# number of candidate mutations (the operator flips of ../shared/tools/mutants.py), at least 2.
+# For each stratum, mutants.py plants that many compiling mutants, one at a time, drawn with
+# --seed SEED from all the stratum's candidates, rebuilds build-mut incrementally (the mutated
+# file and the link; executables are not relinked against a changed libhwrt.so,
+# CMAKE_LINK_DEPENDS_NO_SHARED) and runs scripts/mutation-test.sh: the plain CTest suites,
+# the directory's suites first, stopping at the first failing test.
+# src/backends/cuda is sampled only in its files that run without a GPU here (CUDA_FILES);
+# a survivor on a line no test here executes is reported apart, not counted.
+# Output: build-mut/mutation-SEED/run.log (one line per mutant), NNN.log per mutant (diff,
+# failing test), summary.txt (counts per stratum). Needs a clean src/ (mutants are planted
+# into the tree and restored after each).
+set -u
+SEED=${1:-2025}
+COUNT=${2:-72}
+ROOT=$(git rev-parse --show-toplevel)
+cd "$ROOT" || exit 2
+MUTANTS=${HWRT_MUTANTS:-../shared/tools/mutants.py}
+BUILD=${HWRT_MUTATION_BUILD:-build-mut}
+OUT=$BUILD/mutation-$SEED
+PY=/usr/bin/python3
+CUDA_FILES=${HWRT_MUTATION_CUDA_FILES:-src/backends/cuda/cuda_nvml.c src/backends/cuda/cuda_usage.c}
+
+if ! git diff --quiet HEAD -- src; then
+  echo "mutation-run: src/ has uncommitted changes; commit them first (mutants are planted into the tree)" >&2
+  exit 2
+fi
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_LINK_DEPENDS_NO_SHARED=ON >/dev/null || exit 2
+cmake --build "$BUILD" -j2 >/dev/null || exit 2
+mkdir -p "$OUT"
+: > "$OUT/run.log"
+
+# stratum name, then its files
+strata=$($PY - "$MUTANTS" "$COUNT" "$CUDA_FILES" <<'EOF'
+import glob, importlib.util, sys
+spec = importlib.util.spec_from_file_location("mutants", sys.argv[1])
+m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+count, cuda = int(sys.argv[2]), sys.argv[3].split()
+groups = {}
+for f in sorted(glob.glob("src/**/*.c", recursive=True)):
+    parts = f.split("/")
+    d = "/".join(parts[1:3]) if parts[1] in ("backends", "plugins") and len(parts) > 3 else parts[1]
+    if d == "backends/cuda" and f not in cuda:
+        continue
+    groups.setdefault(d, []).append(f)
+cand = {d: sum(len(m.candidates(open(f).read().split("\n"))) for f in fs) for d, fs in groups.items()}
+total = sum(cand.values())
+for d in sorted(groups):
+    n = max(2, round(count * cand[d] / total))
+    print(d, n, cand[d], " ".join(groups[d]))
+EOF
+)
+echo "$strata" | awk '{print $1, $2, $3}' > "$OUT/strata.txt"
+echo "seed $SEED, $COUNT mutants asked; stratum, mutants, candidates:"; cat "$OUT/strata.txt"
+
+while read -r name n cands files; do
+  echo "== $name ($n of $cands candidates)" | tee -a "$OUT/run.log"
+  $PY "$MUTANTS" --files $files -n "$n" --seed "$SEED" --build "$BUILD" --timeout 3000 \
+      --test "scripts/mutation-test.sh $BUILD $OUT" 2>&1 | tee -a "$OUT/run.log"
+done <<< "$strata"
+
+{
+  echo "seed $SEED"
+  awk '/^== /{d=$2} /^killed/{k[d]++; t[d]++} /^SURVIVED/{s[d]++; t[d]++}
+       END{for (d in t) {printf "%-18s %3d mutants %3d killed %3d survived\n", d, t[d], k[d], s[d]; K+=k[d]; T+=t[d]}
+           printf "total %d mutants, %d killed, %d survived\n", T, K, T-K}' "$OUT/run.log" | sort
+  grep '^SURVIVED' "$OUT/run.log"
+} > "$OUT/summary.txt"
+cat "$OUT/summary.txt"
