@@ -24,7 +24,7 @@ MUTANTS=${HWRT_MUTANTS:-../shared/tools/mutants.py}
 BUILD=${HWRT_MUTATION_BUILD:-build-mut}
 OUT=$BUILD/mutation-$SEED
 PY=/usr/bin/python3
-CUDA_FILES=${HWRT_MUTATION_CUDA_FILES:-src/backends/cuda/cuda_nvml.c src/backends/cuda/cuda_usage.c}
+CUDA_FILES=${HWRT_MUTATION_CUDA_FILES:-src/backends/cuda/cuda_api.c src/backends/cuda/cuda_cupti.c src/backends/cuda/cuda_launch.c src/backends/cuda/cuda_nvml.c src/backends/cuda/cuda_usage.c}
 
 if ! git diff --quiet HEAD -- src; then
   echo "mutation-run: src/ has uncommitted changes; commit them first (mutants are planted into the tree)" >&2
