@@ -1,7 +1,7 @@
 #!/bin/bash
 # A seeded, stratified mutation run over src/ (issue 25; docs/RELIABILITY.md "Mutation score").
 #
-#   scripts/mutation-run.sh [SEED [COUNT]]        (defaults: seed 2025, 72 mutants)
+#   scripts/mutation-run.sh [SEED [COUNT [STRATUM...]]]   (defaults: seed 2025, 64 mutants, all)
 #
 # Every directory of src/ is one stratum; each gets a share of COUNT proportional to its
 # number of candidate mutations (the operator flips of ../shared/tools/mutants.py), at least 2.
@@ -12,12 +12,15 @@
 # the directory's suites first, stopping at the first failing test.
 # src/backends/cuda is sampled only in its files that run without a GPU here (CUDA_FILES);
 # a survivor on a line no test here executes is reported apart, not counted.
-# Output: build-mut/mutation-SEED/run.log (one line per mutant), NNN.log per mutant (diff,
-# failing test), summary.txt (counts per stratum). Needs a clean src/ (mutants are planted
+# Output in build-mut/mutation-SEED/: STRATUM.log (one line per mutant; the strata named on
+# the command line are run again, the others' logs are kept), NNN.log per mutant (diff,
+# failing test), summary.txt (counts per stratum, over every STRATUM.log). Needs a clean src/ (mutants are planted
 # into the tree and restored after each).
 set -u
 SEED=${1:-2025}
-COUNT=${2:-72}
+COUNT=${2:-64}
+shift $(($# < 2 ? $# : 2))
+ONLY=" $* "
 ROOT=$(git rev-parse --show-toplevel)
 cd "$ROOT" || exit 2
 MUTANTS=${HWRT_MUTANTS:-../shared/tools/mutants.py}
@@ -33,7 +36,6 @@ fi
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_LINK_DEPENDS_NO_SHARED=ON >/dev/null || exit 2
 cmake --build "$BUILD" -j2 >/dev/null || exit 2
 mkdir -p "$OUT"
-: > "$OUT/run.log"
 
 # stratum name, then its files
 strata=$($PY - "$MUTANTS" "$COUNT" "$CUDA_FILES" <<'EOF'
@@ -59,16 +61,18 @@ echo "$strata" | awk '{print $1, $2, $3}' > "$OUT/strata.txt"
 echo "seed $SEED, $COUNT mutants asked; stratum, mutants, candidates:"; cat "$OUT/strata.txt"
 
 while read -r name n cands files; do
-  echo "== $name ($n of $cands candidates)" | tee -a "$OUT/run.log"
+  [ "$ONLY" = "  " ] || [[ "$ONLY" == *" $name "* ]] || continue
+  log=$OUT/strata-${name//\//_}.log
+  echo "== $name ($n of $cands candidates)" | tee "$log"
   $PY "$MUTANTS" --files $files -n "$n" --seed "$SEED" --build "$BUILD" --timeout 3000 \
-      --test "scripts/mutation-test.sh $BUILD $OUT" 2>&1 | tee -a "$OUT/run.log"
+      --test "scripts/mutation-test.sh $BUILD $OUT" < /dev/null 2>&1 | tee -a "$log"
 done <<< "$strata"
 
 {
   echo "seed $SEED"
   awk '/^== /{d=$2} /^killed/{k[d]++; t[d]++} /^SURVIVED/{s[d]++; t[d]++}
        END{for (d in t) {printf "%-18s %3d mutants %3d killed %3d survived\n", d, t[d], k[d], s[d]; K+=k[d]; T+=t[d]}
-           printf "total %d mutants, %d killed, %d survived\n", T, K, T-K}' "$OUT/run.log" | sort
-  grep '^SURVIVED' "$OUT/run.log"
+           printf "total %d mutants, %d killed, %d survived\n", T, K, T-K}' "$OUT"/strata-*.log | sort
+  grep -h '^SURVIVED' "$OUT"/strata-*.log
 } > "$OUT/summary.txt"
 cat "$OUT/summary.txt"
