@@ -12,10 +12,13 @@
 # the directory's suites first, stopping at the first failing test.
 # src/backends/cuda is sampled only in its files that run without a GPU here (CUDA_FILES);
 # a survivor on a line no test here executes is reported apart, not counted.
-# Output in build-mut/mutation-SEED/: STRATUM.log (one line per mutant; the strata named on
-# the command line are run again, the others' logs are kept), NNN.log per mutant (diff,
-# failing test), summary.txt (counts per stratum, over every STRATUM.log). Needs a clean src/ (mutants are planted
-# into the tree and restored after each).
+# Output in build-mut/mutation-SEED/: strata-STRATUM.log (one line per mutant; "/" is "_";
+# the strata named on the command line are run again, the others' logs are kept), NNN.log
+# per mutant (diff, phase, failing test), summary.txt (counts per stratum, over every
+# strata-*.log). A stratum's mutants depend only on SEED, its files and mutants.py, so
+# strata may be shared out between worktrees of one commit (each with its build-mut) and
+# their strata-*.log put together (docs/RELIABILITY.md "Mutation score").
+# Needs a clean src/ (mutants are planted into the tree and restored after each).
 set -u
 SEED=${1:-2025}
 COUNT=${2:-64}
