@@ -8,7 +8,7 @@
 # The mutated file is the one `git diff HEAD -- src` names (mutants.py writes the mutant into
 # the tree; mutation-run.sh starts only from a clean src/). Phase 1 runs the suites of that
 # file's directory (the regex below), phase 2 every other test; both stop at the first failing
-# test (one failure kills a mutant). Exit 0 only when both phases passed: then the mutant ran
+# test (one failure kills a mutant; tests running beside it are stopped, not waited for). Exit 0 only when both phases passed: then the mutant ran
 # against the whole plain suite, phase 1 and phase 2 together being every test of `ctest -N`.
 # On an unmutated tree it runs the whole suite once per tree state and remembers the pass
 # (BUILD/mutation-baseline.ok, keyed by the src/ and tests/ trees), so that mutants.py's check of the unmutated tree,
@@ -41,9 +41,9 @@ case "$f" in
   src/backends/sim/*)     re='conformance_sim|unit_test_sim|unit_whitebox_sim|unit_test_(async|faults|stress|device_sync)' ;;
   src/backends/opencl/*)  re='opencl|unit_test_two_backends' ;;
   src/backends/cuda/*)    re='cuda|smi' ;;
-  src/backends/*)         re='conformance_(sim|opencl)$|unit_whitebox_sim_mem|unit_test_sim_pages|opencl' ;;
+  src/backends/*)         re='conformance_(sim|opencl)$|unit_whitebox_(sim_mem|range_alloc)|unit_test_sim_pages|opencl' ;;
   src/runtime/*)          re='conformance_sim$|unit_test_(handle|registry|guards|device|two|bad_inputs)|smi' ;;
-  src/mem/*)              re='unit_test_pool|unit_whitebox_pool|unit_test_(alloc|mutants)|conformance_sim$' ;;
+  src/mem/*)              re='unit_test_pool|unit_whitebox_pool|unit_test_(alloc|mutants)|conformance_sim$|prof_empty' ;;
   src/exec/*)             re='conformance_sim$|unit_test_(async|device_sync|stress|guards)|diag' ;;
   src/tensor/*)           re='conformance_sim$|unit_test_(dlpack|bad_inputs)|python_test_(dlpack|kernel_ops)' ;;
   src/offload/*)          re='unit_test_offload|python_test_seed_2_5' ;;
@@ -57,13 +57,28 @@ esac
 n=$(ls "$LOGDIR" | grep -c '^[0-9]*\.log$')
 log=$LOGDIR/$(printf %03d $((n + 1))).log
 { git diff HEAD -- src; echo "phase 1: -R '$re'"; } > "$log"
+# One phase: ctest in its own process group, stopped as soon as one test has failed (the
+# tests still running in parallel are not waited for: one failure decides).
+phase() {
+  (cd "$BUILD" && exec setsid ctest "$@") > "$log.ctest" 2>&1 &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    if grep -qE '\*\*\*(Failed|Timeout|Exception|Not Run)' "$log.ctest"; then
+      kill -TERM -- -"$pid" 2>/dev/null
+      wait "$pid"
+      return 1
+    fi
+    sleep 1
+  done
+  wait "$pid"
+}
 start=$SECONDS
-(cd "$BUILD" && ctest -j2 "${CTEST_ARGS[@]}" -R "$re") > "$log.ctest" 2>&1
+phase -j2 "${CTEST_ARGS[@]}" -R "$re"
 rc=$?
 phase=1
 if [ $rc -eq 0 ]; then
   phase=2
-  (cd "$BUILD" && ctest -j4 "${CTEST_ARGS[@]}" -E "$re") > "$log.ctest" 2>&1
+  phase -j4 "${CTEST_ARGS[@]}" -E "$re"
   rc=$?
 fi
 {
