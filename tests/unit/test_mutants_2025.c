@@ -71,8 +71,39 @@ static void empty_cache_release_event(void)
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }
 
+/* sim_fault.c copy_dir: an injected copy fault's sentence names the copy's direction
+ * (the mutant `kind == HWRT_MEMCPY_DEVICE_TO_HOST` made `!=` called a D2H copy "H2H" and a
+ * D2D copy "D2H"). Each direction in a session of its own, the first copy faulting. */
+static void copy_fault_names_direction(void)
+{
+    TEST_CASE("a copy fault names the copy's direction");
+    static unsigned char host[4096];
+    const struct { hwrt_memcpy_kind kind; const char *want; } dirs[] = {
+        {HWRT_MEMCPY_HOST_TO_DEVICE, "H2D copy of 4096 bytes failed"},
+        {HWRT_MEMCPY_DEVICE_TO_HOST, "D2H copy of 4096 bytes failed"},
+        {HWRT_MEMCPY_DEVICE_TO_DEVICE, "D2D copy of 4096 bytes failed"},
+    };
+    for (int i = 0; i < 3; i++) {
+        setenv("HWRT_SIM_FAULTS", "copy:nth=1", 1);
+        OK(hwrt_set_device("sim", 0));
+        void *a, *b;
+        OK(hwrt_malloc(&a, sizeof host));
+        OK(hwrt_malloc(&b, sizeof host));
+        void *dst = dirs[i].kind == HWRT_MEMCPY_DEVICE_TO_HOST ? (void *)host : a;
+        const void *src = dirs[i].kind == HWRT_MEMCPY_HOST_TO_DEVICE ? (const void *)host : b;
+        FAILS(hwrt_memcpy(dst, src, sizeof host, dirs[i].kind), HWRT_ERROR_DEVICE_FAULT,
+              dirs[i].want);
+        OK(hwrt_device_reset(0));
+        OK(hwrt_free(a));
+        OK(hwrt_free(b));
+        OK(hwrt_shutdown());
+        unsetenv("HWRT_SIM_FAULTS");
+    }
+}
+
 int main(void)
 {
     empty_cache_release_event();
+    copy_fault_names_direction();
     return test_report();
 }
