@@ -1,0 +1,97 @@
+/* White-box test of the first-fit range allocator (src/backends/range_alloc.c, compiled
+ * into the test; sim's arena and OpenCL's address range are carved by it). Linked with
+ * -Wl,--wrap=realloc, so the test decides when the free list may not grow.
+ * - a request takes the first free range at least as large, an exact fit included: the
+ *   last bytes of the range are handed out (mutant of issue 25's seeded run: `len < len`
+ *   made `<=` skipped an exact fit);
+ * - ranges given back merge with the free neighbour before, after or both, so the whole
+ *   range is one free range again;
+ * - when the free list must grow and host memory is out, give reports 0 and leaves the
+ *   list as it was (the mutant `return 0` made `return 1` claimed the range was free);
+ *   with memory back, the same give succeeds. */
+#include "harness.h"
+#include "backends/range_alloc.h"
+
+#include <stdlib.h>
+
+void *__real_realloc(void *p, size_t n);
+static int realloc_fails;
+void *__wrap_realloc(void *p, size_t n)
+{
+    return realloc_fails ? NULL : __real_realloc(p, n);
+}
+
+static int is_free(const hwi_range_alloc *r, size_t off, size_t len)
+{
+    for (int i = 0; i < r->n; i++)
+        if (r->free[i].off == off && r->free[i].len == len) return 1;
+    return 0;
+}
+
+static void exact_fit(void)
+{
+    TEST_CASE("an exact fit is taken");
+    hwi_range_alloc r;
+    EXPECT(hwi_range_init(&r, 100));
+    size_t a = 1, b = 1, c = 1;
+    EXPECT(hwi_range_take(&r, 100, &a) && a == 0);          /* all of it */
+    EXPECT(r.n == 0);
+    EXPECT(!hwi_range_take(&r, 1, &c));                     /* nothing left */
+    EXPECT(hwi_range_give(&r, 0, 100) && r.n == 1 && is_free(&r, 0, 100));
+    EXPECT(hwi_range_take(&r, 10, &a) && a == 0);
+    EXPECT(hwi_range_take(&r, 90, &b) && b == 10);          /* the rest, exactly */
+    EXPECT(hwi_range_give(&r, 0, 10));                      /* a 10-byte hole first */
+    EXPECT(hwi_range_take(&r, 10, &c) && c == 0);           /* fits it exactly */
+    hwi_range_destroy(&r);
+}
+
+static void merges(void)
+{
+    TEST_CASE("given ranges merge with their neighbours");
+    hwi_range_alloc r;
+    EXPECT(hwi_range_init(&r, 300));
+    size_t a, b, c;
+    EXPECT(hwi_range_take(&r, 100, &a) && hwi_range_take(&r, 100, &b) &&
+           hwi_range_take(&r, 100, &c));
+    EXPECT(a == 0 && b == 100 && c == 200 && r.n == 0);
+    EXPECT(hwi_range_give(&r, a, 100) && r.n == 1);          /* alone */
+    EXPECT(hwi_range_give(&r, c, 100) && r.n == 2);          /* alone, after */
+    EXPECT(hwi_range_give(&r, b, 100) && r.n == 1);          /* joins both */
+    EXPECT(is_free(&r, 0, 300));
+    size_t x;
+    EXPECT(hwi_range_take(&r, 300, &x) && x == 0 && r.n == 0);
+    EXPECT(hwi_range_give(&r, 0, 100) && r.n == 1);                       /* alone */
+    EXPECT(hwi_range_give(&r, 100, 50) && r.n == 1 && is_free(&r, 0, 150)); /* prev */
+    EXPECT(hwi_range_give(&r, 250, 50) && r.n == 2);                      /* alone */
+    EXPECT(hwi_range_give(&r, 200, 50) && r.n == 2 && is_free(&r, 200, 100)); /* next */
+    EXPECT(hwi_range_give(&r, 150, 50) && r.n == 1 && is_free(&r, 0, 300)); /* both */
+    hwi_range_destroy(&r);
+}
+
+static void out_of_host_memory(void)
+{
+    TEST_CASE("a give that cannot grow the free list reports it and changes nothing");
+    hwi_range_alloc r;
+    EXPECT(hwi_range_init(&r, 1000));
+    size_t off;
+    for (int i = 0; i < 100; i++) EXPECT(hwi_range_take(&r, 10, &off) && off == (size_t)i * 10);
+    int cap = r.cap;
+    for (int i = 0; i < cap; i++) EXPECT(hwi_range_give(&r, (size_t)i * 20, 10));  /* holes */
+    EXPECT(r.n == cap);
+    realloc_fails = 1;
+    EXPECT(hwi_range_give(&r, (size_t)cap * 20, 10) == 0);
+    realloc_fails = 0;
+    EXPECT(r.n == cap && r.cap == cap && !is_free(&r, (size_t)cap * 20, 10));
+    for (int i = 0; i < cap; i++) EXPECT(is_free(&r, (size_t)i * 20, 10));
+    EXPECT(hwi_range_give(&r, (size_t)cap * 20, 10) == 1);
+    EXPECT(r.n == cap + 1 && r.cap > cap && is_free(&r, (size_t)cap * 20, 10));
+    hwi_range_destroy(&r);
+}
+
+int main(void)
+{
+    exact_fit();
+    merges();
+    out_of_host_memory();
+    return test_report();
+}
