@@ -1,4 +1,5 @@
-/* The cuda usage board's sweep (src/backends/cuda/cuda_usage.c): a process's first publish
+/* The usage board's sweep (src/backends/usage_board.c, here the cuda backend's board of
+ * src/backends/cuda/cuda_usage.c): a process's first publish
  * removes the files of processes that are gone and keeps every live process's files,
  * whatever order the directory lists them in. Files of dead and live processes are made
  * alternately (a live one follows a dead one in any listing order), so a stale errno
@@ -7,6 +8,7 @@
  * removed them. Without a GPU: the board is plain files. */
 #include "harness.h"
 #include "backends/cuda/cuda_usage.h"
+#include "backends/usage_board.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -16,6 +18,8 @@
 #define N 8
 
 static char board[256];
+/* a reader of the cuda board (the same directory and file format as cuda_usage.c's) */
+static hwi_usage_board reader = HWI_USAGE_BOARD_INIT("cuda", "HWRT_CUDA_USAGE_DIR", "NVML");
 
 static void make_file(char *path, size_t len, int pid, unsigned bus)
 {
@@ -57,8 +61,8 @@ int main(void)
     }
     size_t resv = 0, alloc = 0;
     char why[512] = "";
-    EXPECT(hwi_cuda_usage_read((int)getpid(), (hwi_pci_loc){0, 0x1b, 0}, &resv, &alloc, why,
-                               sizeof why) == 1);
+    EXPECT(hwi_usage_read(&reader, (int)getpid(), "0000_1b_00", &resv, &alloc, why,
+                          sizeof why) == 1);
     EXPECT(resv == 1024 && alloc == 512);
     if (why[0]) fprintf(stderr, "why: %s\n", why);
 
