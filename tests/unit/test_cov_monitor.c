@@ -34,8 +34,11 @@ int main(void)
           "sample_ms -1 is out of range 0..60000");
     FAILS(hwrt_smi_query("sim", 60001, &s), HWRT_ERROR_INVALID_ARGUMENT, "sample_ms 60001");
     FAILS(hwrt_smi_query("tpu", 0, &s), HWRT_ERROR_INVALID_DEVICE, "unknown backend \"tpu\"");
+    /* a backend compiled in whose monitor library is missing (DCMI pointed at no file) */
+    setenv("HWRT_DCMI_LIBRARY", "/nonexistent/libdcmi.so", 1);
     FAILS(hwrt_smi_query("ascend", 0, &s), HWRT_ERROR_UNAVAILABLE,
-          "the ascend backend is not compiled into this hwrt build");
+          "ascend monitor: DCMI could not be loaded");
+    unsetenv("HWRT_DCMI_LIBRARY");
 
     TEST_CASE("auto and NULL: the backend in use, sim by default");
     OK(hwrt_smi_query(NULL, 0, &s));
