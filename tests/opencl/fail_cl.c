@@ -5,7 +5,8 @@
  * (an object-creating call returns NULL with that code). Counted: every call but the
  * platform/device queries, the event queries (polled: their count varies from run to
  * run) and the retain/release calls. fail_cl_calls() says how many
- * were counted so far; FAIL_CL_BACKTRACE=1 prints the failed call's stack. Each wrapper has cl.h's own prototype, so the compiler checks it. */
+ * were counted so far; FAIL_CL_BACKTRACE=1 prints the failed call's stack;
+ * FAIL_CL_PROFILING_FROM makes event timestamps unreadable (below). Each wrapper has cl.h's own prototype, so the compiler checks it. */
 #define CL_TARGET_OPENCL_VERSION 120
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
@@ -134,7 +135,16 @@ cl_int clSetEventCallback(cl_event e, cl_int t, void (CL_CALLBACK *f)(cl_event, 
 cl_int clWaitForEvents(cl_uint n, const cl_event *l) { INT_CALL(clWaitForEvents, n, l); }
 cl_int clGetEventInfo(cl_event e, cl_event_info i, size_t s, void *v, size_t *r)
 { PASS(clGetEventInfo, e, i, s, v, r); }
+/* FAIL_CL_PROFILING_FROM=N: the Nth CL_PROFILING_COMMAND_END query and every later one
+ * fail with CL_PROFILING_INFO_NOT_AVAILABLE (the first ones are a device's clock
+ * calibration at open: 3 per device) */
 cl_int clGetEventProfilingInfo(cl_event e, cl_profiling_info i, size_t s, void *v, size_t *r)
-{ PASS(clGetEventProfilingInfo, e, i, s, v, r); }
+{
+    static _Atomic long ends;
+    const char *from = getenv("FAIL_CL_PROFILING_FROM");
+    if (i == CL_PROFILING_COMMAND_END && from && atomic_fetch_add(&ends, 1) + 1 >= atol(from))
+        return CL_PROFILING_INFO_NOT_AVAILABLE;
+    PASS(clGetEventProfilingInfo, e, i, s, v, r);
+}
 cl_int clRetainEvent(cl_event e) { PASS(clRetainEvent, e); }
 cl_int clReleaseEvent(cl_event e) { PASS(clReleaseEvent, e); }

@@ -101,9 +101,84 @@ static void copy_fault_names_direction(void)
     }
 }
 
+/* runtime.c probe: "reports no device" is the reason of a backend whose driver loaded
+ * and found no device; the mutant `&& !reason[0]` made `|| !reason[0]` gave an available
+ * backend with devices that reason (hwrt_backend_desc.reason is "" when available). */
+static void available_backend_has_no_reason(void)
+{
+    TEST_CASE("an available backend reports no reason");
+    hwrt_backend_desc info;
+    OK(hwrt_backend_info("sim", &info));
+    EXPECT(info.available && info.device_count > 0);
+    if (info.reason[0]) fprintf(stderr, "  reason: %s\n", info.reason);
+    EXPECT(info.reason[0] == 0);
+}
+
+/* runtime.c hwrt_shutdown: the first device's error is the one reported (the mutant
+ * `st != SUCCESS && first == SUCCESS` made `||` let device 1's later error replace
+ * device 0's). A sticky kernel fault on each of the two sim devices, left unreset. */
+static void shutdown_keeps_first_error(void)
+{
+    TEST_CASE("shutdown reports the first device's fault");
+    setenv("HWRT_SIM_FAULTS", "kernel:nth=1:dev=0,kernel:nth=1:dev=1", 1);
+    int64_t shape[1] = {16};
+    for (int dev = 0; dev < 2; dev++) {
+        OK(hwrt_set_device("sim", dev));
+        hwrt_tensor t;
+        OK(hwrt_tensor_empty(&t, HWRT_FLOAT32, 1, shape));
+        OK(hwrt_op_fill(t, 1.0, NULL));
+        OK(hwrt_tensor_release(t));
+    }
+    FAILS(hwrt_shutdown(), HWRT_ERROR_DEVICE_FAULT, "kernel:nth=1:dev=0");
+    EXPECT(!strstr(hwrt_last_error(), "dev=1"));
+    unsetenv("HWRT_SIM_FAULTS");
+    OK(hwrt_shutdown());
+}
+
+/* residency.c hwi_res_fetch: a disk fetch whose H2D copy faults reports that copy's
+ * fault (the mutant `st == SUCCESS && !t->data` made `!=` replaced it with the generic
+ * "did not complete"). Copy #1 uploads, #2 evicts, #3 (the fetch) faults. */
+static void disk_fetch_fault_names_copy(void)
+{
+    TEST_CASE("a disk fetch whose copy faults names the copy");
+    char dir[] = "/tmp/hwrt-mutants2025-XXXXXX";
+    EXPECT(mkdtemp(dir) != NULL);
+    setenv("HWRT_SIM_FAULTS", "copy:nth=3", 1);
+    OK(hwrt_set_device("sim", 0));
+    hwrt_offload_config c = {.enabled = 1, .max_device_memory = 16 * MiB,
+                             .offload_cpu_size = 0, .offload_disk_size = 64 * MiB,
+                             .offload_path = dir, .enable_pinned_mem = 1};
+    OK(hwrt_set_offload_config(&c));
+    enum { N = 512 * 1024 };
+    static float buf[N];
+    int64_t shape[1] = {N};
+    for (int i = 0; i < N; i++) buf[i] = (float)i;
+    hwrt_tensor a, y;
+    OK(hwrt_tensor_from_host(&a, HWRT_FLOAT32, 1, shape, buf));
+    OK(hwrt_tensor_set_offloadable(a, 1));
+    OK(hwrt_offload_evict(a));
+    OK(hwrt_tensor_empty(&y, HWRT_FLOAT32, 1, shape));
+    FAILS(hwrt_op_scale(y, a, 1.0, NULL), HWRT_ERROR_DEVICE_FAULT, "H2D copy of 2097152 bytes");
+    OK(hwrt_device_reset(0));
+    OK(hwrt_op_scale(y, a, 1.0, NULL));
+    memset(buf, 0, sizeof buf);
+    OK(hwrt_tensor_copy_to_host(y, buf, sizeof buf));
+    EXPECT(buf[1000] == 1000.0f && buf[N - 1] == (float)(N - 1));
+    OK(hwrt_tensor_release(a));
+    OK(hwrt_tensor_release(y));
+    OK(hwrt_shutdown());
+    unsetenv("HWRT_SIM_FAULTS");
+    char cmd[100];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
 int main(void)
 {
     empty_cache_release_event();
     copy_fault_names_direction();
+    available_backend_has_no_reason();
+    shutdown_keeps_first_error();
+    disk_fetch_fault_names_copy();
     return test_report();
 }
