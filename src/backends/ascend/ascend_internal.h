@@ -100,7 +100,7 @@ typedef struct hwrt_bevent {
 } asc_event;
 
 /* Make the calling thread current on dev's context: the rule every entry point follows
- * (the integrator wires it to the backend slot for threads hwrt does not own). */
+ * (asc_enter, through the thread_enter slot, does it for threads hwrt does not own). */
 hwrt_status asc_thread_enter(hwrt_bdev *dev);
 /* asc_thread_enter, after the device's sticky fault (if any) is returned. */
 hwrt_status asc_enter(asc_dev *d);
