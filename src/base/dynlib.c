@@ -81,3 +81,19 @@ void *hwi_dynlib_find(void *const *handles, size_t n, const char *name)
     }
     return NULL;
 }
+
+hwrt_status hwi_dynlib_load_once(hwi_dynlib_once *o, hwi_dynlib_step open, hwi_dynlib_step init,
+                                 const int *ndev, int *count, char *reason, size_t rlen)
+{
+    pthread_mutex_lock(&o->mu);
+    if (!o->done) {
+        o->status = open(o->reason, sizeof o->reason);
+        if (o->status == HWRT_SUCCESS) o->status = init(o->reason, sizeof o->reason);
+        o->done = 1;
+    }
+    hwrt_status st = o->status;
+    *count = st == HWRT_SUCCESS ? *ndev : 0;
+    if (reason && rlen) snprintf(reason, rlen, "%s", o->reason);
+    pthread_mutex_unlock(&o->mu);
+    return st;
+}

@@ -8,6 +8,9 @@
 #ifndef HWI_DYNLIB_H
 #define HWI_DYNLIB_H
 
+#include "hwrt.h"
+
+#include <pthread.h>
 #include <stddef.h>
 
 #define HWI_DYNSYM_OPTIONAL 1u   /* may be absent: the slot stays NULL */
@@ -41,5 +44,20 @@ const char *hwi_dynlib_resolve(void *h, const hwi_dynsym *syms, size_t n);
 /* The address of name in the first of handles[0..n) (NULL entries skipped) that
  * exports it, or NULL: one op looked up across split vendor libraries. */
 void *hwi_dynlib_find(void *const *handles, size_t n, const char *name);
+
+/* A vendor runtime brought up once per process: open(reason) loads the library, then
+ * init(reason) initialises it and sets the device count *ndev; every call, the first
+ * included, gets that first attempt's status, reason (reason/rlen, may be NULL/0) and
+ * count (0 unless it succeeded). The backends' probe goes through it. */
+typedef hwrt_status (*hwi_dynlib_step)(char *reason, size_t rlen);
+typedef struct hwi_dynlib_once {
+    pthread_mutex_t mu;
+    int done;
+    hwrt_status status;
+    char reason[512];
+} hwi_dynlib_once;
+#define HWI_DYNLIB_ONCE_INIT {PTHREAD_MUTEX_INITIALIZER, 0, HWRT_SUCCESS, ""}
+hwrt_status hwi_dynlib_load_once(hwi_dynlib_once *o, hwi_dynlib_step open, hwi_dynlib_step init,
+                                 const int *ndev, int *count, char *reason, size_t rlen);
 
 #endif

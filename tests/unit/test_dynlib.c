@@ -5,10 +5,57 @@
 #include "base/dynlib.h"
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef double (*unary_fn)(double);
+
+static int opens, inits, fake_ndev;
+static hwrt_status fake_open(char *reason, size_t len)
+{
+    opens++;
+    snprintf(reason, len, "%s", "");
+    return HWRT_SUCCESS;
+}
+static hwrt_status fake_init(char *reason, size_t len)
+{
+    inits++;
+    fake_ndev = 3;
+    snprintf(reason, len, "init said %d", inits);
+    return HWRT_SUCCESS;
+}
+static hwrt_status failing_open(char *reason, size_t len)
+{
+    opens++;
+    fake_ndev = 5;                    /* a count is not handed out after a failure */
+    snprintf(reason, len, "no such runtime");
+    return HWRT_ERROR_UNAVAILABLE;
+}
+
+/* 0 when hwi_dynlib_load_once behaves; the failing check's line otherwise. */
+static int load_once_case(void)
+{
+    hwi_dynlib_once ok = HWI_DYNLIB_ONCE_INIT, bad = HWI_DYNLIB_ONCE_INIT;
+    char why[64];
+    int n = -1;
+    for (int i = 0; i < 3; i++) {
+        if (hwi_dynlib_load_once(&ok, fake_open, fake_init, &fake_ndev, &n, why, sizeof why) !=
+            HWRT_SUCCESS) return __LINE__;
+        if (n != 3 || strcmp(why, "init said 1") != 0) return __LINE__;
+    }
+    if (opens != 1 || inits != 1) return __LINE__;
+    if (hwi_dynlib_load_once(&ok, fake_open, fake_init, &fake_ndev, &n, NULL, 0) != HWRT_SUCCESS)
+        return __LINE__;                                  /* no reason buffer */
+    for (int i = 0; i < 2; i++) {
+        n = -1;
+        if (hwi_dynlib_load_once(&bad, failing_open, fake_init, &fake_ndev, &n, why, sizeof why) !=
+            HWRT_ERROR_UNAVAILABLE) return __LINE__;
+        if (n != 0 || strcmp(why, "no such runtime") != 0) return __LINE__;
+    }
+    if (opens != 2 || inits != 1) return __LINE__;        /* init never runs after a failed open */
+    return 0;
+}
 
 int main(void)
 {
@@ -106,5 +153,7 @@ int main(void)
     EXPECT(hwi_dynlib_open_flags("HWRT_TEST_DYNLIB", crypt_lib, HWI_DYNLIB_GLOBAL, NULL, why,
                                  sizeof why) == NULL);
     EXPECT(strstr(why, "HWRT_TEST_DYNLIB=/nonexistent/liby.so") != NULL);
+    TEST_CASE("a runtime brought up once: the first attempt's status, reason and count");
+    EXPECT(load_once_case() == 0);
     return test_report();
 }

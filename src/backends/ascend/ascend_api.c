@@ -16,14 +16,12 @@
 
 hacl_api hacl;
 
-static pthread_mutex_t load_mu = PTHREAD_MUTEX_INITIALIZER;
-static int loaded;                    /* 0 not tried, 1 done (see load_status) */
-static hwrt_status load_status;
-static char load_reason[256];
+static pthread_mutex_t ctx_mu = PTHREAD_MUTEX_INITIALIZER;   /* the contexts */
+static hwi_dynlib_once once = HWI_DYNLIB_ONCE_INIT;
 static int ndev;
 
 #define ASC_MAX_ORDINALS 64
-static hacl_context contexts[ASC_MAX_ORDINALS];   /* under load_mu; kept for the process */
+static hacl_context contexts[ASC_MAX_ORDINALS];   /* under ctx_mu; kept for the process */
 
 uint64_t asc_now_ns(void)
 {
@@ -86,18 +84,7 @@ static hwrt_status init_runtime(char *reason, size_t rlen)
 
 hwrt_status asc_load(int *count, char *reason, size_t rlen)
 {
-    pthread_mutex_lock(&load_mu);
-    if (!loaded) {
-        load_status = open_library(load_reason, sizeof load_reason);
-        if (load_status == HWRT_SUCCESS)
-            load_status = init_runtime(load_reason, sizeof load_reason);
-        loaded = 1;
-    }
-    hwrt_status st = load_status;
-    *count = st == HWRT_SUCCESS ? ndev : 0;
-    if (reason && rlen) snprintf(reason, rlen, "%s", load_reason);
-    pthread_mutex_unlock(&load_mu);
-    return st;
+    return hwi_dynlib_load_once(&once, open_library, init_runtime, &ndev, count, reason, rlen);
 }
 
 hwrt_status asc_context(int ordinal, hacl_context *ctx)
@@ -109,7 +96,7 @@ hwrt_status asc_context(int ordinal, hacl_context *ctx)
     if (ordinal < 0 || ordinal >= n)
         return hwi_err(HWRT_ERROR_INVALID_DEVICE, "ascend device %d does not exist (%d device(s))",
                        ordinal, n);
-    pthread_mutex_lock(&load_mu);
+    pthread_mutex_lock(&ctx_mu);
     hacl_error r = HACL_SUCCESS;
     if (!contexts[ordinal]) {
         /* creates the device's resources and makes the context current on this thread */
@@ -118,7 +105,7 @@ hwrt_status asc_context(int ordinal, hacl_context *ctx)
         if (r == HACL_SUCCESS) contexts[ordinal] = c;
     }
     *ctx = contexts[ordinal];
-    pthread_mutex_unlock(&load_mu);
+    pthread_mutex_unlock(&ctx_mu);
     if (r != HACL_SUCCESS)
         return asc_err(NULL, r, "ascend device %d: aclrtCreateContext", ordinal);
     return asc_set_context(*ctx, ordinal);

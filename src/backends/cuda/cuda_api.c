@@ -17,10 +17,7 @@
 hcu_api hcu;
 _Atomic int cu_faulted;
 
-static pthread_mutex_t load_mu = PTHREAD_MUTEX_INITIALIZER;
-static int loaded;                    /* 0 not tried, 1 done (see load_status) */
-static hwrt_status load_status;
-static char load_reason[512];
+static hwi_dynlib_once once = HWI_DYNLIB_ONCE_INIT;
 static int ndev;
 
 uint64_t cu_now_ns(void)
@@ -99,18 +96,7 @@ static hwrt_status init_driver(char *reason, size_t rlen)
 
 hwrt_status cu_load(int *count, char *reason, size_t rlen)
 {
-    pthread_mutex_lock(&load_mu);
-    if (!loaded) {
-        load_status = open_library(load_reason, sizeof load_reason);
-        if (load_status == HWRT_SUCCESS)
-            load_status = init_driver(load_reason, sizeof load_reason);
-        loaded = 1;
-    }
-    hwrt_status st = load_status;
-    *count = st == HWRT_SUCCESS ? ndev : 0;
-    if (reason && rlen) snprintf(reason, rlen, "%s", load_reason);
-    pthread_mutex_unlock(&load_mu);
-    return st;
+    return hwi_dynlib_load_once(&once, open_library, init_driver, &ndev, count, reason, rlen);
 }
 
 /* Names of the codes hwrt handles, for when the driver cannot name them (the stub

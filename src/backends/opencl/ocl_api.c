@@ -15,10 +15,7 @@
 
 ocl_api ocl;
 
-static pthread_mutex_t load_mu = PTHREAD_MUTEX_INITIALIZER;
-static int loaded;                    /* 0 not tried, 1 done (see load_status) */
-static hwrt_status load_status;
-static char load_reason[512];
+static hwi_dynlib_once once = HWI_DYNLIB_ONCE_INIT;
 static int ndev;
 static cl_platform_id dev_plat[OCL_MAX_DEVICES];
 static cl_device_id dev_id[OCL_MAX_DEVICES];
@@ -89,18 +86,7 @@ static hwrt_status enumerate(char *reason, size_t rlen)
 
 hwrt_status ocl_load(int *count, char *reason, size_t rlen)
 {
-    pthread_mutex_lock(&load_mu);
-    if (!loaded) {
-        load_status = open_library(load_reason, sizeof load_reason);
-        if (load_status == HWRT_SUCCESS)
-            load_status = enumerate(load_reason, sizeof load_reason);
-        loaded = 1;
-    }
-    hwrt_status st = load_status;
-    *count = st == HWRT_SUCCESS ? ndev : 0;
-    if (reason && rlen) snprintf(reason, rlen, "%s", load_reason);
-    pthread_mutex_unlock(&load_mu);
-    return st;
+    return hwi_dynlib_load_once(&once, open_library, enumerate, &ndev, count, reason, rlen);
 }
 
 void ocl_device_ids(int ordinal, cl_platform_id *plat, cl_device_id *dev)
