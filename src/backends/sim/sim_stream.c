@@ -143,8 +143,10 @@ static int advance_locked(sim_stream *s, sim_engine *self, sim_op **direct)
     while (s->head && !s->inflight) {
         sim_op *op = s->head;
         if (op->type == SOP_RECORD) {
-            pop_head_locked(s, op);
+            /* the event is reached before the record counts as completed: a synchronize
+             * that sees it completed must find the event complete too */
             sim_event_reached(op->u.ev.ev, op->u.ev.gen);
+            pop_head_locked(s, op);
             sim_event_unref(op->u.ev.ev);
             op_release_locked(s, op);
             reached = 1;
