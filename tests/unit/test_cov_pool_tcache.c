@@ -6,6 +6,8 @@
  * the cache's address table, and peaks reset under a cached thread. Every case checks the
  * pool's counters (exact for one thread) and that no live block is handed out twice. */
 #include "harness.h"
+#include <dirent.h>
+#include <unistd.h>
 
 #include <pthread.h>
 #include <stdint.h>
@@ -257,6 +259,72 @@ static void test_flush_and_peaks(void)
     EXPECT(st.requested_bytes.current == st0.requested_bytes.current);
 }
 
+/* the profiler observes allocations: every block handed out and taken back is one
+ * record, also those the thread cache serves. Counts the records of raw/prof_*.tsv
+ * whose fields include `name`. */
+static long count_records(const char *dir, const char *name)
+{
+    char path[600], line[4096], field[64];
+    snprintf(path, sizeof path, "%s/raw", dir);
+    snprintf(field, sizeof field, "\t%s\t", name);
+    DIR *d = opendir(path);
+    long n = -1;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        if (strncmp(e->d_name, "prof_", 5)) continue;
+        char f[1200];
+        snprintf(f, sizeof f, "%s/%s", path, e->d_name);
+        FILE *fp = fopen(f, "r");
+        if (!fp) continue;
+        if (n < 0) n = 0;
+        while (fgets(line, sizeof line, fp)) n += strstr(line, field) != NULL;
+        fclose(fp);
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+static void test_observer(void)
+{
+    TEST_CASE("an allocation observer sees cached blocks too");
+    hwrt_stream a;
+    OK(hwrt_stream_create(&a, 0));
+    hwrt_mem_stats st0 = stats(0);
+    void *p[12];
+    char dir[] = "/tmp/hwrt_cov_tcache_XXXXXX";
+    EXPECT(mkdtemp(dir) != NULL);
+    OK(hwrt_profiler_start(dir));
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < 10; i++) OK(hwrt_malloc(&p[i], 3 * KB));
+        OK(hwrt_malloc(&p[10], 100 * KB));
+        OK(hwrt_malloc_async(&p[11], 3 * KB, a));
+        EXPECT(distinct_and_intact(p, 11, 3 * KB));
+        for (int i = 0; i <= 10; i++) OK(hwrt_free(p[i]));
+        OK(hwrt_free_async(p[11], a));
+        OK(hwrt_free(p[0]) == HWRT_ERROR_INVALID_ARGUMENT ? HWRT_SUCCESS : HWRT_ERROR_INTERNAL);
+        hwrt_tensor t;
+        int64_t shape[1] = {256};
+        OK(hwrt_tensor_empty(&t, HWRT_FLOAT32, 1, shape));
+        void *d = NULL;
+        OK(hwrt_tensor_data(t, &d));
+        FAILS(hwrt_free(d), HWRT_ERROR_INVALID_ARGUMENT, "is the data of a live tensor");
+        OK(hwrt_tensor_release(t));
+        OK(hwrt_stream_synchronize(a));
+        OK(hwrt_device_synchronize());
+    }
+    OK(hwrt_profiler_stop());
+    long na = count_records(dir, "alloc"), nf = count_records(dir, "free");
+    if (na != 3 * 13 || nf != 3 * 13) fprintf(stderr, "alloc records %ld, free records %ld\n", na, nf);
+    EXPECT(na == 3 * 13 && nf == 3 * 13);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    EXPECT(system(cmd) == 0);
+    hwrt_mem_stats st = stats(0);
+    EXPECT(st.allocation.current == st0.allocation.current);
+    EXPECT(st.requested_bytes.current == st0.requested_bytes.current);
+    OK(hwrt_stream_destroy(a));
+}
+
 int main(void)
 {
     OK(hwrt_set_device("sim", 0));
@@ -267,6 +335,7 @@ int main(void)
     test_entry_collision();
     test_config_and_devices();
     test_flush_and_peaks();
+    test_observer();
     OK(hwrt_shutdown());
     return test_report();
 }
