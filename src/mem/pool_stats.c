@@ -62,12 +62,24 @@ void hwi_pool_reset_peaks(const hwi_device *d)
     if (dp) {
         tc_leave_other(dp);
         pthread_mutex_lock(&dp->mu);
-        tc_flush_own(dp);                     /* peaks restart from exact current values */
+        /* peaks restart from exact current values; every other thread re-reads its
+         * headroom (peak - current) at its next call, or its fast path would allocate up
+         * to the old peaks without raising the new ones (a peak below current) */
+        tc_request_flush(dp);
+        /* current as hwrt_memory_stats reports it: with the shares of other threads'
+         * caches (blocks they parked count as freed), or the new peak would stand above
+         * the reported current with nothing allocated since */
+        hwrt_mem_stats view = dp->st;
+        tc_view(dp, &view);
         hwrt_stat *all[] = {&dp->st.allocation, &dp->st.segment, &dp->st.active,
                             &dp->st.inactive_split, &dp->st.allocated_bytes,
                             &dp->st.reserved_bytes, &dp->st.active_bytes,
                             &dp->st.inactive_split_bytes, &dp->st.requested_bytes};
-        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) all[i]->peak = all[i]->current;
+        const hwrt_stat *now[] = {&view.allocation, &view.segment, &view.active,
+                                  &view.inactive_split, &view.allocated_bytes,
+                                  &view.reserved_bytes, &view.active_bytes,
+                                  &view.inactive_split_bytes, &view.requested_bytes};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) all[i]->peak = now[i]->current;
         pthread_mutex_unlock(&dp->mu);
     }
 }

@@ -13,8 +13,8 @@
  * path may use the same headroom meanwhile, so a peak may miss up to TC_MAX_BYTES per
  * thread.
  *
- * Slow paths (empty_cache, the retry before OOM, trimming) flush the calling thread's
- * cache at once and ask the other threads to flush theirs at their next call; a
+ * Slow paths (empty_cache, the retry before OOM, trimming, resetting the peaks) flush the
+ * calling thread's cache at once and ask the other threads to flush theirs at their next call; a
  * stream's destruction does the same; destroying a pool (hwrt_shutdown) makes every
  * cache forget that pool's blocks; thread exit flushes. thread_cache:false turns the cache off (exact best fit, e.g. for tests).
  *
