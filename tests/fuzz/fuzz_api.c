@@ -379,7 +379,11 @@ static void step(input *in)
             S.psz[i] = n;
             if (trace) fprintf(stderr, "  slot %d = %p, %zu bytes\n", i, p, n);
             S.shadow_ok[i] = 0;
-            /* give it a defined content so the shadow is valid */
+            /* give it a defined content so the shadow is valid. Work queued earlier on
+             * other streams may still write this address: a block freed without
+             * hwrt_record_stream is reusable at once (as in PyTorch), so that work
+             * finishes first or it would land after the fill */
+            sync_all();
             memset(S.shadow[i], (int)(n & 0xff), n);
             if (CHK(hwrt_memset_async(p, (int)(n & 0xff), n, NULL)) == HWRT_SUCCESS) {
                 sync_all();
