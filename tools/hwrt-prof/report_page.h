@@ -52,7 +52,7 @@
 "function x(t){return LW+(t-v0)/(v1-v0)*PW;}\n" \
 "function tAt(px){return v0+(px-LW)/PW*(v1-v0);}\n" \
 "function nice(step){const p=Math.pow(10,Math.floor(Math.log10(step)));const f=step/p;return (f<=1?1:f<=2?2:f<=5?5:10)*p;}\n" \
-"function ticks(){const st=nice((v1-v0)/8);const out=[];for(let t=Math.ceil(v0/st)*st;t<=v1;t+=st)out.push(t);return out;}\n" \
+"function ticks(){const st=nice((v1-v0)/10);const out=[];for(let t=Math.ceil(v0/st)*st;t<=v1;t+=st)out.push(t);return out;}\n" \
 "function axis(svg,y0,y1,ly){for(const t of ticks()){const X=x(t);\n" \
 " el('line',{x1:X,x2:X,y1:y0,y2:y1,stroke:'#eee'},svg);\n" \
 " el('text',{x:X,y:ly,'font-size':10,'text-anchor':X>W-RM-30?'end':X<LW+30?'start':'middle',class:'tick'},svg,fmt(t));}}\n" \
