@@ -8,14 +8,15 @@ usage: tools_cli.py BINDIR TRACE"""
 import json, os, re, subprocess, sys
 
 BIN, TRACE = sys.argv[1], sys.argv[2]
-ENV = dict(os.environ, HWRT_SIM_REGISTRY="hwrt-tools-cli-%d" % os.getpid())
+REG = "hwrt-tools-cli-%d" % os.getpid()
+ENV = dict(os.environ, HWRT_SIM_REGISTRY=REG)
 ENV.pop("HWRT_PROGRESS", None)
 # Open MPI's own allocations outlive the process: under ASan (build-asan) leak reports of
 # hwrt-bench-dist (and of `all`, which runs it) would only report MPI, as the opencl suite
 # says of PoCL. Every other tool keeps leak detection.
 MPI_ENV = dict(ENV, ASAN_OPTIONS=(ENV.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":"))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from checklib import check, summary  # noqa: E402  (the shared helpers)
+from checklib import check, remove_registry, summary  # noqa: E402  (the shared helpers)
 
 
 def run(*args, env=None, timeout=300):
@@ -116,5 +117,6 @@ try:
     check(out.returncode == 0 and json.loads(out.stdout)["trace"] == weird, "--trace JSON escapes the path")
 finally:
     os.unlink(weird)
+remove_registry(REG)        # what the tools' sim sessions left (none of them may have made one)
 
 sys.exit(summary())

@@ -7,6 +7,8 @@ find this module with
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 The pytest files here (conftest.py puts this folder on sys.path) run child Pythons with
 python_ok()."""
+import glob
+import os
 import subprocess
 import sys
 
@@ -37,3 +39,18 @@ def python_ok(args, env=None, timeout=120):
                        timeout=timeout)
     assert r.returncode == 0, r.stdout + r.stderr
     return r
+
+
+def remove_registry(name):
+    """Unlink the simulator's shared-memory registry a script named with
+    HWRT_SIM_REGISTRY=name (/dev/shm/<name>-v<layout version>): the registry outlives the
+    processes that used it, so a script that makes its own must remove it. Returns how
+    many objects it removed."""
+    gone = 0
+    for path in glob.glob("/dev/shm/%s-v[0-9]*" % glob.escape(name)):
+        try:
+            os.unlink(path)
+            gone += 1
+        except FileNotFoundError:
+            pass
+    return gone

@@ -10,7 +10,7 @@ REG = "hwrt-smi-cli-%d" % os.getpid()
 ENV = dict(os.environ, HWRT_SIM_REGISTRY=REG, HWRT_SIM_DEVICES="3", HWRT_SIM_MEMORY="4GB",
            HWRT_SIM_OVERHEAD="100MB")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from checklib import check, summary  # noqa: E402  (the shared helpers)
+from checklib import check, remove_registry, summary  # noqa: E402  (the shared helpers)
 
 
 def smi(*args, timeout=30):
@@ -88,5 +88,6 @@ try:
 finally:
     p.stdin.close()
     p.wait(timeout=30)
+    check(remove_registry(REG) == 1, "this script's registry %s was there to remove" % REG)
 
 sys.exit(summary())
