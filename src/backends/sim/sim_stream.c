@@ -193,11 +193,11 @@ void sim_kick_blocked(void)
     if (!atomic_load(&any_blocked))
         return;
     enum { ROUND = 64 };
-    int todo = -1;                     /* streams left from the last round; -1: all listed */
+    int unkicked = -1;                 /* listed streams the last round could not take; -1: all listed */
     for (;;) {
         sim_stream *local[ROUND];
         pthread_mutex_lock(&blocked_mu);
-        int n = todo >= 0 && todo < nblocked ? todo : nblocked;
+        int n = unkicked >= 0 && unkicked < nblocked ? unkicked : nblocked;
         sim_stream **list = n <= ROUND ? local : malloc((size_t)n * sizeof *list);
         int rest = 0;
         if (!list) {
@@ -227,8 +227,8 @@ void sim_kick_blocked(void)
         pthread_cond_broadcast(&unpinned_cv);
         pthread_mutex_unlock(&blocked_mu);
         if (list != local) free(list);
-        if (reached) todo = -1;        /* another event was reached: everyone again */
-        else if (rest > 0) todo = rest;
+        if (reached) unkicked = -1;    /* another event was reached: everyone again */
+        else if (rest > 0) unkicked = rest;
         else break;
         if (!atomic_load(&any_blocked)) break;
     }
