@@ -3,6 +3,8 @@
  * job with one clear sentence instead of a hang or a wrong-device error on a few ranks. */
 #include "dist.h"
 #include "../base/status.h"
+#include "../runtime/device_ops.h"
+#include "../runtime/runtime.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,19 +113,23 @@ hwrt_status hwi_dist_exchange_devices(const char *api, const char *backend, int 
     return st;
 }
 
-/* The device this rank should own, or a sentence saying why there is none. */
+/* The device this rank should own, or a sentence saying why there is none (naming the
+ * backend "auto" stands for, and that backend's way to more devices). */
 static hwrt_status pick_device(const char *backend, int *want)
 {
     const hwi_dist *d = &hwi_dist_g;
-    const char *bname = backend && *backend ? backend : "auto";
     char host[HWI_HOST_LEN];
     hwi_dist_hostname(host, sizeof host);
+    char bname[32];
+    hwrt_status st = hwi_backend_resolve(backend, bname, sizeof bname);
+    if (st != HWRT_SUCCESS)
+        return hwi_err_prefix(st, "hwrt_dist_bind_device: rank %d on host %s", d->rank, host);
     int count = 0, dev_id = d->info.device_id;
     *want = dev_id >= 0 ? dev_id : d->local_rank;
-    HWI_TRY(hwrt_device_count(backend, &count));
+    HWI_TRY(hwrt_device_count(bname, &count));
     if (count == 0) {
         hwrt_backend_desc bd;
-        int known = hwrt_backend_info(backend && strcmp(backend, "auto") ? backend : "sim", &bd);
+        int known = hwrt_backend_info(bname, &bd);
         return hwi_err(HWRT_ERROR_NO_DEVICE, "hwrt_dist_bind_device: rank %d on host %s: backend "
                        "%s has no device here%s%s", d->rank, host, bname,
                        known == HWRT_SUCCESS && !bd.available ? ": " : "",
@@ -142,11 +148,13 @@ static hwrt_status pick_device(const char *backend, int *want)
                        "%s has only %d devices on host %s (0..%d); rank %d is local rank %d there: "
                        "set DEVICE_ID below %d", dev_id, bname, count, host, count - 1, d->rank,
                        d->local_rank, count);
+    const hwrt_backend_ops *ops = hwi_backend_find(bname);
+    const char *hint = ops ? hwi_backend_more_devices_hint(ops) : "";
     return hwi_err(HWRT_ERROR_INVALID_DEVICE, "hwrt_dist_bind_device: rank %d is local rank %d of "
                    "%d on host %s, but backend %s has only %d devices there (0..%d): start at most "
-                   "%d ranks per host (mpirun --map-by ppr:%d:node) or give the host more devices "
-                   "(sim: HWRT_SIM_DEVICES=%d)", d->rank, d->local_rank, d->local_size, host,
-                   bname, count, count - 1, count, count, d->local_size);
+                   "%d ranks per host (mpirun --map-by ppr:%d:node) or give the host %d devices%s%s%s",
+                   d->rank, d->local_rank, d->local_size, host, bname, count, count - 1, count,
+                   count, d->local_size, *hint ? " (" : "", hint, *hint ? ")" : "");
 }
 
 hwrt_status hwrt_dist_bind_device(const char *backend)

@@ -288,6 +288,20 @@ const char *hwrt_current_backend(void)
     return b ? hwi_backend_name(b->ops) : "";
 }
 
+hwrt_status hwi_backend_resolve(const char *name, char *out, size_t len)
+{
+    if (name && *name && strcmp(name, "auto")) {
+        snprintf(out, len, "%s", name);
+        return HWRT_SUCCESS;
+    }
+    used_backend *cur = thread_backend();
+    if (cur) {
+        snprintf(out, len, "%s", hwi_backend_name(cur->ops));
+        return HWRT_SUCCESS;
+    }
+    return pick_auto(out, len);
+}
+
 hwrt_status hwrt_backend_info(const char *backend, hwrt_backend_desc *out)
 {
     if (!out)

@@ -278,18 +278,32 @@ static void scenario_duplicate(void)
     OK(hwrt_tensor_release(t));
 }
 
-/* Run with HWRT_SIM_DEVICES=2 and 4 ranks on one host. */
-static void scenario_range(void)
+/* Run with more ranks on one host than `backend` has devices there (sim: HWRT_SIM_DEVICES=2
+ * and 4 ranks; opencl: PoCL's one CPU device and 2 ranks). The sentence names the count,
+ * the local rank, and the backend's own way to more devices (never the sim's setting for
+ * another backend). */
+static void scenario_range(const char *backend)
 {
     TEST_CASE("ordinal past the device count");
-    hwrt_status st = hwrt_dist_bind_device("sim");
+    int count = 0;
+    OK(hwrt_device_count(backend, &count));
+    EXPECT(count > 0 && count < size);       /* the scenario needs more ranks than devices */
+    hwrt_status st = hwrt_dist_bind_device(backend);
     EXPECT(st == HWRT_ERROR_INVALID_DEVICE);
     const char *e = hwrt_last_error();
-    EXPECT(strstr(e, "only 2 devices") != NULL);
-    char want[32];   /* ranks 2 and 3 report themselves; 0 and 1 quote rank 2 */
-    snprintf(want, sizeof want, "local rank %d of 4", rank >= 2 ? rank : 2);
+    char want[64];
+    snprintf(want, sizeof want, "backend %s has only %d devices", backend, count);
     EXPECT(strstr(e, want) != NULL);
-    EXPECT(rank >= 2 || strstr(e, "could not bind") != NULL);
+    /* ranks from `count` on report themselves; the others quote rank `count` */
+    snprintf(want, sizeof want, "local rank %d of %d", rank >= count ? rank : count, size);
+    EXPECT(strstr(e, want) != NULL);
+    EXPECT(rank >= count || strstr(e, "could not bind") != NULL);
+    snprintf(want, sizeof want, "or give the host %d devices", size);
+    EXPECT(strstr(e, want) != NULL);
+    if (!strcmp(backend, "sim"))
+        EXPECT(strstr(e, "(set HWRT_SIM_DEVICES for more simulated devices)") != NULL);
+    else
+        EXPECT(strstr(e, "HWRT_SIM") == NULL);
     if (st != HWRT_ERROR_INVALID_DEVICE || !strstr(e, want))
         fprintf(stderr, "rank %d got: %s\n", rank, e);
 }
@@ -489,7 +503,7 @@ int main(int argc, char **argv)
     size = hwrt_dist_size();
     if (!strcmp(mode, "collectives")) scenario_collectives();
     else if (!strcmp(mode, "duplicate")) scenario_duplicate();
-    else if (!strcmp(mode, "range")) scenario_range();
+    else if (!strcmp(mode, "range")) scenario_range(argc > 2 ? argv[2] : "sim");
     else if (!strcmp(mode, "global")) scenario_global();
     else if (!strcmp(mode, "deadrank")) scenario_deadrank();
     else if (!strcmp(mode, "hosts")) scenario_hosts();

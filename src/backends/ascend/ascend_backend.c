@@ -93,4 +93,5 @@ const hwrt_backend_ops hwrt_backend_ascend = {
     /* the device's context current on the calling thread, its sticky fault first
      * (NCCL/HCCL engine threads) */
     .thread_enter = asc_enter,
+    .more_devices_hint = "ASCEND_RT_VISIBLE_DEVICES may hide NPUs: widen or unset it",
 };

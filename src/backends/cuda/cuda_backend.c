@@ -92,4 +92,5 @@ const hwrt_backend_ops hwrt_backend_cuda = {
     .dlpack_device = cu_dlpack_device,
     /* the device's primary context made current (cuCtxSetCurrent), as every entry does */
     .thread_enter = cu_enter,
+    .more_devices_hint = "CUDA_VISIBLE_DEVICES may hide GPUs: widen or unset it",
 };
