@@ -47,7 +47,8 @@ HWRT_API hwrt_status hwrt_profiler_stop(void);
 typedef struct hwrt_profiler_stats {
     int running;                 /* 1 while a session is running */
     uint64_t events;             /* records kept (launches, syncs, memory, offload, ...) */
-    uint64_t dropped;            /* records not kept: HWRT_PROFILE_MAX_EVENTS reached */
+    uint64_t dropped;            /* records not kept: HWRT_PROFILE_MAX_EVENTS reached, or no
+                                    host memory for a thread's buffer or a chunk */
     uint64_t device_ts_missing;  /* launches kept without a device timestamp */
     uint64_t threads;            /* host threads that recorded */
     char output_dir[512];

@@ -65,9 +65,9 @@ typedef struct prof_rec {
     uint64_t a, b, c;      /* kernel: m (or n), k, nn; mem: allocated, reserved after, addr */
 } prof_rec;
 
-/* A record slot in the calling thread's buffer, or NULL (no session, or the cap was hit
- * and the drop counted). Fill it, then prof_commit(). Between the two the session
- * cannot finish stopping. */
+/* A record slot in the calling thread's buffer, or NULL (no session; or the drop counted:
+ * the cap hit, a nested call, no host memory for the buffer). Fill it, then prof_commit().
+ * Between the two the session cannot finish stopping. */
 prof_rec *prof_begin(void);
 void prof_commit(prof_rec *r);
 

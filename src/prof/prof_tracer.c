@@ -61,15 +61,19 @@ static int chunk_add(prof_buf *b)
     return 1;
 }
 
-/* The calling thread's buffer for the running session (registered under mu). */
-static prof_buf *buf_for_thread(void)
+/* The calling thread's buffer for the running session (registered under mu), or NULL:
+ * the session ended, or (*oom = 1) no host memory for the buffer or its registry entry. */
+static prof_buf *buf_for_thread(int *oom)
 {
     unsigned gen = atomic_load_explicit(&session_gen, memory_order_acquire);
+    *oom = 0;
     if (tls_buf && tls_gen == gen)
         return tls_buf;
     prof_buf *b = calloc(1, sizeof *b);
-    if (!b)
+    if (!b) {
+        *oom = 1;
         return NULL;
+    }
     b->os_tid = (long)syscall(SYS_gettid);
     pthread_getname_np(pthread_self(), b->thread_name, sizeof b->thread_name);
     pthread_mutex_lock(&mu);
@@ -79,6 +83,7 @@ static prof_buf *buf_for_thread(void)
         prof_buf **nb = realloc(bufs, (size_t)nc * sizeof *nb);
         if (nb) { bufs = nb; capbufs = nc; }
     }
+    if (ok && nbufs == capbufs) *oom = 1;
     ok = ok && nbufs < capbufs;
     if (ok) {
         b->index = (uint32_t)nbufs;
@@ -93,8 +98,9 @@ static prof_buf *buf_for_thread(void)
 
 uint64_t prof_next_corr(void)
 {
-    prof_buf *b = buf_for_thread();
-    if (!b) return 0;
+    int oom;
+    prof_buf *b = buf_for_thread(&oom);
+    if (!b) return 0;                      /* the launch takes a marker (prof_begin counts) */
     /* 16 bits of session, 16 of thread, 32 of launch: wraps only after 4e9 launches of one
      * thread, and a stale id can only match after 65536 sessions */
     return (uint64_t)(tls_gen & 0xffff) << 48 | (uint64_t)(b->index & 0xffff) << 32 |
@@ -105,9 +111,13 @@ prof_rec *prof_begin(void)
 {
     if (!hwi_prof_active())
         return NULL;
-    prof_buf *b = buf_for_thread();
-    if (!b)
-        return NULL;                       /* host out of memory: nothing to count in */
+    int oom;
+    prof_buf *b = buf_for_thread(&oom);
+    if (!b) {
+        if (oom && atomic_load_explicit(&hwi_prof_on, memory_order_relaxed))   /* host OOM: lost, counted */
+            atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+        return NULL;
+    }
     if (atomic_load_explicit(&b->busy, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);   /* nested */
         return NULL;
