@@ -6,9 +6,11 @@
  *   made `<=` skipped an exact fit);
  * - ranges given back merge with the free neighbour before, after or both, so the whole
  *   range is one free range again;
- * - when the free list must grow and host memory is out, give reports 0 and leaves the
- *   list as it was (the mutant `return 0` made `return 1` claimed the range was free);
- *   with memory back, the same give succeeds. */
+ * - a range given back while host memory is out is free again: take reserved its entry
+ *   (before, a give that had to grow the free list returned 0, which no caller checked,
+ *   and the range was lost to the device for good);
+ * - a take that cannot reserve that entry answers HWI_RANGE_NO_HOST_MEMORY and takes
+ *   nothing; with memory back, the same take succeeds. */
 #include "harness.h"
 #include "backends/range_alloc.h"
 
@@ -37,10 +39,11 @@ static void exact_fit(void)
     EXPECT(hwi_range_take(&r, 100, &a) && a == 0);          /* all of it */
     EXPECT(r.n == 0);
     EXPECT(!hwi_range_take(&r, 1, &c));                     /* nothing left */
-    EXPECT(hwi_range_give(&r, 0, 100) && r.n == 1 && is_free(&r, 0, 100));
+    hwi_range_give(&r, 0, 100);
+    EXPECT(r.n == 1 && is_free(&r, 0, 100));
     EXPECT(hwi_range_take(&r, 10, &a) && a == 0);
     EXPECT(hwi_range_take(&r, 90, &b) && b == 10);          /* the rest, exactly */
-    EXPECT(hwi_range_give(&r, 0, 10));                      /* a 10-byte hole first */
+    hwi_range_give(&r, 0, 10);                              /* a 10-byte hole first */
     EXPECT(hwi_range_take(&r, 10, &c) && c == 0);           /* fits it exactly */
     hwi_range_destroy(&r);
 }
@@ -54,37 +57,61 @@ static void merges(void)
     EXPECT(hwi_range_take(&r, 100, &a) && hwi_range_take(&r, 100, &b) &&
            hwi_range_take(&r, 100, &c));
     EXPECT(a == 0 && b == 100 && c == 200 && r.n == 0);
-    EXPECT(hwi_range_give(&r, a, 100) && r.n == 1);          /* alone */
-    EXPECT(hwi_range_give(&r, c, 100) && r.n == 2);          /* alone, after */
-    EXPECT(hwi_range_give(&r, b, 100) && r.n == 1);          /* joins both */
+    hwi_range_give(&r, a, 100);
+    EXPECT(r.n == 1);                       /* alone */
+    hwi_range_give(&r, c, 100);
+    EXPECT(r.n == 2);                       /* alone, after */
+    hwi_range_give(&r, b, 100);
+    EXPECT(r.n == 1);                       /* joins both */
     EXPECT(is_free(&r, 0, 300));
-    size_t x;
-    EXPECT(hwi_range_take(&r, 300, &x) && x == 0 && r.n == 0);
-    EXPECT(hwi_range_give(&r, 0, 100) && r.n == 1);                       /* alone */
-    EXPECT(hwi_range_give(&r, 100, 50) && r.n == 1 && is_free(&r, 0, 150)); /* prev */
-    EXPECT(hwi_range_give(&r, 250, 50) && r.n == 2);                      /* alone */
-    EXPECT(hwi_range_give(&r, 200, 50) && r.n == 2 && is_free(&r, 200, 100)); /* next */
-    EXPECT(hwi_range_give(&r, 150, 50) && r.n == 1 && is_free(&r, 0, 300)); /* both */
+    size_t x[5];                            /* 100, then four of 50 */
+    for (int i = 0; i < 5; i++) EXPECT(hwi_range_take(&r, i ? 50 : 100, &x[i]));
+    EXPECT(x[0] == 0 && x[1] == 100 && x[4] == 250 && r.n == 0);
+    hwi_range_give(&r, 0, 100);
+    EXPECT(r.n == 1);                       /* alone */
+    hwi_range_give(&r, 100, 50);
+    EXPECT(r.n == 1 && is_free(&r, 0, 150)); /* prev */
+    hwi_range_give(&r, 250, 50);
+    EXPECT(r.n == 2);                       /* alone */
+    hwi_range_give(&r, 200, 50);
+    EXPECT(r.n == 2 && is_free(&r, 200, 100)); /* next */
+    hwi_range_give(&r, 150, 50);
+    EXPECT(r.n == 1 && is_free(&r, 0, 300)); /* both */
     hwi_range_destroy(&r);
 }
 
 static void out_of_host_memory(void)
 {
-    TEST_CASE("a give that cannot grow the free list reports it and changes nothing");
+    TEST_CASE("a range given back while host memory is out is free again");
     hwi_range_alloc r;
     EXPECT(hwi_range_init(&r, 1000));
     size_t off;
-    for (int i = 0; i < 100; i++) EXPECT(hwi_range_take(&r, 10, &off) && off == (size_t)i * 10);
+    for (int i = 0; i < 100; i++)
+        EXPECT(hwi_range_take(&r, 10, &off) == HWI_RANGE_OK && off == (size_t)i * 10);
     int cap = r.cap;
-    for (int i = 0; i < cap; i++) EXPECT(hwi_range_give(&r, (size_t)i * 20, 10));  /* holes */
-    EXPECT(r.n == cap);
     realloc_fails = 1;
-    EXPECT(hwi_range_give(&r, (size_t)cap * 20, 10) == 0);
+    for (int i = 0; i < 100; i += 2) hwi_range_give(&r, (size_t)i * 10, 10);   /* 50 holes */
+    EXPECT(r.n == 50 && r.cap == cap);
+    int lost = 0;
+    for (int i = 0; i < 100; i += 2) lost += !is_free(&r, (size_t)i * 10, 10);
+    EXPECT(lost == 0);
+    for (int i = 1; i < 100; i += 2) hwi_range_give(&r, (size_t)i * 10, 10);   /* all merge */
     realloc_fails = 0;
-    EXPECT(r.n == cap && r.cap == cap && !is_free(&r, (size_t)cap * 20, 10));
-    for (int i = 0; i < cap; i++) EXPECT(is_free(&r, (size_t)i * 20, 10));
-    EXPECT(hwi_range_give(&r, (size_t)cap * 20, 10) == 1);
-    EXPECT(r.n == cap + 1 && r.cap > cap && is_free(&r, (size_t)cap * 20, 10));
+    EXPECT(r.n == 1 && is_free(&r, 0, 1000));
+    hwi_range_destroy(&r);
+
+    TEST_CASE("a take that cannot reserve its give's entry takes nothing");
+    EXPECT(hwi_range_init(&r, 1000));
+    cap = r.cap;
+    for (int i = 0; i < cap - 1; i++) EXPECT(hwi_range_take(&r, 10, &off) == HWI_RANGE_OK);
+    realloc_fails = 1;                     /* the next take needs cap + 1 entries */
+    off = 7;
+    EXPECT(hwi_range_take(&r, 10, &off) == HWI_RANGE_NO_HOST_MEMORY && off == 7);
+    EXPECT(r.n == 1 && is_free(&r, (size_t)(cap - 1) * 10, 1000 - (size_t)(cap - 1) * 10));
+    EXPECT(hwi_range_take(&r, 2000, &off) == HWI_RANGE_FULL);   /* no fit: no growth tried */
+    realloc_fails = 0;
+    EXPECT(hwi_range_take(&r, 10, &off) == HWI_RANGE_OK && off == (size_t)(cap - 1) * 10);
+    EXPECT(r.cap > cap);
     hwi_range_destroy(&r);
 }
 

@@ -272,8 +272,13 @@ hwrt_status ocl_segment_alloc(hwrt_bdev *d, size_t bytes, void **dptr)
         return oom(d, want, "larger than the device's largest buffer "
                    "(CL_DEVICE_MAX_MEM_ALLOC_SIZE)");
     pthread_mutex_lock(&d->mem_mu);
-    if (d->committed + want > d->total || !hwi_range_take(&d->ranges, len, &off)) {
-        hwrt_status st = oom(d, want, "the device memory is used up");
+    int got = d->committed + want > d->total ? HWI_RANGE_FULL
+              : hwi_range_take(&d->ranges, len, &off);
+    if (got != HWI_RANGE_OK) {
+        hwrt_status st = got == HWI_RANGE_FULL ? oom(d, want, "the device memory is used up")
+                         : hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "opencl device %d: allocating "
+                                   "%zu bytes failed: host out of memory for its address-range "
+                                   "list", d->ordinal, want);
         pthread_mutex_unlock(&d->mem_mu);
         return st;
     }

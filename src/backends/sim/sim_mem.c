@@ -97,9 +97,14 @@ static hwrt_status oom(sim_dev *d, size_t bytes, size_t others, const char *what
                    hwi_fmt_bytes(c, sizeof c, d->capacity), hwi_fmt_bytes(e, sizeof e, others));
 }
 
-static hwrt_status no_address_space(sim_dev *d, size_t len, const char *what)
+/* The sentence of a failed hwi_range_take (HWI_RANGE_FULL or HWI_RANGE_NO_HOST_MEMORY). */
+static hwrt_status no_address_space(sim_dev *d, size_t len, const char *what, int got)
 {
     char a[32], b[32];
+    if (got == HWI_RANGE_NO_HOST_MEMORY)
+        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "sim device %d: %s of %s failed: host out "
+                       "of memory for its address-range list", d->ordinal, what,
+                       hwi_fmt_bytes(a, sizeof a, len));
     return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "sim device %d: %s of %s failed: no free range "
                    "of that size left in its %s of virtual address space (reservations and "
                    "segments hold it); release reservations or use fewer streams", d->ordinal,
@@ -161,9 +166,10 @@ hwrt_status sim_segment_alloc(hwrt_bdev *d, size_t bytes, void **dptr)
     size_t off, others = sim_registry_others_used(d);
     pthread_mutex_lock(&d->mem_mu);
     hwrt_status st = HWRT_SUCCESS;
+    int got;
     if (!pages_left(d, len, others)) st = oom(d, bytes, others, "segment allocation");
-    else if (!hwi_range_take(&d->ranges, len, &off))
-        st = no_address_space(d, len, "segment allocation");
+    else if ((got = hwi_range_take(&d->ranges, len, &off)) != HWI_RANGE_OK)
+        st = no_address_space(d, len, "segment allocation", got);
     if (st == HWRT_SUCCESS) {
         set_pages(d, off / SIM_PAGE, len / SIM_PAGE, PG_SEGMENT, 1);
         d->committed += len;
@@ -202,10 +208,10 @@ hwrt_status sim_va_reserve(hwrt_bdev *d, size_t bytes, void **base)
 {
     size_t len = round_up(bytes ? bytes : 1), off;
     pthread_mutex_lock(&d->mem_mu);
-    int ok = hwi_range_take(&d->ranges, len, &off);
-    if (ok) set_pages(d, off / SIM_PAGE, len / SIM_PAGE, PG_RESERVED, 1);
+    int got = hwi_range_take(&d->ranges, len, &off);
+    if (got == HWI_RANGE_OK) set_pages(d, off / SIM_PAGE, len / SIM_PAGE, PG_RESERVED, 1);
     pthread_mutex_unlock(&d->mem_mu);
-    if (!ok) return no_address_space(d, len, "address reservation");
+    if (got != HWI_RANGE_OK) return no_address_space(d, len, "address reservation", got);
     *base = d->va + off;
     return HWRT_SUCCESS;
 }
