@@ -11,7 +11,7 @@
 # at run time, as the MPI plugin is dlopened by distributed.
 set(HWRT_LAYERS base backends sim opencl cuda ascend runtime mem exec tensor offload prof diag distributed)
 set(HWRT_LAYER_DIR_base src/base)
-set(HWRT_LAYER_DIR_backends src/backends)          # backend.h, range_alloc: shared by backends
+set(HWRT_LAYER_DIR_backends src/backends)          # backend.h, range_alloc, sticky_fault: shared
 set(HWRT_LAYER_DIR_sim src/backends/sim)
 set(HWRT_LAYER_DIR_opencl src/backends/opencl)
 set(HWRT_LAYER_DIR_cuda src/backends/cuda)

@@ -195,4 +195,16 @@ int hwi_backend_in_auto(const char *name);
 /* Names of every backend hwrt knows, in "auto" preference order, NULL-terminated. */
 const char *const *hwi_backend_names(void);
 
+/* A copy's direction in words, for a backend's sentence of a failed copy. */
+static inline const char *hwi_memcpy_kind_name(hwrt_memcpy_kind kind)
+{
+    switch (kind) {
+    case HWRT_MEMCPY_HOST_TO_DEVICE: return "host to device";
+    case HWRT_MEMCPY_DEVICE_TO_HOST: return "device to host";
+    case HWRT_MEMCPY_DEVICE_TO_DEVICE: return "device to device";
+    case HWRT_MEMCPY_HOST_TO_HOST: return "host to host";
+    default: return "inferred";
+    }
+}
+
 #endif

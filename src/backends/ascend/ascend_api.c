@@ -220,13 +220,11 @@ hwrt_status asc_translate(hacl_error r)
 
 hwrt_status asc_dev_fault(asc_dev *d)
 {
-    if (!atomic_load(&d->fault))
-        return HWRT_SUCCESS;
-    pthread_mutex_lock(&d->fault_mu);
     char msg[256];
-    memcpy(msg, d->fault_msg, sizeof msg);
-    pthread_mutex_unlock(&d->fault_mu);
-    return hwi_err(HWRT_ERROR_DEVICE_FAULT, "ascend device %d has a sticky fault: %s; call "
+    hwrt_status st = hwi_fault_read(&d->fault, msg, sizeof msg);
+    if (st == HWRT_SUCCESS)
+        return HWRT_SUCCESS;
+    return hwi_err(st, "ascend device %d has a sticky fault: %s; call "
                    "hwrt_device_reset(%d) to try to recover it, or start a new process (work "
                    "queued after the fault was not run)", d->ordinal, msg, d->ordinal);
 }
@@ -240,12 +238,7 @@ hwrt_status asc_err(asc_dev *d, hacl_error r, const char *fmt, ...)
     va_end(ap);
     asc_describe(r, desc, sizeof desc);
     if (d && asc_sticky(r)) {
-        pthread_mutex_lock(&d->fault_mu);
-        if (!atomic_load(&d->fault)) {
-            snprintf(d->fault_msg, sizeof d->fault_msg, "%s, seen by %s", desc, what);
-            atomic_store(&d->fault, HWRT_ERROR_DEVICE_FAULT);
-        }
-        pthread_mutex_unlock(&d->fault_mu);
+        hwi_fault_record(&d->fault, desc, what);
         return asc_dev_fault(d);
     }
     hwrt_status st = asc_translate(r);

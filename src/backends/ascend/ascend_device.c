@@ -120,7 +120,7 @@ static void close_dev(asc_dev *d)
         }
     }
     /* the context stays: it is the ordinal's for the process (ascend_api.c) */
-    pthread_mutex_destroy(&d->fault_mu);
+    hwi_fault_destroy(&d->fault);
     pthread_mutex_destroy(&d->ts_mu);
     pthread_mutex_destroy(&d->report_mu);
     pthread_mutex_destroy(&d->va_mu);
@@ -137,7 +137,7 @@ hwrt_status asc_device_open(int ordinal, hwrt_bdev **out)
                        "memory", ordinal);
     d->ordinal = ordinal;
     d->ctx = ctx;
-    pthread_mutex_init(&d->fault_mu, NULL);
+    hwi_fault_init(&d->fault);
     pthread_mutex_init(&d->ts_mu, NULL);
     pthread_mutex_init(&d->report_mu, NULL);
     pthread_mutex_init(&d->va_mu, NULL);

@@ -23,6 +23,7 @@
 
 #include "ascend_api.h"
 #include "../backend.h"
+#include "../sticky_fault.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -59,9 +60,7 @@ typedef struct hwrt_bdev {
     size_t overhead;           /* used bytes seen at open (context + other processes) */
 
     /* the sticky fault: first fault's sentence; cleared only by a successful reset */
-    _Atomic int fault;         /* hwrt_status, 0 = healthy */
-    pthread_mutex_t fault_mu;
-    char fault_msg[256];
+    hwi_sticky_fault fault;
 
     /* event timestamps: device time + offset, or ref_ns + elapsed(ref, e) without
      * aclrtEventGetTimestamp (see ascend_event.c) */

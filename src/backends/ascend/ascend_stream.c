@@ -98,17 +98,6 @@ void *asc_stream_native(hwrt_bstream *s)
 
 /* ---- copies and memsets ---- */
 
-static const char *kind_name(hwrt_memcpy_kind kind)
-{
-    switch (kind) {
-    case HWRT_MEMCPY_HOST_TO_DEVICE: return "host to device";
-    case HWRT_MEMCPY_DEVICE_TO_HOST: return "device to host";
-    case HWRT_MEMCPY_DEVICE_TO_DEVICE: return "device to device";
-    case HWRT_MEMCPY_HOST_TO_HOST: return "host to host";
-    default: return "inferred";
-    }
-}
-
 /* ACL's copy of a kind (pure: tests/ascend checks it). */
 int asc_memcpy_kind(hwrt_memcpy_kind kind)
 {
@@ -149,7 +138,7 @@ hwrt_status asc_memcpy_async(hwrt_bstream *s, void *dst, const void *src, size_t
     }
     if (r != HACL_SUCCESS)
         return asc_err(d, r, "ascend device %d: %s copy of %zu bytes (%p -> %p, %s host memory)",
-                       d->ordinal, kind_name(kind), bytes, src, dst,
+                       d->ordinal, hwi_memcpy_kind_name(kind), bytes, src, dst,
                        host_pinned ? "pinned" : "pageable");
     return HWRT_SUCCESS;
 }
@@ -228,7 +217,7 @@ typedef struct host_job {
 static void run_host_job(void *p)
 {
     host_job *j = p;
-    if (!atomic_load(&j->dev->fault)) j->fn(j->arg);
+    if (!hwi_fault_set(&j->dev->fault)) j->fn(j->arg);
     free(j);
 }
 
@@ -278,7 +267,7 @@ hwrt_status asc_device_synchronize(hwrt_bdev *d)
 hwrt_status asc_device_reset(hwrt_bdev *d)
 {
     HWI_TRY(asc_thread_enter(d));
-    if (!atomic_load(&d->fault)) return HWRT_SUCCESS;
+    if (!hwi_fault_set(&d->fault)) return HWRT_SUCCESS;
     hacl.SynchronizeDevice();
     hacl_error r = hacl.SynchronizeDevice();
     if (r != HACL_SUCCESS && !asc_overflow(r)) {
@@ -289,10 +278,7 @@ hwrt_status asc_device_reset(hwrt_bdev *d)
                               "second aclrtSynchronizeDevice still fails: %s)", d->ordinal,
                               desc);
     }
-    pthread_mutex_lock(&d->fault_mu);
-    atomic_store(&d->fault, 0);
-    d->fault_msg[0] = 0;
-    pthread_mutex_unlock(&d->fault_mu);
+    hwi_fault_clear(&d->fault);
     pthread_mutex_lock(&d->ts_mu);
     hwrt_status st = asc_anchor(d);
     pthread_mutex_unlock(&d->ts_mu);

@@ -174,13 +174,11 @@ static hwrt_status translate(hcu_result r)
 
 hwrt_status cu_dev_fault(cu_dev *d)
 {
-    if (!atomic_load(&d->fault))
-        return HWRT_SUCCESS;
-    pthread_mutex_lock(&d->fault_mu);
     char msg[256];
-    memcpy(msg, d->fault_msg, sizeof msg);
-    pthread_mutex_unlock(&d->fault_mu);
-    return hwi_err(HWRT_ERROR_DEVICE_FAULT, "cuda device %d has a sticky fault: %s; CUDA cannot "
+    hwrt_status st = hwi_fault_read(&d->fault, msg, sizeof msg);
+    if (st == HWRT_SUCCESS)
+        return HWRT_SUCCESS;
+    return hwi_err(st, "cuda device %d has a sticky fault: %s; CUDA cannot "
                    "clear it: the process must exit and a new one start (work queued after the "
                    "fault was not run)", d->ordinal, msg);
 }
@@ -194,13 +192,8 @@ hwrt_status cu_err(cu_dev *d, hcu_result r, const char *fmt, ...)
     va_end(ap);
     cu_describe(r, desc, sizeof desc);
     if (d && cu_sticky(r)) {
-        pthread_mutex_lock(&d->fault_mu);
-        if (!atomic_load(&d->fault)) {
-            snprintf(d->fault_msg, sizeof d->fault_msg, "%s, seen by %s", desc, what);
-            atomic_store(&d->fault, HWRT_ERROR_DEVICE_FAULT);
+        if (hwi_fault_record(&d->fault, desc, what))
             atomic_store(&cu_faulted, 1);
-        }
-        pthread_mutex_unlock(&d->fault_mu);
         return cu_dev_fault(d);
     }
     hwrt_status st = translate(r);

@@ -109,7 +109,7 @@ static void close_dev(cu_dev *d)
         if (d->aux) hcu.StreamDestroy(d->aux);
         hcu.DevicePrimaryCtxRelease(d->dev);
     }
-    pthread_mutex_destroy(&d->fault_mu);
+    hwi_fault_destroy(&d->fault);
     pthread_mutex_destroy(&d->ts_mu);
     pthread_mutex_destroy(&d->mod_mu);
     free(d);
@@ -139,7 +139,7 @@ hwrt_status cu_device_open(int ordinal, hwrt_bdev **out)
     d->ordinal = ordinal;
     d->dev = dev;
     d->mod_status = -1;
-    pthread_mutex_init(&d->fault_mu, NULL);
+    hwi_fault_init(&d->fault);
     pthread_mutex_init(&d->ts_mu, NULL);
     pthread_mutex_init(&d->mod_mu, NULL);
     hcu_result r = hcu.DevicePrimaryCtxRetain(&d->ctx, dev);

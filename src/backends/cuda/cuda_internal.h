@@ -17,6 +17,7 @@
 #include "cuda_usage.h"
 #include "cuda_api.h"
 #include "../backend.h"
+#include "../sticky_fault.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -57,9 +58,7 @@ typedef struct hwrt_bdev {
     hwi_pci_loc pci;           /* where NVML and the usage files name it (cuda_usage.h) */
 
     /* the sticky fault: first sticky error's sentence; never cleared */
-    _Atomic int fault;         /* hwrt_status, 0 = healthy */
-    pthread_mutex_t fault_mu;
-    char fault_msg[256];
+    hwi_sticky_fault fault;
 
     /* event timestamps: ns = ref_ns + elapsed(ref, e); re-anchored when far away, since
      * cuEventElapsedTime's float loses resolution beyond seconds */

@@ -73,17 +73,6 @@ void *cu_stream_native(hwrt_bstream *s)
 
 /* ---- copies and memsets ---- */
 
-static const char *kind_name(hwrt_memcpy_kind kind)
-{
-    switch (kind) {
-    case HWRT_MEMCPY_HOST_TO_DEVICE: return "host to device";
-    case HWRT_MEMCPY_DEVICE_TO_HOST: return "device to host";
-    case HWRT_MEMCPY_DEVICE_TO_DEVICE: return "device to device";
-    case HWRT_MEMCPY_HOST_TO_HOST: return "host to host";
-    default: return "inferred";
-    }
-}
-
 /* A copy with a pageable host side must not return before the host buffer has been read
  * (H2D) or written (D2H) (backend.h). CUDA only says such an async copy "might be"
  * synchronous, so hwrt waits for the stream, which also covers the DMA itself. */
@@ -118,7 +107,7 @@ hwrt_status cu_memcpy_async(hwrt_bstream *s, void *dst, const void *src, size_t 
     if (r == HCU_SUCCESS && wait) r = hcu.StreamSynchronize(s->s);
     if (r != HCU_SUCCESS)
         return cu_err(d, r, "cuda device %d: %s copy of %zu bytes (%p -> %p, %s host memory)",
-                      d->ordinal, kind_name(kind), bytes, src, dst,
+                      d->ordinal, hwi_memcpy_kind_name(kind), bytes, src, dst,
                       host_pinned ? "pinned" : "pageable");
     return HWRT_SUCCESS;
 }
@@ -150,7 +139,7 @@ typedef struct host_job {
 static void run_host_job(void *p)
 {
     host_job *j = p;
-    int run = !atomic_load(&j->dev->fault);
+    int run = !hwi_fault_set(&j->dev->fault);
     uint64_t t0 = j->corr ? cu_now_ns() : 0;
     if (run) j->fn(j->arg);
     cu_cupti_host_record(j->corr, t0, j->corr ? cu_now_ns() : 0, run);
