@@ -12,37 +12,15 @@
  *  - the pure logic: MB to bytes, utilisation, health words, ASCEND_RT_VISIBLE_DEVICES;
  *  - hwrt-smi's table, CSV and --explain on that snapshot (tools/hwrt-smi/smi_format.c).
  * Each scenario runs in a child process: the loader runs once per process. */
-#include "harness.h"
+#include "monitor_check.h"
 #include "backends/ascend/ascend_dcmi.h"
-#include "../../tools/hwrt-smi/smi_format.h"
 
 #include <dlfcn.h>
 #include <stdint.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#define MIB ((size_t)1 << 20)
 static const char *fake_lib, *fake_old;
 static char board[256];
 
-static const hwrt_smi_process *find_pid(const hwrt_smi_snapshot *s, int pid, int dev)
-{
-    for (int i = 0; i < s->nprocesses; i++)
-        if (s->processes[i].pid == pid && s->processes[i].device == dev) return &s->processes[i];
-    return NULL;
-}
-
-static char *print(void (*fn)(FILE *, const hwrt_smi_snapshot *, int), const hwrt_smi_snapshot *s,
-                   int arg, char **buf)
-{
-    size_t len = 0;
-    FILE *f = open_memstream(buf, &len);
-    fn(f, s, arg);
-    fclose(f);
-    return *buf;
-}
-static void table(FILE *f, const hwrt_smi_snapshot *s, int unused) { smi_print_table(f, s); }
 static void csv(FILE *f, const hwrt_smi_snapshot *s, int unused)
 {
     smi_print_device_csv(f, s, "index,name,health,pci.bus_id,memory.used,memory.total,"
@@ -152,16 +130,16 @@ static void check_figures(const hwrt_smi_snapshot *sp, int old)
     EXPECT(d0->simulated == 0);
     EXPECT(d0->processes == 2 && d1->processes == 64);   /* all 64 the library writes */
     EXPECT(s.nprocesses == 66);
-    const hwrt_smi_process *me = find_pid(&s, getpid(), 0);
+    const hwrt_smi_process *me = mon_find_pid(&s, getpid(), 0);
     EXPECT(me && me->used == 1500 * MIB);
     EXPECT(me && me->reserved == 1024 * MIB && me->allocated == 600 * MIB);
     EXPECT(me && me->overhead == 476 * MIB);              /* DCMI's figure - the pool's */
-    const hwrt_smi_process *init = find_pid(&s, 1, 0);
+    const hwrt_smi_process *init = mon_find_pid(&s, 1, 0);
     EXPECT(init && init->used == 200 * MIB && !init->reserved && !init->overhead);
     /* published for device 0 only: not merged on device 1 */
-    const hwrt_smi_process *me1 = find_pid(&s, getpid(), 1);
+    const hwrt_smi_process *me1 = mon_find_pid(&s, getpid(), 1);
     EXPECT(me1 && me1->used == 100 * MIB && !me1->reserved);
-    const hwrt_smi_process *last = find_pid(&s, 4000063, 1);
+    const hwrt_smi_process *last = mon_find_pid(&s, 4000063, 1);
     EXPECT(last && last->used == MIB && !strcmp(last->name, "?"));
     EXPECT(s.warnings[0] == 0);
     if (s.warnings[0]) fprintf(stderr, "warnings: %s\n", s.warnings);
@@ -185,7 +163,7 @@ static void snapshot(void)
     const hwrt_smi_snapshot s = *sp;
     check_figures(sp, 0);
     char *t = NULL;
-    print(table, &s, 0, &t);
+    mon_print(mon_table, &s, 0, &t);
     EXPECT(strstr(t, "Ascend driver 25.2.0, DCMI 7.0.0") != NULL);
     EXPECT(strstr(t, "|   0 | Ascend910B3") != NULL);
     EXPECT(strstr(t, "| ascend  | OK     |    3400MiB /   65536MiB |  37.0% |") != NULL);
@@ -193,14 +171,14 @@ static void snapshot(void)
     EXPECT(strstr(t, "device 0: Bus-Id 0000:C1:00.0") != NULL);
     EXPECT(strstr(t, "1500MiB     476MiB        1024MiB      600MiB") != NULL);
     free(t);
-    print(csv, &s, 0, &t);
+    mon_print(csv, &s, 0, &t);
     EXPECT(strstr(t, "0, Ascend910B3, OK, 0000:C1:00.0, 3400 MiB, 65536 MiB, 37.0 %, "
                      "\"Ascend driver 25.2.0, DCMI 7.0.0\"\n") != NULL);
     char row[128];
     snprintf(row, sizeof row, "%d, 0, 1500, 476, 1024, 600\n", (int)getpid());
     EXPECT(strstr(t, row) != NULL);
     free(t);
-    print(smi_print_explain, &s, getpid(), &t);
+    mon_print(smi_print_explain, &s, getpid(), &t);
     EXPECT(strstr(t, "on device 0 uses 1500.0 MiB") != NULL);
     EXPECT(strstr(t, "     476.0 MiB  context / driver overhead") != NULL);
     EXPECT(strstr(t, "     424.0 MiB    + cached in the pool") != NULL);
@@ -279,36 +257,17 @@ static void visible(void)
     asc_dcmi_publish_usage(0, 50 * MIB, 10 * MIB);
     static hwrt_smi_snapshot s;
     OK(asc_monitor(&s));
-    const hwrt_smi_process *me1 = find_pid(&s, getpid(), 1), *me0 = find_pid(&s, getpid(), 0);
+    const hwrt_smi_process *me1 = mon_find_pid(&s, getpid(), 1), *me0 = mon_find_pid(&s, getpid(), 0);
     EXPECT(me1 && me1->reserved == 50 * MIB && me1->allocated == 10 * MIB &&
            me1->overhead == 50 * MIB);
     EXPECT(me0 && me0->reserved == 0);
     /* the pool says more than DCMI counts: clamped, with a warning */
     asc_dcmi_publish_usage(0, 300 * MIB, 10 * MIB);
     OK(asc_monitor(&s));
-    me1 = find_pid(&s, getpid(), 1);
+    me1 = mon_find_pid(&s, getpid(), 1);
     EXPECT(me1 && me1->reserved == 100 * MIB && me1->overhead == 0);
     EXPECT(strstr(s.warnings, "its pool says 314572800 bytes reserved on device 1 but DCMI "
                               "counts 104857600") != NULL);
-}
-
-static void run(const char *name, void (*fn)(void))
-{
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        t_passed = t_failed = 0;
-        fn();
-        fflush(NULL);
-        _exit(t_failed ? 1 : 0);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) t_passed++;
-    else {
-        t_failed++;
-        fprintf(stderr, "FAIL scenario %s (status %d)\n", name, status);
-    }
 }
 
 int main(int argc, char **argv)
@@ -319,25 +278,21 @@ int main(int argc, char **argv)
     }
     fake_lib = argv[1];
     fake_old = argv[2];
-    snprintf(board, sizeof board, "/tmp/hwrt-test-ascend-usage-%d", (int)getpid());
-    mkdir(board, 0700);
-    setenv("HWRT_ASCEND_USAGE_DIR", board, 1);
-    run("pure", pure);
-    run("absent", absent);
-    run("absent_default", absent_default);
-    run("not_dcmi", not_dcmi);
-    run("noinit", noinit);
-    run("snapshot", snapshot);
-    run("old_names", old_names);
-    run("ddr", ddr);
-    run("noproc", noproc);
-    run("procfail", procfail);
-    run("visible", visible);
-    run("idle", idle);
-    run("overcount", overcount);
-    run("lid64", lid64);
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", board);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", board);
+    mon_board_make(board, sizeof board, "ascend-usage", "HWRT_ASCEND_USAGE_DIR");
+    mon_run("pure", pure);
+    mon_run("absent", absent);
+    mon_run("absent_default", absent_default);
+    mon_run("not_dcmi", not_dcmi);
+    mon_run("noinit", noinit);
+    mon_run("snapshot", snapshot);
+    mon_run("old_names", old_names);
+    mon_run("ddr", ddr);
+    mon_run("noproc", noproc);
+    mon_run("procfail", procfail);
+    mon_run("visible", visible);
+    mon_run("idle", idle);
+    mon_run("overcount", overcount);
+    mon_run("lid64", lid64);
+    mon_board_remove(board);
     return test_report();
 }

@@ -8,38 +8,15 @@
  *    merged into its NVML entry, refused when the file is forged or stale;
  *  - hwrt-smi's table, CSV and --explain on that snapshot (tools/hwrt-smi/smi_format.c).
  * Each scenario runs in a child process: the loader runs once per process. */
-#include "harness.h"
+#include "monitor_check.h"
 #include "backends/cuda/cuda_nvml.h"
 #include "backends/cuda/cuda_usage.h"
-#include "../../tools/hwrt-smi/smi_format.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#define MIB ((size_t)1 << 20)
 static const char *fake_lib;
 static char board[256];
 
-static const hwrt_smi_process *find_pid(const hwrt_smi_snapshot *s, int pid, int dev)
-{
-    for (int i = 0; i < s->nprocesses; i++)
-        if (s->processes[i].pid == pid && s->processes[i].device == dev) return &s->processes[i];
-    return NULL;
-}
-
-static char *print(void (*fn)(FILE *, const hwrt_smi_snapshot *, int), const hwrt_smi_snapshot *s,
-                   int arg, char **buf)
-{
-    size_t len = 0;
-    FILE *f = open_memstream(buf, &len);
-    fn(f, s, arg);
-    fclose(f);
-    return *buf;
-}
-
-static void table(FILE *f, const hwrt_smi_snapshot *s, int unused) { smi_print_table(f, s); }
 static void csv(FILE *f, const hwrt_smi_snapshot *s, int unused)
 {
     smi_print_device_csv(f, s, "index,name,pci.bus_id,memory.used,memory.total,utilization,"
@@ -92,14 +69,14 @@ static void check_figures(const hwrt_smi_snapshot *sp)
     EXPECT(s.devices[0].processes == 2);
     EXPECT(s.devices[1].processes == 80);            /* the buffer grew past 64 */
     EXPECT(s.nprocesses == 82);
-    const hwrt_smi_process *me = find_pid(&s, getpid(), 0);
+    const hwrt_smi_process *me = mon_find_pid(&s, getpid(), 0);
     EXPECT(me && me->used == 1500 * MIB);
     EXPECT(me && me->reserved == 1024 * MIB && me->allocated == 600 * MIB);
     EXPECT(me && me->overhead == 476 * MIB);          /* NVML's figure - the pool's */
-    const hwrt_smi_process *init = find_pid(&s, 1, 0);
+    const hwrt_smi_process *init = mon_find_pid(&s, 1, 0);
     EXPECT(init && init->used == 200 * MIB && !init->reserved && !init->overhead);
     /* the published figures are per device: not on device 1 */
-    const hwrt_smi_process *other = find_pid(&s, 4000000, 1);
+    const hwrt_smi_process *other = mon_find_pid(&s, 4000000, 1);
     EXPECT(other && other->used == MIB && other->reserved == 0 && !strcmp(other->name, "?"));
     EXPECT(s.warnings[0] == 0);
     if (s.warnings[0]) fprintf(stderr, "warnings: %s\n", s.warnings);
@@ -123,7 +100,7 @@ static void snapshot(void)
     check_figures(sp);
 
     char *t = NULL;
-    print(table, &s, 0, &t);
+    mon_print(mon_table, &s, 0, &t);
     EXPECT(strstr(t, "NVIDIA driver 580.65.06, CUDA 13.0") != NULL);
     EXPECT(strstr(t, "NVIDIA H200 (fake)") != NULL);
     EXPECT(strstr(t, "   3771MiB /  143771MiB |  37.0% |") != NULL);
@@ -134,14 +111,14 @@ static void snapshot(void)
     EXPECT(strstr(t, row) != NULL);
     EXPECT(strstr(t, "1500MiB     476MiB        1024MiB      600MiB") != NULL);
     free(t);
-    print(csv, &s, 0, &t);
+    mon_print(csv, &s, 0, &t);
     EXPECT(strstr(t, "0, NVIDIA H200 (fake), 00000000:1B:00.0, 3771 MiB, 143771 MiB, 37.0 %, "
                      "\"NVIDIA driver 580.65.06, CUDA 13.0\"\n") != NULL);   /* quoted: a comma */
     snprintf(row, sizeof row, "%d, 0, 1500, 476, 1024, 600\n", (int)getpid());
     EXPECT(strstr(t, row) != NULL);
     EXPECT(strstr(t, "1, 0, 200, 0, 0, 0\n") != NULL);
     free(t);
-    print(smi_print_explain, &s, getpid(), &t);
+    mon_print(smi_print_explain, &s, getpid(), &t);
     EXPECT(strstr(t, "uses 1500.0 MiB") != NULL);
     EXPECT(strstr(t, "     476.0 MiB  context / driver overhead") != NULL);
     EXPECT(strstr(t, "    1024.0 MiB  pool reserved") != NULL);
@@ -149,7 +126,7 @@ static void snapshot(void)
     EXPECT(strstr(t, "     424.0 MiB    + cached in the pool") != NULL);
     EXPECT(strstr(t, "held by the driver beyond") == NULL);
     free(t);
-    print(smi_print_explain, &s, 1, &t);
+    mon_print(smi_print_explain, &s, 1, &t);
     EXPECT(strstr(t, "publishes no pool figures") != NULL);
     free(t);
 }
@@ -173,7 +150,7 @@ static void forged(const char *what, const char *text, mode_t mode, const char *
     static hwrt_smi_snapshot s;
     forge(text, mode);
     OK(hwi_cuda_nvml_monitor(&s));
-    const hwrt_smi_process *me = find_pid(&s, getpid(), 0);
+    const hwrt_smi_process *me = mon_find_pid(&s, getpid(), 0);
     EXPECT(me && me->used == 1500 * MIB && me->reserved == 0 && me->overhead == 0);
     if (warning) EXPECT(strstr(s.warnings, warning) != NULL);
     else EXPECT(s.warnings[0] == 0);
@@ -228,25 +205,6 @@ static void memv2(void)
     check_figures(published_snapshot(fake_lib));
 }
 
-static void run(const char *name, void (*fn)(void))
-{
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        t_passed = t_failed = 0;
-        fn();
-        fflush(NULL);
-        _exit(t_failed ? 1 : 0);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) t_passed++;
-    else {
-        t_failed++;
-        fprintf(stderr, "FAIL scenario %s (status %d)\n", name, status);
-    }
-}
-
 static void forged_all(void)
 {
     char good[128], stale[128], bad[128];
@@ -265,7 +223,7 @@ static void forged_all(void)
     forge(full, 0600);
     static hwrt_smi_snapshot s;
     OK(hwi_cuda_nvml_monitor(&s));
-    const hwrt_smi_process *me = find_pid(&s, getpid(), 0);
+    const hwrt_smi_process *me = mon_find_pid(&s, getpid(), 0);
     EXPECT(me && me->reserved == 100 * MIB && me->allocated == 100 * MIB &&
            me->overhead == 1400 * MIB && !s.warnings[0]);
 }
@@ -279,19 +237,15 @@ int main(int argc, char **argv)
     fake_lib = argv[1];
     fake_nov3 = argv[2];
     fake_nov1 = argv[3];
-    snprintf(board, sizeof board, "/tmp/hwrt-test-cuda-usage-%d", (int)getpid());
-    mkdir(board, 0700);
-    setenv("HWRT_CUDA_USAGE_DIR", board, 1);
-    run("absent", absent);
-    run("nodriver", nodriver);
-    run("snapshot", snapshot);
-    run("forged", forged_all);
-    run("lost", lost);
-    run("old_driver", old_driver);
-    run("no_v1", no_v1);
-    run("memv2", memv2);
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", board);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", board);
+    mon_board_make(board, sizeof board, "cuda-usage", "HWRT_CUDA_USAGE_DIR");
+    mon_run("absent", absent);
+    mon_run("nodriver", nodriver);
+    mon_run("snapshot", snapshot);
+    mon_run("forged", forged_all);
+    mon_run("lost", lost);
+    mon_run("old_driver", old_driver);
+    mon_run("no_v1", no_v1);
+    mon_run("memv2", memv2);
+    mon_board_remove(board);
     return test_report();
 }
