@@ -139,6 +139,22 @@ step() {
 }
 skip() { say "SKIP  $1: $2"; }
 
+# collective_steps NAME EXE NDEV ONE_S TWO_S: a collective engine's device test (EXE:
+# tests/mpi/<name>_allreduce, the engine forced, results checked; its exit 77, no device,
+# is a failure here): two ranks under mpirun on NDEV >= 2 devices (TWO_S seconds), else
+# one rank alone (ONE_S), also when mpirun is missing (said so).
+collective_steps() {
+    local name=$1 exe=$2 ndev=$3 one_s=$4 two_s=$5
+    if [ ! -x "$exe" ]; then
+        skip "$name" "$exe is not built in this tree"
+    elif [ "$ndev" -lt 2 ] || ! command -v mpirun >/dev/null 2>&1; then
+        [ "$ndev" -lt 2 ] || skip "${name}_two_ranks" "mpirun (Open MPI) is not installed"
+        step "${name}_one_rank" "$one_s" "$exe"
+    else
+        step "${name}_two_ranks" "$two_s" mpirun --allow-run-as-root --oversubscribe -np 2 "$exe"
+    fi
+}
+
 # ---- 2. build ----
 if ! step build 300 sh -c "cmake -S '$root' -B '$BUILD' -DCMAKE_BUILD_TYPE=Release && \
                            cmake --build '$BUILD' -j '$JOBS'"; then
@@ -168,20 +184,8 @@ step prof_cuda 90 sh -c "HWRT_DEMO_BACKEND=cuda '$bin/hwrt-prof' --application='
     --output='$OUT/prof' && '$bin/hwrt-prof' --export=on --output='$OUT/prof' && \
     '$bin/hwrt-prof' --analyze=op --output='$OUT/prof'"
 
-# NCCL: tests/mpi/nccl_allreduce (the NCCL engine forced, results checked; exit 77 without
-# a cuda device, which is a failure here): two ranks under mpirun with two GPUs, one NCCL
-# rank alone with one GPU
-nccl_exe=$BUILD/tests/mpi/nccl_allreduce
-if [ ! -x "$nccl_exe" ]; then
-    skip nccl "$nccl_exe is not built in this tree"
-elif [ "$ngpu" -lt 2 ]; then
-    step nccl_one_rank 60 "$nccl_exe"
-elif ! command -v mpirun >/dev/null 2>&1; then
-    skip nccl_two_ranks "mpirun (Open MPI) is not installed"
-    step nccl_one_rank 60 "$nccl_exe"
-else
-    step nccl_two_ranks 120 mpirun --allow-run-as-root --oversubscribe -np 2 "$nccl_exe"
-fi
+# NCCL: two ranks with two GPUs, one NCCL rank alone with one GPU
+collective_steps nccl "$BUILD/tests/mpi/nccl_allreduce" "$ngpu" 60 120
 
 # ---- 4. performance next to the raw driver, same run ----
 export HWRT_BACKEND=cuda
@@ -245,21 +249,13 @@ step async_semantics_ascend 120 "$BUILD/tests/unit/test_async_semantics" ascend
 step ctest_ascend 120 sh -c "cd '$BUILD' && ctest -L ascend -LE conformance --output-on-failure"
 step hardware_op_demo_ascend 60 env HWRT_DEMO_BACKEND=ascend "$BUILD/examples/hardware_op_demo"
 
-# HCCL (issue 24 item 6), only where an Ascend NPU is present (/dev/davinci<N>):
-# tests/mpi/hccl_allreduce (the HCCL engine forced, results and refusals checked; exit 77
-# without an ascend device, which is a failure here), two ranks under mpirun with two
-# NPUs, one HCCL rank alone with one NPU.
-hccl_exe=$BUILD/tests/mpi/hccl_allreduce
+# HCCL (issue 24 item 6; its test checks the refusals too), only where an Ascend NPU is
+# present (/dev/davinci<N>): two ranks with two NPUs, one HCCL rank alone with one NPU
 ndav=$(ls -d /dev/davinci[0-9]* 2>/dev/null | wc -l)
 if [ "$ndav" -eq 0 ]; then
     skip hccl "no Ascend NPU here (no /dev/davinci<N>)"
-elif [ ! -x "$hccl_exe" ]; then
-    skip hccl "$hccl_exe is not built in this tree"
-elif [ "$ndav" -lt 2 ] || ! command -v mpirun >/dev/null 2>&1; then
-    [ "$ndav" -lt 2 ] || skip hccl_two_ranks "mpirun (Open MPI) is not installed"
-    step hccl_one_rank 90 "$hccl_exe"
 else
-    step hccl_two_ranks 180 mpirun --allow-run-as-root --oversubscribe -np 2 "$hccl_exe"
+    collective_steps hccl "$BUILD/tests/mpi/hccl_allreduce" "$ndav" 90 180
 fi
 
 
