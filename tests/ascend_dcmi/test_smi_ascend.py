@@ -7,28 +7,18 @@ backend's report_usage writes them (asc_dcmi_publish_usage). Checks what npu-smi
 reconciliation (DCMI's 1500 MiB = 476 MiB overhead + 1024 MiB reserved, of which 600
 allocated). The ascend backend and its monitor slot are always built (no SDK needed), so
 their absence is a failure, not a skip."""
-import json, os, subprocess, sys, tempfile
+import json, os, subprocess, sys
 
 SMI, FAKE = sys.argv[1], sys.argv[2]
 MIB = 1 << 20
-passed = failed = 0
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "smi"))
+from checklib import check, summary  # noqa: E402  (the shared helpers)
+from smi_holder import Holder, csv_rows  # noqa: E402
 
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, file=sys.stderr)
-
-def start_time(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        return int(f.read().rsplit(")", 1)[1].split()[19])
-
-board = tempfile.mkdtemp(prefix="hwrt-smi-ascend-")
-os.chmod(board, 0o700)
-holder = subprocess.Popen(["sleep", "60"])
-ENV = dict(os.environ, HWRT_DCMI_LIBRARY=FAKE, HWRT_ASCEND_USAGE_DIR=board,
+holder = Holder("hwrt-smi-ascend-")
+ENV = dict(os.environ, HWRT_DCMI_LIBRARY=FAKE, HWRT_ASCEND_USAGE_DIR=holder.board,
            FAKE_DCMI_PID=str(holder.pid))
 
 def smi(*args):
@@ -41,10 +31,7 @@ try:
             "offers no device-wide process view" in out.stderr):
         print("FAIL: the ascend backend's monitor is not in this build:", out.stderr.strip())
         sys.exit(1)
-    path = os.path.join(board, "%d-npu0" % holder.pid)
-    with open(path, "w") as f:
-        f.write("hwrt-ascend-usage 1 %d %d %d\n" % (start_time(holder.pid), 1024 * MIB, 600 * MIB))
-    os.chmod(path, 0o600)
+    holder.publish("npu0", "hwrt-ascend-usage", 1024 * MIB, 600 * MIB)
 
     out = smi()
     check(out.returncode == 0, "table: %s" % out.stderr)
@@ -66,7 +53,7 @@ try:
 
     out = smi("--query-processes=pid,device,used_memory,overhead,reserved,allocated",
               "--format=csv,noheader,nounits")
-    rows = [[x.strip() for x in r.split(",")] for r in out.stdout.strip().splitlines()]
+    rows = csv_rows(out.stdout)
     check([str(holder.pid), "0", "1500", "476", "1024", "600"] in rows, "csv: %s" % rows)
     check(["1", "0", "200", "0", "0", "0"] in rows, "csv, a process without hwrt: %s" % rows)
     check(len(rows) == 66, "66 processes (2 + 64): %d" % len(rows))
@@ -87,8 +74,7 @@ try:
           "1024.0 MiB  pool reserved" in e and "424.0 MiB    + cached" in e, "explain: %s" % e)
 
     # a forged file (allocated > reserved) is refused and named; the figures are DCMI's
-    with open(path, "w") as f:
-        f.write("hwrt-ascend-usage 1 %d %d %d\n" % (start_time(holder.pid), MIB, 2 * MIB))
+    holder.publish("npu0", "hwrt-ascend-usage", MIB, 2 * MIB)
     out = smi("--query-processes=pid,reserved", "--format=csv,noheader,nounits")
     check("%d, 0" % holder.pid in out.stdout and "failed validation" in out.stderr,
           "forged file refused: %s / %s" % (out.stdout, out.stderr))
@@ -99,9 +85,6 @@ try:
     check(out.returncode == 1 and "DCMI could not be loaded" in out.stderr and
           "/nonexistent/libdcmi.so" in out.stderr, "absent: %s" % out.stderr)
 finally:
-    holder.kill()
-    holder.wait()
-    subprocess.run(["rm", "-rf", board])
+    holder.close()
 
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+sys.exit(summary())

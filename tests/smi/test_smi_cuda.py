@@ -6,21 +6,16 @@ report_usage writes them (src/backends/cuda/cuda_usage.c). Checks the table (dri
 id, figures), CSV, JSON and --explain's reconciliation (NVML's 1500 MiB = 476 MiB overhead
 + 1024 MiB reserved, of which 600 allocated). Exit 77 while the cuda backend is not
 compiled into the build (its ops table carries the monitor slot)."""
-import json, os, subprocess, sys, tempfile
+import json, os, subprocess, sys
 
 SMI, FAKE = sys.argv[1], sys.argv[2]
 MIB = 1 << 20
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 from checklib import check, summary  # noqa: E402  (the shared helpers)
+from smi_holder import Holder, csv_rows  # noqa: E402
 
-def start_time(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        return int(f.read().rsplit(")", 1)[1].split()[19])
-
-board = tempfile.mkdtemp(prefix="hwrt-smi-cuda-")
-os.chmod(board, 0o700)
-holder = subprocess.Popen(["sleep", "60"])
-ENV = dict(os.environ, HWRT_NVML_LIBRARY=FAKE, HWRT_CUDA_USAGE_DIR=board,
+holder = Holder("hwrt-smi-cuda-")
+ENV = dict(os.environ, HWRT_NVML_LIBRARY=FAKE, HWRT_CUDA_USAGE_DIR=holder.board,
            FAKE_NVML_PID=str(holder.pid))
 
 def smi(*args):
@@ -32,10 +27,7 @@ try:
     if "not compiled into this hwrt build" in out.stderr:
         print("SKIP: the cuda backend is not compiled into this build:", out.stderr.strip())
         sys.exit(77)
-    path = os.path.join(board, "%d-0000_1b_00" % holder.pid)
-    with open(path, "w") as f:
-        f.write("hwrt-cuda-usage 1 %d %d %d\n" % (start_time(holder.pid), 1024 * MIB, 600 * MIB))
-    os.chmod(path, 0o600)
+    holder.publish("0000_1b_00", "hwrt-cuda-usage", 1024 * MIB, 600 * MIB)
 
     out = smi()
     check(out.returncode == 0, "table: %s" % out.stderr)
@@ -55,7 +47,7 @@ try:
 
     out = smi("--query-processes=pid,device,used_memory,overhead,reserved,allocated",
               "--format=csv,noheader,nounits")
-    rows = [[x.strip() for x in r.split(",")] for r in out.stdout.strip().splitlines()]
+    rows = csv_rows(out.stdout)
     check([str(holder.pid), "0", "1500", "476", "1024", "600"] in rows, "csv: %s" % rows)
     check(["1", "0", "200", "0", "0", "0"] in rows, "csv, a process without hwrt: %s" % rows)
     check(len(rows) == 82, "82 processes (2 + 80): %d" % len(rows))
@@ -75,8 +67,7 @@ try:
           "424.0 MiB    + cached" in e, "explain: %s" % e)
 
     # a forged file (allocated > reserved) is refused and named; the figures are NVML's
-    with open(path, "w") as f:
-        f.write("hwrt-cuda-usage 1 %d %d %d\n" % (start_time(holder.pid), MIB, 2 * MIB))
+    holder.publish("0000_1b_00", "hwrt-cuda-usage", MIB, 2 * MIB)
     out = smi("--query-processes=pid,reserved", "--format=csv,noheader,nounits")
     check("%d, 0" % holder.pid in out.stdout and "failed validation" in out.stderr,
           "forged file refused: %s / %s" % (out.stdout, out.stderr))
@@ -87,8 +78,6 @@ try:
     check(out.returncode == 1 and "NVML could not be loaded" in out.stderr and
           "/nonexistent/libnvidia-ml.so.1" in out.stderr, "absent: %s" % out.stderr)
 finally:
-    holder.kill()
-    holder.wait()
-    subprocess.run(["rm", "-rf", board])
+    holder.close()
 
 sys.exit(summary())
