@@ -10,7 +10,9 @@
  *   (before, a give that had to grow the free list returned 0, which no caller checked,
  *   and the range was lost to the device for good);
  * - a take that cannot reserve that entry answers HWI_RANGE_NO_HOST_MEMORY and takes
- *   nothing; with memory back, the same take succeeds. */
+ *   nothing; with memory back, the same take succeeds;
+ * - the reservation follows the ranges taken now, not all ever taken: take/give cycles
+ *   leave the free list at its first size. */
 #include "harness.h"
 #include "backends/range_alloc.h"
 
@@ -115,10 +117,30 @@ static void out_of_host_memory(void)
     hwi_range_destroy(&r);
 }
 
+static void cycles_stay_small(void)
+{
+    TEST_CASE("taking and giving back again and again does not grow the free list");
+    hwi_range_alloc r;
+    EXPECT(hwi_range_init(&r, 1000));
+    int cap = r.cap;
+    size_t a, b;
+    int refused = 0;
+    for (int i = 0; i < 10000; i++) {        /* at most 2 taken at once: the first cap does */
+        refused += hwi_range_take(&r, 10, &a) != HWI_RANGE_OK;
+        refused += hwi_range_take(&r, 20, &b) != HWI_RANGE_OK;
+        hwi_range_give(&r, a, 10);
+        hwi_range_give(&r, b, 20);
+    }
+    EXPECT(refused == 0);
+    EXPECT(r.cap == cap && r.n == 1 && is_free(&r, 0, 1000));
+    hwi_range_destroy(&r);
+}
+
 int main(void)
 {
     exact_fit();
     merges();
     out_of_host_memory();
+    cycles_stay_small();
     return test_report();
 }
