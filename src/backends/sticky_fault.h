@@ -1,8 +1,9 @@
 /* A device's sticky fault, for backends whose driver poisons a context for good after
- * some errors (CUDA's illegal address, Ascend's AI core exception): the first such error
- * is recorded with its sentence, and every later call on the device fails with it until
- * the backend clears it (device_reset, where the driver allows). Shared by the cuda and
- * ascend backends; the sentence around it is the backend's. */
+ * some errors (CUDA's illegal address, Ascend's AI core exception, a failed OpenCL
+ * command that later commands waited on): the first such error is recorded with its
+ * sentence, and every later call on the device fails with it until the backend clears it
+ * (device_reset, where the driver allows). Shared by the cuda, ascend and opencl
+ * backends; the sentence around it is the backend's. */
 #ifndef HWI_STICKY_FAULT_H
 #define HWI_STICKY_FAULT_H
 

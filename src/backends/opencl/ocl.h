@@ -22,6 +22,7 @@
 
 #include "../backend.h"
 #include "../range_alloc.h"
+#include "../sticky_fault.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -101,9 +102,7 @@ typedef struct hwrt_bdev {
     char build_msg[512];
 
     /* sticky fault: the first failed command's sentence, until device_reset */
-    pthread_mutex_t fault_mu;
-    int fault;               /* hwrt_status, 0 = healthy */
-    char fault_msg[256];
+    hwi_sticky_fault fault;
     _Atomic unsigned epoch;  /* bumped by device_reset: older failures are acknowledged */
     int fail_kernel_at;      /* HWRT_OPENCL_FAIL_KERNEL: fault injection, 0 = off */
     _Atomic int launches;

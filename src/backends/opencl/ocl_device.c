@@ -91,7 +91,7 @@ static void dev_free(ocl_dev *d)
     pthread_mutex_destroy(&d->mem_mu);
     pthread_mutex_destroy(&d->prog_mu);
     pthread_mutex_destroy(&d->host_mu);
-    pthread_mutex_destroy(&d->fault_mu);
+    hwi_fault_destroy(&d->fault);
     pthread_mutex_destroy(&d->streams_mu);
     pthread_cond_destroy(&d->host_cv);
     pthread_rwlock_destroy(&d->seg_lock);
@@ -117,7 +117,7 @@ hwrt_status ocl_device_open(int ordinal, hwrt_bdev **out)
     pthread_mutex_init(&d->mem_mu, NULL);
     pthread_mutex_init(&d->prog_mu, NULL);
     pthread_mutex_init(&d->host_mu, NULL);
-    pthread_mutex_init(&d->fault_mu, NULL);
+    hwi_fault_init(&d->fault);
     pthread_mutex_init(&d->streams_mu, NULL);
     pthread_cond_init(&d->host_cv, NULL);
     pthread_rwlock_init(&d->seg_lock, NULL);

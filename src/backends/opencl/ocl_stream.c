@@ -11,11 +11,8 @@
 
 hwrt_status ocl_dev_fault(ocl_dev *d)
 {
-    pthread_mutex_lock(&d->fault_mu);
-    hwrt_status st = (hwrt_status)d->fault;
     char msg[256];
-    memcpy(msg, d->fault_msg, sizeof msg);
-    pthread_mutex_unlock(&d->fault_mu);
+    hwrt_status st = hwi_fault_read(&d->fault, msg, sizeof msg);
     if (st == HWRT_SUCCESS)
         return HWRT_SUCCESS;
     return hwi_err(st, "opencl device %d has a sticky fault: %s; call hwrt_device_reset(%d) to "
@@ -30,16 +27,12 @@ static cl_int note_failure(ocl_dev *d, cl_event ev, unsigned epoch, const char *
     if (ocl.GetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) !=
         CL_SUCCESS)
         return CL_COMPLETE;
-    if (st < 0 && epoch == atomic_load(&d->epoch)) {
-        pthread_mutex_lock(&d->fault_mu);
-        if (!d->fault) {
-            d->fault = HWRT_ERROR_DEVICE_FAULT;
-            /* drivers use -1 as a generic failure status, not as CL_DEVICE_NOT_FOUND */
-            snprintf(d->fault_msg, sizeof d->fault_msg, "an OpenCL command failed (execution "
-                     "status %d%s%s), seen by %s", (int)st, st == -1 ? "" : ", ",
-                     st == -1 ? "" : ocl_error_name(st), what);
-        }
-        pthread_mutex_unlock(&d->fault_mu);
+    if (st < 0 && epoch == atomic_load(&d->epoch) && !hwi_fault_set(&d->fault)) {
+        char desc[128];
+        /* drivers use -1 as a generic failure status, not as CL_DEVICE_NOT_FOUND */
+        snprintf(desc, sizeof desc, "an OpenCL command failed (execution status %d%s%s)",
+                 (int)st, st == -1 ? "" : ", ", st == -1 ? "" : ocl_error_name(st));
+        hwi_fault_record(&d->fault, desc, what);
     }
     return st;
 }
@@ -111,10 +104,7 @@ hwrt_status ocl_device_reset(hwrt_bdev *d)
     for (int i = 0; i < d->nstreams; i++)
         ocl.Finish(d->streams[i]->q);
     atomic_fetch_add(&d->epoch, 1);
-    pthread_mutex_lock(&d->fault_mu);
-    d->fault = 0;
-    d->fault_msg[0] = 0;
-    pthread_mutex_unlock(&d->fault_mu);
+    hwi_fault_clear(&d->fault);
     pthread_mutex_unlock(&d->streams_mu);
     return HWRT_SUCCESS;
 }
