@@ -29,8 +29,7 @@ static hcu_api cu;
         }                                                                                  \
     } while (0)
 
-/* The driver through base/dynlib, as the backend loads it (cuda_api.c), the
- * cuEventElapsedTime alias included. */
+/* The driver through base/dynlib and hcu_resolve, as the backend loads it. */
 static int load(void)
 {
     static const char *const names[] = {"libcuda.so.1", NULL};
@@ -41,19 +40,7 @@ static int load(void)
         fprintf(stderr, "hwrt-cuda-baseline: %s\n", why);
         return 0;
     }
-    enum {
-#define INDEX(slot, sym, ret, args) AT_##slot,
-        HCU_FUNCS(INDEX, hcu_mem_alloc_prop, hcu_mem_access_desc)
-#undef INDEX
-        NFUNCS
-    };
-    hwi_dynsym syms[NFUNCS] = {
-#define SYM(slot, sym, ret, args) {#sym, (void **)&cu.slot, 0, NULL},
-        HCU_FUNCS(SYM, hcu_mem_alloc_prop, hcu_mem_access_desc)
-#undef SYM
-    };
-    syms[AT_EventElapsedTime].alias = "cuEventElapsedTime";   /* before CUDA 12.8 */
-    const char *missing = hwi_dynlib_resolve(h, syms, NFUNCS);
+    const char *missing = hcu_resolve(h, &cu);
     if (missing) {
         fprintf(stderr, "hwrt-cuda-baseline: %s lacks %s\n", path, missing);
         return 0;

@@ -39,20 +39,7 @@ static hwrt_status open_library(char *reason, size_t rlen)
                  "(libcuda.so.1) or name it in HWRT_CUDA_LIBRARY (%s)", why);
         return HWRT_ERROR_UNAVAILABLE;
     }
-    enum {
-#define HCU_INDEX(slot, sym, ret, args) HCU_AT_##slot,
-        HCU_FUNCS(HCU_INDEX, hcu_mem_alloc_prop, hcu_mem_access_desc)
-#undef HCU_INDEX
-        HCU_NFUNCS
-    };
-    hwi_dynsym syms[HCU_NFUNCS] = {
-#define HCU_SYM(slot, sym, ret, args) {#sym, (void **)&hcu.slot, 0, NULL},
-        HCU_FUNCS(HCU_SYM, hcu_mem_alloc_prop, hcu_mem_access_desc)
-#undef HCU_SYM
-    };
-    /* cuEventElapsedTime_v2 is CUDA 12.8+; older drivers have the same call unversioned */
-    syms[HCU_AT_EventElapsedTime].alias = "cuEventElapsedTime";
-    const char *missing = hwi_dynlib_resolve(h, syms, HCU_NFUNCS);
+    const char *missing = hcu_resolve(h, &hcu);
     if (missing) {
         snprintf(reason, rlen, "the CUDA driver %s lacks %s (hwrt needs a CUDA 12 driver or "
                  "newer)", lib_name, missing);

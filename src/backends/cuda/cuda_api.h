@@ -193,6 +193,11 @@ typedef struct hcu_api {
 #undef HCU_SLOT
 } hcu_api;
 
+/* Every slot of api from the driver library h (dlopen'ed; cuEventElapsedTime_v2 falls
+ * back to the unversioned name of drivers before CUDA 12.8): NULL, or the name of the
+ * first symbol missing (cuda_syms.c; the backend and hwrt-cuda-baseline both load so). */
+const char *hcu_resolve(void *h, hcu_api *api);
+
 /* ---- CUPTI's activity API (libcupti, dlopen; cuda_cupti.c) ---- */
 typedef unsigned int hcupti_result;       /* CUptiResult */
 typedef struct hcupti_activity {          /* CUpti_Activity: every record starts with it */
