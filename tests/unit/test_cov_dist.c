@@ -4,7 +4,8 @@
  * (dist_force_staging); every malformed call is refused with its sentence and changes
  * nothing: bad ranks and roots, dtypes without reductions, mismatched sizes and dtypes, a
  * stream of another device, groups that do not hold this process, destroyed groups; binding
- * to a backend without devices names the reason. */
+ * to a backend without devices names the reason, and binding to "auto" when no backend
+ * can be picked names why (HWRT_BACKEND naming none). */
 #include "harness.h"
 
 #include <stdlib.h>
@@ -36,6 +37,15 @@ int main(void)
     TEST_CASE("a plain process is the world");
     OK(hwrt_dist_init());
     EXPECT(hwrt_dist_rank() == 0 && hwrt_dist_size() == 1 && hwrt_dist_local_rank() == 0);
+
+    TEST_CASE("binding to auto names why auto has no backend");
+    setenv("HWRT_BACKEND", "bogus", 1);          /* before any backend is in use */
+    FAILS(hwrt_dist_bind_device(NULL), HWRT_ERROR_INVALID_DEVICE, "HWRT_BACKEND=\"bogus\"");
+    EXPECT(strstr(hwrt_last_error(), "hwrt_dist_bind_device: rank 0 on host") != NULL);
+    unsetenv("HWRT_BACKEND");
+    EXPECT(hwrt_current_backend()[0] == 0);       /* nothing was selected */
+
+    TEST_CASE("binding");
     OK(hwrt_dist_bind_device("sim"));
     OK(hwrt_dist_check_devices());
     int r = -1, sz = -1, w = -1;
