@@ -1,7 +1,8 @@
 #!/bin/sh
 # scripts/device-check.sh where there is neither a usable NVIDIA driver nor an Ascend
 # runtime (HWRT_CUDA_LIBRARY and HWRT_ASCEND_LIBRARY name none): it says so for both, with
-# the reasons, exits 3 (not 0, not 1), builds nothing.
+# the reasons, exits 3 (not 0, not 1), builds nothing. Run by tests/cuda
+# (cuda_device_check_no_gpu) and tests/ascend (ascend_device_check_no_npu).
 # $1: source root, $2: scratch folder.
 set -u
 root=$1 tmp=$2
