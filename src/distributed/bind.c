@@ -152,7 +152,8 @@ static hwrt_status pick_device(const char *backend, int *want)
     const char *hint = ops ? hwi_backend_more_devices_hint(ops) : "";
     return hwi_err(HWRT_ERROR_INVALID_DEVICE, "hwrt_dist_bind_device: rank %d is local rank %d of "
                    "%d on host %s, but backend %s has only %d devices there (0..%d): start at most "
-                   "%d ranks per host (mpirun --map-by ppr:%d:node) or give the host %d devices%s%s%s",
+                   "%d ranks per host (mpirun --map-by ppr:%d:node) or give the host %d "
+                   "devices%s%s%s",
                    d->rank, d->local_rank, d->local_size, host, bname, count, count - 1, count,
                    count, d->local_size, *hint ? " (" : "", hint, *hint ? ")" : "");
 }

@@ -114,7 +114,8 @@ prof_rec *prof_begin(void)
     int oom;
     prof_buf *b = buf_for_thread(&oom);
     if (!b) {
-        if (oom && atomic_load_explicit(&hwi_prof_on, memory_order_relaxed))   /* host OOM: lost, counted */
+        /* host out of memory (not the session ending): the record is lost, counted */
+        if (oom && atomic_load_explicit(&hwi_prof_on, memory_order_relaxed))
             atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
         return NULL;
     }

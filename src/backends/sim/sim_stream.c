@@ -193,7 +193,7 @@ void sim_kick_blocked(void)
     if (!atomic_load(&any_blocked))
         return;
     enum { ROUND = 64 };
-    int unkicked = -1;                 /* listed streams the last round could not take; -1: all listed */
+    int unkicked = -1;                 /* listed streams the last round left; -1: all listed */
     for (;;) {
         sim_stream *local[ROUND];
         pthread_mutex_lock(&blocked_mu);
