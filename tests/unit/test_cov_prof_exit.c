@@ -5,6 +5,7 @@
  *   profiler instead of losing it silently;
  * - HWRT_PROFILE naming a regular file: the program runs, with a warning saying the
  *   variable is ignored and why; HWRT_PROFILE="": no session, no warning;
+ * - HWRT_PROFILE_MAX_EVENTS malformed, 0 or past 2^40: the default, with a warning;
  * - an output_dir longer than the limit is refused naming its length. */
 #include "harness.h"
 
@@ -122,6 +123,37 @@ int main(int argc, char **argv)
     TEST_CASE("HWRT_PROFILE empty: no session, no warning");
     EXPECT(run("env", "x", "", err, sizeof err) == 0);
     EXPECT(strstr(err, "HWRT_PROFILE") == NULL);
+
+    TEST_CASE("HWRT_PROFILE_MAX_EVENTS that is not a count in range: the default, a warning");
+    const char *bad[] = {"12x", "-3", "99999999999999999999999", "0", "2000000000000"};
+    snprintf(dir, sizeof dir, "%s/cap", base);
+    char errfile[300];
+    snprintf(errfile, sizeof errfile, "%s/stderr.txt", base);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("HWRT_PROFILE_MAX_EVENTS", bad[i], 1);
+        fflush(stderr);
+        int saved = dup(2), fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fd, 2);
+        close(fd);
+        hwrt_status st1 = hwrt_profiler_start(dir);
+        work();
+        hwrt_status st2 = hwrt_profiler_stop();
+        fflush(stderr);
+        dup2(saved, 2);
+        close(saved);
+        OK(st1);
+        OK(st2);
+        FILE *ef = fopen(errfile, "r");
+        size_t n = ef ? fread(err, 1, sizeof err - 1, ef) : 0;
+        if (ef) fclose(ef);
+        err[n] = 0;
+        snprintf(want, sizeof want, "[hwrt warn] HWRT_PROFILE_MAX_EVENTS=\"%s\" is not a whole "
+                 "number in 1..1099511627776; using the default (4000000)", bad[i]);
+        EXPECT(strstr(err, want) != NULL);
+        if (!strstr(err, want)) fprintf(stderr, "  stderr: %s\n", err);
+    }
+    unsetenv("HWRT_PROFILE_MAX_EVENTS");
+    OK(hwrt_shutdown());
 
     TEST_CASE("an output_dir past the length limit");
     static char longdir[5000];
