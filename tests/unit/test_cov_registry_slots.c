@@ -112,6 +112,14 @@ static reg_slot *put(int i, int dev)
 
 static void seal(reg_slot *s) { s->check = slot_check(s); }
 
+/* However the test ends: the sleeping child goes, and the registry object too. */
+static void cleanup(void)
+{
+    if (child > 0 && getpid() != child) { kill(child, SIGKILL); waitpid(child, NULL, 0); }
+    child = 0;
+    shm_unlink(shm_name);
+}
+
 static void clear_all(void)
 {
     for (int i = 0; i < REG_SLOTS; i++) atomic_store(&reg->slot[i].pid, 0);
@@ -281,6 +289,7 @@ static void full_registry(void)
     TEST_CASE("the owner dies: its slots are reaped");
     kill(child, SIGKILL);
     waitpid(child, NULL, 0);
+    child = 0;                                             /* reaped: nothing to clean up */
     OK(hwrt_smi_query("sim", 0, &snap));
     EXPECT(snap.nprocesses == 0);
     int left = 0;
@@ -407,6 +416,7 @@ int main(void)
     if (child == 0) {
         for (;;) pause();
     }
+    atexit(cleanup);
     for (int i = 0; i < 1000 && !(child_ticks = ticks_of(child)); i++) usleep(1000);
     EXPECT(child_ticks != 0);
     own_slot();
@@ -420,6 +430,5 @@ int main(void)
     warnings_fill_up();
     full_registry();
     close(lock_fd);
-    shm_unlink(shm_name);
-    return test_report();
+    return test_report();                                  /* cleanup() unlinks the object */
 }
