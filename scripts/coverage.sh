@@ -16,8 +16,11 @@
 # twice: over all of src/ (src/plugins/mpi included), and over the code that can run on this
 # machine: without src/backends/cuda and src/backends/ascend, whose device paths need an NVIDIA
 # or Ascend driver (the CUDA tests here run against no driver, and only the "no driver" paths);
-# and a third time without the NCCL engine as well (src/distributed/nccl_engine.c,
-# nccl_api.c: collectives on CUDA device memory through libnccl.so.2, absent here).
+# a third time without the NCCL engine as well (src/distributed/nccl_engine.c, nccl_api.c:
+# collectives on CUDA device memory through libnccl.so.2, absent here); and a fourth time
+# without the HCCL engine too (hccl_engine.c, hccl_api.c: collectives on Ascend device
+# memory through CANN's libhccl.so, absent here; the tests reach only its loader, through
+# a stand-in library). The NCCL and HCCL engines are the hardware-only group.
 # Left out of the run: install_prefix and install_pip, which install a separate copy of the
 # library (pip builds its own, uninstrumented) and check that no build path is in what is
 # installed, which an instrumented binary (it names its .gcda files) cannot pass by design.
@@ -66,6 +69,9 @@ total("src/ (all)", files)
 runnable = [f for f in files if not f["filename"].startswith(("src/backends/cuda/", "src/backends/ascend/"))]
 total("src/ without backends/cuda, ascend", runnable)
 nccl = ("src/distributed/nccl_engine.c", "src/distributed/nccl_api.c")
+hccl = ("src/distributed/hccl_engine.c", "src/distributed/hccl_api.c")
 total("... and without the NCCL engine", [f for f in runnable if f["filename"] not in nccl])
+total("... without NCCL and HCCL (hw-only)",
+      [f for f in runnable if f["filename"] not in nccl + hccl])
 EOF
 exit $rc

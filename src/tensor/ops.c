@@ -206,7 +206,7 @@ hwrt_status hwrt_op_cast(hwrt_tensor out, hwrt_tensor a, hwrt_stream s)
         return submit(&c, &w);
     }
     HWI_TRY(check_dtype(&c, c.a));
-    if (c.a->data == c.out->data)
+    if (c.out->nbytes && c.a->data == c.out->data)      /* empty: no memory, no alias */
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_op_cast: in-place cast between dtypes "
                        "of different sizes is not allowed; use a separate output tensor");
     hwrt_kernel k = {.op = HWRT_K_CAST, .dtype = c.a->dtype, .out_dtype = c.out->dtype,
@@ -231,7 +231,8 @@ hwrt_status hwrt_op_matmul(hwrt_tensor out, hwrt_tensor a, hwrt_tensor b, hwrt_s
     if (c.a->shape[0] > INT32_MAX || c.a->shape[1] > INT32_MAX || c.b->shape[1] > INT32_MAX)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_op_matmul: dimensions above 2^31-1 are "
                        "not supported by BLAS");
-    if (c.out->data == c.a->data || c.out->data == c.b->data)
+    /* empty tensors have no memory (data NULL): they alias nothing */
+    if (c.out->nbytes && (c.out->data == c.a->data || c.out->data == c.b->data))
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_op_matmul: out must not alias a or b");
     hwrt_kernel k = {.op = HWRT_K_MATMUL, .dtype = c.a->dtype, .out_dtype = c.a->dtype,
                      .out = c.out->data, .a = c.a->data, .b = c.b->data, .m = c.a->shape[0],

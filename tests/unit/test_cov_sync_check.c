@@ -1,0 +1,167 @@
+/* The sync checker at its limits (issue 25 item 3, diag/sync_check.c), each case checking
+ * the hazard count, the report's words and the data:
+ * - a device-to-device copy is both a read of its source and a write of its destination:
+ *   unordered with the source's writer it is a read-after-write hazard; ordered by an
+ *   event, silent;
+ * - nine streams read a block (eight readers are kept; the ninth takes the last place):
+ *   a write on another stream with no ordering is a write-after-read hazard naming a reader;
+ * - waiting on an event recorded while the checker was off orders nothing it saw, and
+ *   reports nothing;
+ * - past 64 streams the checker tracks no more of them (no report, and the work runs);
+ * - on a thread that is capturing, a host synchronization of another stream is refused
+ *   by the capture (NOT_PERMITTED), and the checker records nothing for it. */
+#include "harness.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define N 4096
+
+static char last[1024];
+
+static const char *last_report(void)
+{
+    hwrt_diag_last_hazard(last, sizeof last);
+    return last;
+}
+
+static void copy_hazards(void)
+{
+    TEST_CASE("a D2D copy reads its source and writes its destination");
+    hwrt_stream a, b;
+    OK(hwrt_stream_create(&a, 0));
+    OK(hwrt_stream_create(&b, 0));
+    void *src = NULL, *dst = NULL;
+    OK(hwrt_malloc(&src, N));
+    OK(hwrt_malloc(&dst, N));
+    OK(hwrt_device_synchronize());
+    OK(hwrt_diag_reset());
+    OK(hwrt_memset_async(src, 7, N, a));                    /* written on a */
+    OK(hwrt_memcpy_async(dst, src, N, HWRT_MEMCPY_DEVICE_TO_DEVICE, b));   /* read on b */
+    EXPECT(hwrt_diag_hazard_count() == 1);
+    EXPECT(strstr(last_report(), "(read after write): MemcpyDtoD") != NULL);
+    OK(hwrt_device_synchronize());
+
+    TEST_CASE("ordered by an event: silent, and the data arrive");
+    hwrt_event e;
+    OK(hwrt_event_create(&e, HWRT_EVENT_DISABLE_TIMING));
+    OK(hwrt_diag_reset());
+    OK(hwrt_memset_async(src, 9, N, a));
+    OK(hwrt_event_record(e, a));
+    OK(hwrt_stream_wait_event(b, e));
+    OK(hwrt_memcpy_async(dst, src, N, HWRT_MEMCPY_DEVICE_TO_DEVICE, b));
+    OK(hwrt_stream_synchronize(b));
+    EXPECT(hwrt_diag_hazard_count() == 0);
+    unsigned char host[N];
+    OK(hwrt_memcpy(host, dst, N, HWRT_MEMCPY_DEVICE_TO_HOST));
+    EXPECT(host[0] == 9 && host[N - 1] == 9);
+
+    TEST_CASE("nine readers, then an unordered write on another stream");
+    hwrt_stream r[9];
+    void *outs[9];
+    for (int i = 0; i < 9; i++) {
+        OK(hwrt_stream_create(&r[i], 0));
+        OK(hwrt_malloc(&outs[i], N));
+    }
+    OK(hwrt_device_synchronize());
+    OK(hwrt_diag_reset());
+    for (int i = 0; i < 9; i++)                              /* ordered after the sync */
+        OK(hwrt_memcpy_async(outs[i], dst, N, HWRT_MEMCPY_DEVICE_TO_DEVICE, r[i]));
+    EXPECT(hwrt_diag_hazard_count() == 0);
+    OK(hwrt_memset_async(dst, 1, N, a));                      /* a waited for none of them */
+    EXPECT(hwrt_diag_hazard_count() == 1);
+    EXPECT(strstr(last_report(), "(write after read): Memset") && strstr(last, "MemcpyDtoD"));
+    OK(hwrt_device_synchronize());
+    for (int i = 0; i < 9; i++) {
+        OK(hwrt_free(outs[i]));
+        OK(hwrt_stream_destroy(r[i]));
+    }
+
+    TEST_CASE("an event recorded while the checker was off orders nothing it saw");
+    OK(hwrt_set_check_sync(0));
+    hwrt_event old;
+    OK(hwrt_event_create(&old, HWRT_EVENT_DISABLE_TIMING));
+    OK(hwrt_event_record(old, a));
+    OK(hwrt_set_check_sync(1));
+    OK(hwrt_diag_reset());
+    OK(hwrt_stream_wait_event(b, old));
+    OK(hwrt_memset_async(dst, 3, N, b));
+    OK(hwrt_stream_synchronize(b));
+    EXPECT(hwrt_diag_hazard_count() == 0);
+    OK(hwrt_memcpy(host, dst, N, HWRT_MEMCPY_DEVICE_TO_HOST));
+    EXPECT(host[0] == 3);
+    OK(hwrt_event_destroy(old));
+    OK(hwrt_event_destroy(e));
+    OK(hwrt_free(src));
+    OK(hwrt_free(dst));
+    OK(hwrt_stream_destroy(a));
+    OK(hwrt_stream_destroy(b));
+}
+
+static void many_streams(void)
+{
+    TEST_CASE("past 64 streams: untracked, the work still runs");
+    enum { NS = 70 };
+    hwrt_stream s[NS];
+    void *p = NULL;
+    OK(hwrt_malloc(&p, N));
+    OK(hwrt_device_synchronize());
+    OK(hwrt_diag_reset());
+    for (int i = 0; i < NS; i++) {
+        OK(hwrt_stream_create(&s[i], 0));
+        OK(hwrt_memset_async(p, i, N, s[i]));
+        OK(hwrt_stream_synchronize(s[i]));               /* each ordered after the last */
+    }
+    EXPECT(hwrt_diag_hazard_count() == 0);
+    unsigned char host[N];
+    OK(hwrt_memcpy(host, p, N, HWRT_MEMCPY_DEVICE_TO_HOST));
+    EXPECT(host[0] == NS - 1 && host[N - 1] == NS - 1);
+    for (int i = 0; i < NS; i++) OK(hwrt_stream_destroy(s[i]));
+    OK(hwrt_free(p));
+}
+
+static void sync_while_capturing(void)
+{
+    TEST_CASE("a host sync of another stream on the capturing thread");
+    hwrt_stream cap, other;
+    OK(hwrt_stream_create(&cap, 0));
+    OK(hwrt_stream_create(&other, 0));
+    float v[4] = {1, 2, 3, 4}, got[4] = {0};
+    int64_t shape[1] = {4};
+    hwrt_tensor x = NULL, y = NULL;
+    OK(hwrt_tensor_from_host(&x, HWRT_FLOAT32, 1, shape, v));
+    OK(hwrt_tensor_empty(&y, HWRT_FLOAT32, 1, shape));
+    OK(hwrt_device_synchronize());
+    OK(hwrt_diag_reset());
+    OK(hwrt_stream_begin_capture(cap));
+    OK(hwrt_op_scale(y, x, 2.0, cap));
+    FAILS(hwrt_stream_synchronize(other), HWRT_ERROR_NOT_PERMITTED, "hwrt_stream_synchronize");
+    FAILS(hwrt_device_synchronize(), HWRT_ERROR_NOT_PERMITTED, "hwrt_device_synchronize");
+    hwrt_graph g = NULL;
+    OK(hwrt_stream_end_capture(cap, &g));
+    size_t n = 0;
+    OK(hwrt_graph_node_count(g, &n));
+    EXPECT(n == 1);
+    OK(hwrt_graph_launch(g, cap));
+    OK(hwrt_stream_synchronize(cap));
+    OK(hwrt_tensor_copy_to_host(y, got, sizeof got));
+    EXPECT(got[0] == 2 && got[3] == 8);
+    EXPECT(hwrt_diag_hazard_count() == 0);
+    OK(hwrt_graph_destroy(g));
+    OK(hwrt_tensor_release(x));
+    OK(hwrt_tensor_release(y));
+    OK(hwrt_stream_destroy(cap));
+    OK(hwrt_stream_destroy(other));
+}
+
+int main(void)
+{
+    OK(hwrt_set_device("sim", 0));
+    OK(hwrt_set_check_sync(1));
+    copy_hazards();
+    many_streams();
+    sync_while_capturing();
+    OK(hwrt_set_check_sync(0));
+    OK(hwrt_shutdown());
+    return test_report();
+}
