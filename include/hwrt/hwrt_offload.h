@@ -65,6 +65,14 @@ typedef struct hwrt_offload_stats {
     size_t device_budget;
     uint64_t victim_waits;       /* times the host blocked until a victim's queued work
                                     was done (no victim could leave in stream order) */
+    /* Fetches into the memory of a victim still used by queued work (stream-ordered):
+     * such a fetch starts on the device only after the victim's last use, so its copy
+     * overlaps the compute of the uses between that one and the fetched tensor's own
+     * (its window, counted in uses of offloadable tensors). A window of 0 (the victim
+     * used right before the fetched tensor) leaves the whole copy exposed: the compute
+     * stream waits for all of it. */
+    uint64_t fetches_after_victim, fetches_exposed;
+    uint64_t fetch_window_uses;  /* sum of those fetches' windows */
 } hwrt_offload_stats;
 
 /* Apply a whole configuration (validated first: on error nothing changes).

@@ -160,7 +160,9 @@ void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep
         int horizon = distance(next);
         if (!room_beyond(next->t->device, hwi_plan_block_bytes(next), horizon)) return;
         hwi_offload.horizon = horizon;
+        hwi_offload.need_dist = horizon;
         hwrt_status st = hwi_res_fetch(next, keep, nkeep, "prefetch");
+        hwi_offload.need_dist = 0;
         hwi_offload.horizon = 0;
         if (st != HWRT_SUCCESS)
             return;                                /* on-demand fetch will report it */

@@ -707,8 +707,11 @@ static hwrt_status make_room(int device, size_t bytes, hwi_tensor *const *keep, 
         /* a busy victim that can leave in stream order costs the host nothing either:
          * it goes first when the idle one is needed soon (hwi_plan_prefer_busy) */
         hwi_resident *h = order ? hwi_plan_pick_handover(device, bytes, keep, nkeep) : NULL;
-        if (h && (!v || hwi_plan_prefer_busy(h, v)) && hand_over(h, bytes, order, handed))
+        uint64_t h_use = h ? h->last_use : 0;
+        if (h && (!v || hwi_plan_prefer_busy(h, v)) && hand_over(h, bytes, order, handed)) {
+            if (h_use > MGR.victim_tick) MGR.victim_tick = h_use;
             return HWRT_SUCCESS;
+        }
         if (!v) {
             v = hwi_plan_pick_victim(device, keep, nkeep, 1);
             if (!v)
@@ -773,8 +776,11 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_tensor *const *keep, int nkeep,
     char what[160];
     hwi_res_describe(t, what, sizeof what);
     /* the memory is first written by the fetch stream: victims may leave in its order */
+    MGR.victim_tick = 0;
     HWI_TRY(hwi_res_alloc(d, hwi_plan_block_bytes(r), keep ? keep : self, keep ? nkeep : 1,
                           fs, api, &p));
+    r->wait_tick = MGR.victim_tick;
+    r->window_pending = 1;
     hwi_xfer *x = NULL;
     hwrt_status st = HWRT_SUCCESS;
     if (!from_host) {                 /* read and verify before anything is queued */

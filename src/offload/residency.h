@@ -55,6 +55,9 @@ typedef struct hwi_resident {
                                     fetch) until the write-back lands */
     hwi_res_use use[HWI_RES_USES];
     int prefetched;
+    uint64_t wait_tick;          /* the last use (tick) of the victims whose memory the
+                                    pending fetch waits for on the device; 0: none */
+    int window_pending;          /* a fetch whose window is counted at the next use */
 } hwi_resident;
 
 typedef struct hwi_offload_mgr {
@@ -73,6 +76,9 @@ typedef struct hwi_offload_mgr {
     int unsettled;               /* copies in flight whose outcome is not applied yet */
     int horizon;                 /* > 0 while prefetching (learned order): victims must be
                                     used later than this many uses ahead */
+    int need_dist;               /* while a fetch makes room: uses from the cursor to the
+                                    fetched tensor's use (learned order), else 1 */
+    uint64_t victim_tick;        /* while a fetch makes room: see wait_tick */
     hwi_xfer *retired;           /* xfers nobody needs, freed once done */
 } hwi_offload_mgr;
 

@@ -84,6 +84,10 @@ static void print_json(hwi_jw *j, const mlp_shape *m, const result *r)
             hwi_jw_knum(j, "prefetch_late_per_step", (double)st->prefetch_late / steps);
             hwi_jw_knum(j, "prefetch_misses_per_step", (double)st->prefetch_misses / steps);
             hwi_jw_knum(j, "victim_waits_per_step", (double)st->victim_waits / steps);
+            hwi_jw_knum(j, "fetches_after_victim_per_step", (double)st->fetches_after_victim / steps);
+            hwi_jw_knum(j, "fetches_exposed_per_step", (double)st->fetches_exposed / steps);
+            hwi_jw_knum(j, "fetch_window_uses_mean", st->fetches_after_victim
+                        ? (double)st->fetch_window_uses / (double)st->fetches_after_victim : 0);
             hwi_jw_knum(j, "pool_device_syncs_per_step", (double)ps->num_sync_all_streams / steps);
             hwi_jw_knum(j, "pool_oom_retries_per_step", (double)ps->num_alloc_retries / steps);
             hwi_jw_close(j);
@@ -110,14 +114,19 @@ static void print_text(const mlp_shape *m, const result *r)
             printf("  %-12s %-9s %10.2f ms/step   %5.2fx max(compute, transfer)\n"
                    "      per step: fetched %6.1f MiB, prefetched in time %4.1f / late %4.1f / "
                    "on demand %4.1f, stall %7.1f ms, host waited for a victim %4.1fx, pool "
-                   "synchronized the device %4.1fx\n",
+                   "synchronized the device %4.1fx\n"
+                   "      per step: fetches after a busy victim %4.1f, of them exposed (the victim "
+                   "used right before) %4.1f, window %4.1f uses\n",
                    names[mode], pinned ? "pinned" : "pageable", r->t[mode][pinned] * 1e3,
                    r->t[mode][pinned] / base,
                    (double)(st->bytes_from_host + st->bytes_from_disk) / steps / 1048576.0,
                    (double)st->prefetch_hits / steps, (double)st->prefetch_late / steps,
                    (double)st->prefetch_misses / steps, st->stall_ms / steps,
                    (double)st->victim_waits / steps,
-                   (double)r->pool[mode][pinned].num_sync_all_streams / steps);
+                   (double)r->pool[mode][pinned].num_sync_all_streams / steps,
+                   (double)st->fetches_after_victim / steps, (double)st->fetches_exposed / steps,
+                   st->fetches_after_victim
+                       ? (double)st->fetch_window_uses / (double)st->fetches_after_victim : 0);
         }
     printf("  learned vs on-demand (pinned): %.2fx faster",
            r->t[MLP_ON_DEMAND][1] / r->t[MLP_LEARNED][1]);
