@@ -18,7 +18,10 @@
  *    out a tensor needed sooner, and evicts the tensor whose next use is farthest away.
  *    A fetch may take the block of a victim still used by
  *    queued work (any size whose block holds it) in stream order, so the host does not
- *    wait; victim_waits in the statistics counts the times it had to.
+ *    wait; victim_waits in the statistics counts the times it had to. When the device
+ *    holds less than the budget counts (the pool could not place a block within the
+ *    budget: fragmented segments), room is made below what it was found to hold, so the
+ *    pool's last resort, a device-wide synchronization, is not taken on every fetch.
  * Never wrong data: a tensor's location and clean state change only once the copy that
  * justifies it has completed; after a device fault the last good copy stays
  * authoritative, the fault surfaces at the synchronizing calls (HWRT_ERROR_DEVICE_FAULT),
