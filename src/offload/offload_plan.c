@@ -111,7 +111,7 @@ static int room_beyond(int device, size_t bytes, int horizon, hwi_tensor *const 
 {
     hwrt_memory_info m;
     if (hwrt_get_memory_info(device, &m) != HWRT_SUCCESS) return 0;
-    size_t budget = hwi_res_limit(device);
+    size_t budget = hwi_res_limit(device, bytes);
     size_t avail = m.allocated < budget ? budget - m.allocated : 0;
     if (avail >= bytes) return 1;
     for (int i = 0; i < hwi_offload.n; i++) {
@@ -141,7 +141,7 @@ void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep
     size_t sum = 0;
     for (int i = 0; i < hwi_offload.norder; i++) sum += hwi_offload.order[i]->t->nbytes;
     size_t inwin = sum / (size_t)hwi_offload.norder * (size_t)depth, inflight = 0, ahead = 0;
-    size_t budget = hwi_res_limit(r->t->device);
+    size_t budget = hwi_res_budget(r->t->device);
     for (int k = 1; k < hwi_offload.norder; k++) {
         hwi_resident *next = hwi_offload.order[(r->order_pos + k) % hwi_offload.norder];
         if (next->t->device != r->t->device) continue;

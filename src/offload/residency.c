@@ -53,9 +53,10 @@ typedef struct res_engine {
      * budget, could not place a tensor's block (its segments are fragmented: the device
      * commits memory in pages), 0 while that never happened. Offload makes room below it
      * (in stream order), so the pool's last resort (a device-wide synchronization, the
-     * host waiting for all queued work) is not taken on every fetch. Raised when an
-     * allocation above it succeeds. */
-    size_t ceiling;
+     * host waiting for all queued work) is not taken on every fetch. It holds for
+     * blocks of at least ceiling_bytes (the smallest that failed there: a smaller one
+     * may still fit a hole) and is raised when such an allocation above it succeeds. */
+    size_t ceiling, ceiling_bytes;
 } res_engine;
 
 static hwrt_status close_engine(hwi_device *d, void *part)
@@ -437,11 +438,12 @@ void hwi_res_free_copies(hwi_resident *r)
 
 /* ---- budget ---- */
 
-size_t hwi_res_limit(int device)
+size_t hwi_res_limit(int device, size_t bytes)
 {
     size_t budget = hwi_res_budget(device);
     res_engine *e = engine_of(device);
-    return e && e->ceiling && e->ceiling < budget ? e->ceiling : budget;
+    return e && e->ceiling && e->ceiling < budget && bytes >= e->ceiling_bytes ? e->ceiling
+                                                                               : budget;
 }
 
 /* A pool allocation of `bytes` at `allocated` (before it) failed (ok 0) or succeeded. */
@@ -449,11 +451,12 @@ static void note_placement(int device, size_t allocated, size_t bytes, int ok)
 {
     res_engine *e = engine_of(device);
     if (!e) return;
-    if (!ok && allocated + bytes <= hwi_res_budget(device) &&
-        (!e->ceiling || allocated < e->ceiling))
-        e->ceiling = allocated;
-    else if (ok && e->ceiling && allocated + bytes > e->ceiling)
+    if (!ok && allocated + bytes <= hwi_res_budget(device)) {
+        if (!e->ceiling || allocated < e->ceiling) e->ceiling = allocated;
+        if (!e->ceiling_bytes || bytes < e->ceiling_bytes) e->ceiling_bytes = bytes;
+    } else if (ok && e->ceiling && bytes >= e->ceiling_bytes && allocated + bytes > e->ceiling) {
         e->ceiling = allocated + bytes;
+    }
 }
 
 size_t hwi_res_budget(int device)
@@ -725,7 +728,7 @@ static int hand_over(hwi_resident *v, size_t bytes, hwi_stream *order, void **ou
 static hwrt_status make_room(int device, size_t bytes, hwi_tensor *const *keep, int nkeep,
                              hwi_stream *order, const char *api, void **handed)
 {
-    size_t budget = hwi_res_budget(device), limit = hwi_res_limit(device);
+    size_t budget = hwi_res_budget(device), limit = hwi_res_limit(device, bytes);
     for (;;) {
         hwrt_memory_info m;
         HWI_TRY(hwrt_get_memory_info(device, &m));
@@ -741,11 +744,12 @@ static hwrt_status make_room(int device, size_t bytes, hwi_tensor *const *keep, 
             return HWRT_SUCCESS;
         }
         if (!v) {
-            v = hwi_plan_pick_victim(device, keep, nkeep, 1);
-            /* nothing left to evict, below the budget but above what the device was
-             * found to hold: let the pool try (not for a prefetch, which gives up) */
-            if (!v && !hwi_offload.horizon && m.allocated + bytes <= budget)
+            /* below the budget but above what the device was found to hold, and no
+             * victim can leave without the host waiting: let the pool try first (not
+             * for a prefetch, which gives up) */
+            if (!hwi_offload.horizon && m.allocated + bytes <= budget)
                 return HWRT_SUCCESS;
+            v = hwi_plan_pick_victim(device, keep, nkeep, 1);
             if (!v)
                 return hwi_res_tier_oom(device, bytes, api);
             MGR.stats.victim_waits++;
