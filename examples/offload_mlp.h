@@ -27,6 +27,8 @@ typedef struct {
                                   reads results, PyNative-like), so it cannot run ahead */
     int transformer;           /* non-uniform transformer-shaped weights (see above) */
     int prefetch_depth;        /* hwrt_offload_config.prefetch_depth (0: 2) */
+    hwrt_mem_stats *pool_out;  /* optional: the pool's counters over the steps after the
+                                  first (device syncs and OOM retries: the host's waits) */
 } mlp_shape;
 
 /* Rows and columns of weight `layer`. */
@@ -82,7 +84,9 @@ static float *mlp_weight(const mlp_shape *m, int layer)
 }
 
 /* Runs `steps` inference steps; returns the median step time (s) of steps after the
- * first and writes the final activations (batch x hidden) into out (may be NULL). */
+ * first and writes the final activations (batch x hidden) into out (may be NULL).
+ * stats (may be NULL) and m->pool_out cover the steps after the first (which places
+ * the weights and, in learned mode, records the order). */
 static double mlp_run(const mlp_shape *m, mlp_mode mode, int pinned, float *out,
                       hwrt_offload_stats *stats)
 {
@@ -134,7 +138,12 @@ static double mlp_run(const mlp_shape *m, mlp_mode mode, int pinned, float *out,
     }
     double *times = calloc((size_t)m->steps, sizeof *times);
     if (stats) hwrt_offload_reset_stats();
+    hwrt_mem_stats pool0 = {0};
     for (int s = 0; s < m->steps; s++) {
+        if (s == 1 && m->steps > 1) {        /* the steady state: after the first step */
+            if (stats) CHECK(hwrt_offload_reset_stats());
+            if (m->pool_out) CHECK(hwrt_memory_stats(0, &pool0));
+        }
         double t0 = mlp_now();
         if (s > 0) CHECK(hwrt_tensor_copy_from_host(xa, x0, xbytes));
         hwrt_tensor in = xa, outt = xb;
@@ -166,6 +175,12 @@ static double mlp_run(const mlp_shape *m, mlp_mode mode, int pinned, float *out,
             CHECK(hwrt_tensor_copy_to_host(in, out, xbytes));
     }
     if (stats) CHECK(hwrt_offload_stats_get(stats));
+    if (m->pool_out) {
+        CHECK(hwrt_memory_stats(0, m->pool_out));
+        m->pool_out->num_sync_all_streams -= pool0.num_sync_all_streams;
+        m->pool_out->num_alloc_retries -= pool0.num_alloc_retries;
+        m->pool_out->num_ooms -= pool0.num_ooms;
+    }
     /* median of steps 1.. (step 0 places the weights) */
     double med = mlp_median(times + (m->steps > 1), m->steps > 1 ? m->steps - 1 : 1);
     for (int l = 0; l < m->layers; l++) {

@@ -18,7 +18,10 @@
  *    out a tensor needed sooner, and evicts the tensor whose next use is farthest away.
  *    A fetch may take the block of a victim still used by
  *    queued work (any size whose block holds it) in stream order, so the host does not
- *    wait; victim_waits in the statistics counts the times it had to.
+ *    wait; victim_waits in the statistics counts the times it had to. When the device
+ *    holds less than the budget counts (the pool could not place a block within the
+ *    budget: fragmented segments), room is made below what it was found to hold, so the
+ *    pool's last resort, a device-wide synchronization, is not taken on every fetch.
  * Never wrong data: a tensor's location and clean state change only once the copy that
  * justifies it has completed; after a device fault the last good copy stays
  * authoritative, the fault surfaces at the synchronizing calls (HWRT_ERROR_DEVICE_FAULT),
@@ -65,6 +68,14 @@ typedef struct hwrt_offload_stats {
     size_t device_budget;
     uint64_t victim_waits;       /* times the host blocked until a victim's queued work
                                     was done (no victim could leave in stream order) */
+    /* Fetches into the memory of a victim still used by queued work (stream-ordered):
+     * such a fetch starts on the device only after the victim's last use, so its copy
+     * overlaps the compute of the uses between that one and the fetched tensor's own
+     * (its window, counted in uses of offloadable tensors). A window of 0 (the victim
+     * used right before the fetched tensor) leaves the whole copy exposed: the compute
+     * stream waits for all of it. */
+    uint64_t fetches_after_victim, fetches_exposed;
+    uint64_t fetch_window_uses;  /* sum of those fetches' windows */
 } hwrt_offload_stats;
 
 /* Apply a whole configuration (validated first: on error nothing changes).

@@ -108,7 +108,8 @@ static PyObject *stats(PyObject *m, PyObject *unused)
     hwrt_status st = hwrt_offload_stats_get(&s);
     if (st != HWRT_SUCCESS) return hwpy_raise(st);
     return Py_BuildValue(
-        "{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d,s:d,s:K,s:K,s:K,s:d,s:n,s:n,s:n,s:n,s:K}",
+        "{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:d,s:d,s:K,s:K,s:K,s:d,s:n,s:n,s:n,s:n,s:K,s:K,"
+        "s:K,s:K}",
         "evictions_to_host", (unsigned long long)s.evictions_to_host,
         "evictions_to_disk", (unsigned long long)s.evictions_to_disk,
         "clean_evictions", (unsigned long long)s.clean_evictions,
@@ -124,7 +125,10 @@ static PyObject *stats(PyObject *m, PyObject *unused)
         "prefetch_misses", (unsigned long long)s.prefetch_misses, "stall_ms", s.stall_ms,
         "device_bytes", (Py_ssize_t)s.device_bytes, "host_bytes", (Py_ssize_t)s.host_bytes,
         "disk_bytes", (Py_ssize_t)s.disk_bytes, "device_budget", (Py_ssize_t)s.device_budget,
-        "victim_waits", (unsigned long long)s.victim_waits);
+        "victim_waits", (unsigned long long)s.victim_waits,
+        "fetches_after_victim", (unsigned long long)s.fetches_after_victim,
+        "fetches_exposed", (unsigned long long)s.fetches_exposed,
+        "fetch_window_uses", (unsigned long long)s.fetch_window_uses);
 }
 
 static PyObject *reset_stats(PyObject *m, PyObject *unused)

@@ -112,6 +112,15 @@ hwrt_status hwi_offload_ensure(hwi_tensor *const *ts, const int *writes, int n, 
         r->prefetched = 0;
         if (writes[i]) r->dirty = 1;
         hwi_plan_note_use(r);
+        if (st == HWRT_SUCCESS && r->window_pending) {
+            r->window_pending = 0;
+            if (r->wait_tick) {            /* its copy waited for a victim's last use */
+                uint64_t w = r->last_use > r->wait_tick + 1 ? r->last_use - r->wait_tick - 1 : 0;
+                MGR.stats.fetches_after_victim++;
+                MGR.stats.fetch_window_uses += w;
+                if (!w) MGR.stats.fetches_exposed++;
+            }
+        }
         last = r;
     }
     if (st == HWRT_SUCCESS && last)

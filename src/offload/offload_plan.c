@@ -106,17 +106,17 @@ hwi_resident *hwi_plan_pick_handover(int device, size_t bytes, hwi_tensor *const
 /* Can `bytes` be placed on the device without evicting a tensor used before position
  * `horizon` uses ahead? Free budget plus the blocks of later-used tensors, or one
  * later-used block that can be handed over. */
-static int room_beyond(int device, size_t bytes, int horizon)
+static int room_beyond(int device, size_t bytes, int horizon, hwi_tensor *const *keep,
+                       int nkeep)
 {
     hwrt_memory_info m;
     if (hwrt_get_memory_info(device, &m) != HWRT_SUCCESS) return 0;
-    size_t budget = hwi_res_budget(device);
+    size_t budget = hwi_res_limit(device, bytes);
     size_t avail = m.allocated < budget ? budget - m.allocated : 0;
     if (avail >= bytes) return 1;
     for (int i = 0; i < hwi_offload.n; i++) {
         hwi_resident *r = hwi_offload.list[i];
-        if (r->t->device != device || !r->t->data || r->pinned_to_device || !r->t->nbytes ||
-            distance(r) <= horizon)
+        if (!candidate(r, device, keep, nkeep) || distance(r) <= horizon)
             continue;
         size_t b = hwi_res_block_bytes(r);
         if (b >= bytes) return 1;
@@ -140,7 +140,7 @@ void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep
     if (depth <= 0) return;
     size_t sum = 0;
     for (int i = 0; i < hwi_offload.norder; i++) sum += hwi_offload.order[i]->t->nbytes;
-    size_t window = sum / (size_t)hwi_offload.norder * (size_t)depth, inflight = 0, ahead = 0;
+    size_t inwin = sum / (size_t)hwi_offload.norder * (size_t)depth, inflight = 0, ahead = 0;
     size_t budget = hwi_res_budget(r->t->device);
     for (int k = 1; k < hwi_offload.norder; k++) {
         hwi_resident *next = hwi_offload.order[(r->order_pos + k) % hwi_offload.norder];
@@ -151,16 +151,18 @@ void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep
             if (next->fetch && !next->fetch->settled && !next->fetch->abandoned &&
                 hwi_dev_event_query(next->fetch->dev, next->fetch->done) == HWRT_ERROR_NOT_READY)
                 inflight += next->t->nbytes;       /* still on the link */
-            if (inflight >= window) return;
+            if (inflight >= inwin) return;
             continue;
         }
         /* a write-back in flight would make the host wait: fetched on demand instead */
         if (next->wb) continue;
-        if (inflight + next->t->nbytes > window && inflight > 0) return;
+        if (inflight + next->t->nbytes > inwin && inflight > 0) return;
         int horizon = distance(next);
-        if (!room_beyond(next->t->device, hwi_plan_block_bytes(next), horizon)) return;
+        if (!room_beyond(next->t->device, hwi_plan_block_bytes(next), horizon, keep, nkeep)) return;
         hwi_offload.horizon = horizon;
+        hwi_offload.need_dist = horizon;
         hwrt_status st = hwi_res_fetch(next, keep, nkeep, "prefetch");
+        hwi_offload.need_dist = 0;
         hwi_offload.horizon = 0;
         if (st != HWRT_SUCCESS)
             return;                                /* on-demand fetch will report it */

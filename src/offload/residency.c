@@ -47,7 +47,17 @@ const char *hwi_res_describe(const hwi_tensor *t, char *buf, size_t len)
 
 /* The manager's streams on a device: offload's part of the device (device.h), made on
  * first use (under MGR.mu), released when the device closes. */
-typedef struct res_engine { hwi_stream *evict, *fetch; } res_engine;
+typedef struct res_engine {
+    hwi_stream *evict, *fetch;
+    /* What the device really held: the bytes allocated when the pool, within the
+     * budget, could not place a tensor's block (its segments are fragmented: the device
+     * commits memory in pages), 0 while that never happened. Offload makes room below it
+     * (in stream order), so the pool's last resort (a device-wide synchronization, the
+     * host waiting for all queued work) is not taken on every fetch. It holds for
+     * blocks of at least ceiling_bytes (the smallest that failed there: a smaller one
+     * may still fit a hole) and is raised when such an allocation above it succeeds. */
+    size_t ceiling, ceiling_bytes;
+} res_engine;
 
 static hwrt_status close_engine(hwi_device *d, void *part)
 {
@@ -428,6 +438,27 @@ void hwi_res_free_copies(hwi_resident *r)
 
 /* ---- budget ---- */
 
+size_t hwi_res_limit(int device, size_t bytes)
+{
+    size_t budget = hwi_res_budget(device);
+    res_engine *e = engine_of(device);
+    return e && e->ceiling && e->ceiling < budget && bytes >= e->ceiling_bytes ? e->ceiling
+                                                                               : budget;
+}
+
+/* A pool allocation of `bytes` at `allocated` (before it) failed (ok 0) or succeeded. */
+static void note_placement(int device, size_t allocated, size_t bytes, int ok)
+{
+    res_engine *e = engine_of(device);
+    if (!e) return;
+    if (!ok && allocated + bytes <= hwi_res_budget(device)) {
+        if (!e->ceiling || allocated < e->ceiling) e->ceiling = allocated;
+        if (!e->ceiling_bytes || bytes < e->ceiling_bytes) e->ceiling_bytes = bytes;
+    } else if (ok && e->ceiling && bytes >= e->ceiling_bytes && allocated + bytes > e->ceiling) {
+        e->ceiling = allocated + bytes;
+    }
+}
+
 size_t hwi_res_budget(int device)
 {
     size_t cap = (size_t)hwi_cfg_int(HWI_CFG_MAX_DEVICE_MEMORY);
@@ -697,19 +728,27 @@ static int hand_over(hwi_resident *v, size_t bytes, hwi_stream *order, void **ou
 static hwrt_status make_room(int device, size_t bytes, hwi_tensor *const *keep, int nkeep,
                              hwi_stream *order, const char *api, void **handed)
 {
-    size_t budget = hwi_res_budget(device);
+    size_t budget = hwi_res_budget(device), limit = hwi_res_limit(device, bytes);
     for (;;) {
         hwrt_memory_info m;
         HWI_TRY(hwrt_get_memory_info(device, &m));
-        if (m.allocated + bytes <= budget)
+        if (m.allocated + bytes <= limit)
             return HWRT_SUCCESS;
         hwi_resident *v = hwi_plan_pick_victim(device, keep, nkeep, 0);
         /* a busy victim that can leave in stream order costs the host nothing either:
          * it goes first when the idle one is needed soon (hwi_plan_prefer_busy) */
         hwi_resident *h = order ? hwi_plan_pick_handover(device, bytes, keep, nkeep) : NULL;
-        if (h && (!v || hwi_plan_prefer_busy(h, v)) && hand_over(h, bytes, order, handed))
+        uint64_t h_use = h ? h->last_use : 0;
+        if (h && (!v || hwi_plan_prefer_busy(h, v)) && hand_over(h, bytes, order, handed)) {
+            if (h_use > MGR.victim_tick) MGR.victim_tick = h_use;
             return HWRT_SUCCESS;
+        }
         if (!v) {
+            /* below the budget but above what the device was found to hold, and no
+             * victim can leave without the host waiting: let the pool try first (not
+             * for a prefetch, which gives up) */
+            if (!hwi_offload.horizon && m.allocated + bytes <= budget)
+                return HWRT_SUCCESS;
             v = hwi_plan_pick_victim(device, keep, nkeep, 1);
             if (!v)
                 return hwi_res_tier_oom(device, bytes, api);
@@ -731,7 +770,11 @@ hwrt_status hwi_res_alloc(hwi_device *d, size_t bytes, hwi_tensor *const *keep, 
             *out = handed;
             return HWRT_SUCCESS;
         }
+        hwrt_memory_info m0 = {0};
+        HWI_TRY(hwrt_get_memory_info(d->id, &m0));
         hwrt_status st = hwi_pool_alloc_tensor(d, bytes, out);
+        if (st == HWRT_SUCCESS || st == HWRT_ERROR_OUT_OF_MEMORY)
+            note_placement(d->id, m0.allocated, bytes, st == HWRT_SUCCESS);
         if (st != HWRT_ERROR_OUT_OF_MEMORY)
             return st;
         /* within the budget but the device itself is full (page rounding, other
@@ -773,8 +816,11 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_tensor *const *keep, int nkeep,
     char what[160];
     hwi_res_describe(t, what, sizeof what);
     /* the memory is first written by the fetch stream: victims may leave in its order */
+    MGR.victim_tick = 0;
     HWI_TRY(hwi_res_alloc(d, hwi_plan_block_bytes(r), keep ? keep : self, keep ? nkeep : 1,
                           fs, api, &p));
+    r->wait_tick = MGR.victim_tick;
+    r->window_pending = 1;
     hwi_xfer *x = NULL;
     hwrt_status st = HWRT_SUCCESS;
     if (!from_host) {                 /* read and verify before anything is queued */

@@ -55,6 +55,9 @@ typedef struct hwi_resident {
                                     fetch) until the write-back lands */
     hwi_res_use use[HWI_RES_USES];
     int prefetched;
+    uint64_t wait_tick;          /* the last use (tick) of the victims whose memory the
+                                    pending fetch waits for on the device; 0: none */
+    int window_pending;          /* a fetch whose window is counted at the next use */
 } hwi_resident;
 
 typedef struct hwi_offload_mgr {
@@ -73,6 +76,9 @@ typedef struct hwi_offload_mgr {
     int unsettled;               /* copies in flight whose outcome is not applied yet */
     int horizon;                 /* > 0 while prefetching (learned order): victims must be
                                     used later than this many uses ahead */
+    int need_dist;               /* while a fetch makes room: uses from the cursor to the
+                                    fetched tensor's use (learned order), else 1 */
+    uint64_t victim_tick;        /* while a fetch makes room: see wait_tick */
     hwi_xfer *retired;           /* xfers nobody needs, freed once done */
 } hwi_offload_mgr;
 
@@ -110,6 +116,10 @@ void hwi_res_free_copies(hwi_resident *r);
 /* Free retired xfers; block: wait for those still in flight. */
 void hwi_res_free_retired(int block);
 size_t hwi_res_budget(int device);
+/* The budget, or below it what the device was found to hold for blocks of `bytes` (a
+ * pool allocation of that size or smaller failed within the budget: fragmentation);
+ * offload makes room below this. */
+size_t hwi_res_limit(int device, size_t bytes);
 hwrt_status hwi_res_tier_oom(int device, size_t bytes, const char *api);
 /* Device memory for a tensor's data: make room (evicting), allocate, and on a
  * device-level OOM evict more. order: the stream that first writes the memory (the

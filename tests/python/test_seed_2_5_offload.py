@@ -87,6 +87,7 @@ def test_2_5_offload_runs_a_model_larger_than_the_device_budget():
     assert st["bytes_from_host"] >= 3 * budget             # most weights came back
     assert st["device_bytes"] <= budget
     assert isinstance(st["victim_waits"], int)              # the key is there (a count)
+    assert st["fetches_exposed"] <= st["fetches_after_victim"]
     hwrt.set_context(memory_offload="OFF", max_device_memory="1024GB")
 
 

@@ -8,8 +8,11 @@
  * measured: an asynchronous host that runs ahead of the device (graph-like, one sync per
  * step) and a synchronous host that waits for every layer (eager execution reading
  * results, PyNative-like), where only prefetching can overlap a transfer with compute.
- * Medians over steps. Stall, fetched-bytes and victim-wait figures are the last round's
- * (over all its steps, the first included).
+ * Medians over steps. The counted figures (bytes fetched, prefetch hits / late / misses,
+ * host waits for a victim, the pool's device-wide synchronizations: the host waiting for
+ * all queued work because an allocation found no memory) and the stall (device time
+ * the compute stream waited for fetches) are the last round's, per step after the first
+ * (which places the weights and records the order).
  *   hwrt-bench-offload [--steps N] [--rounds R] [--layers L] [--hidden H] [--batch B]
  *                      [--gbps G] [--host async|sync|both] [--model mlp|transformer|all]
  *                      [--shapes D:BLOCKS,...] [--prefetch-depth K] [--pinned-only] [--json]
@@ -26,6 +29,7 @@ static const char *const names[] = {"", "", "on-demand", "prefetch", "learned"};
 typedef struct {
     double comp, xfer, t[5][2];
     hwrt_offload_stats st[5][2];
+    hwrt_mem_stats pool[5][2];
 } result;
 
 static int pinned_only;          /* --pinned-only: skip the pageable runs */
@@ -40,9 +44,12 @@ static void measure(mlp_shape *m, int rounds, result *r)
         comp[k] = mlp_run(m, MLP_RESIDENT, 1, NULL, NULL);
         xfer[k] = mlp_run(m, MLP_TRANSFER_ONLY, 1, NULL, NULL);
         for (int mode = MLP_ON_DEMAND; mode <= MLP_LEARNED; mode++)
-            for (int pinned = pinned_only; pinned < 2; pinned++)
+            for (int pinned = pinned_only; pinned < 2; pinned++) {
+                m->pool_out = &r->pool[mode][pinned];
                 t[mode][pinned][k] = mlp_run(m, (mlp_mode)mode, pinned, NULL,
                                              &r->st[mode][pinned]);
+                m->pool_out = NULL;
+            }
     }
     r->comp = mlp_median(comp, rounds);
     r->xfer = mlp_median(xfer, rounds);
@@ -68,9 +75,21 @@ static void print_json(hwi_jw *j, const mlp_shape *m, const result *r)
             hwi_jw_kbool(j, "pinned", pinned);
             hwi_jw_knum(j, "step_ms", r->t[mode][pinned] * 1e3);
             hwi_jw_knum(j, "vs_max", r->t[mode][pinned] / base);
-            hwi_jw_knum(j, "stall_ms", st->stall_ms);
-            hwi_jw_kuint(j, "bytes_fetched", st->bytes_from_host + st->bytes_from_disk);
-            hwi_jw_kuint(j, "victim_waits", st->victim_waits);
+            const hwrt_mem_stats *ps = &r->pool[mode][pinned];
+            double steps = m->steps > 1 ? m->steps - 1 : 1;
+            hwi_jw_knum(j, "stall_ms_per_step", st->stall_ms / steps);
+            hwi_jw_knum(j, "bytes_fetched_per_step",
+                        (double)(st->bytes_from_host + st->bytes_from_disk) / steps);
+            hwi_jw_knum(j, "prefetch_hits_per_step", (double)st->prefetch_hits / steps);
+            hwi_jw_knum(j, "prefetch_late_per_step", (double)st->prefetch_late / steps);
+            hwi_jw_knum(j, "prefetch_misses_per_step", (double)st->prefetch_misses / steps);
+            hwi_jw_knum(j, "victim_waits_per_step", (double)st->victim_waits / steps);
+            hwi_jw_knum(j, "fetches_after_victim_per_step", (double)st->fetches_after_victim / steps);
+            hwi_jw_knum(j, "fetches_exposed_per_step", (double)st->fetches_exposed / steps);
+            hwi_jw_knum(j, "fetch_window_uses_mean", st->fetches_after_victim
+                        ? (double)st->fetch_window_uses / (double)st->fetches_after_victim : 0);
+            hwi_jw_knum(j, "pool_device_syncs_per_step", (double)ps->num_sync_all_streams / steps);
+            hwi_jw_knum(j, "pool_oom_retries_per_step", (double)ps->num_alloc_retries / steps);
             hwi_jw_close(j);
         }
     hwi_jw_close(j);
@@ -88,15 +107,27 @@ static void print_text(const mlp_shape *m, const result *r)
                         : "runs ahead of the device, one sync per step");
     printf("  %-22s %10.2f ms/step   (baseline)\n", "compute only", r->comp * 1e3);
     printf("  %-22s %10.2f ms/step   (baseline)\n", "transfer only", r->xfer * 1e3);
+    double steps = m->steps > 1 ? m->steps - 1 : 1;
     for (int mode = MLP_ON_DEMAND; mode <= MLP_LEARNED; mode++)
-        for (int pinned = 1; pinned >= pinned_only; pinned--)
-            printf("  %-12s %-9s %10.2f ms/step   %5.2fx max(compute, transfer)   stall %7.1f ms"
-                   "   fetched %6.1f MiB/step   host waited for a victim %4.1fx/step\n",
+        for (int pinned = 1; pinned >= pinned_only; pinned--) {
+            const hwrt_offload_stats *st = &r->st[mode][pinned];
+            printf("  %-12s %-9s %10.2f ms/step   %5.2fx max(compute, transfer)\n"
+                   "      per step: fetched %6.1f MiB, prefetched in time %4.1f / late %4.1f / "
+                   "on demand %4.1f, stall %7.1f ms, host waited for a victim %4.1fx, pool "
+                   "synchronized the device %4.1fx\n"
+                   "      per step: fetches after a busy victim %4.1f, of them exposed (the victim "
+                   "used right before) %4.1f, window %4.1f uses\n",
                    names[mode], pinned ? "pinned" : "pageable", r->t[mode][pinned] * 1e3,
-                   r->t[mode][pinned] / base, r->st[mode][pinned].stall_ms,
-                   (double)(r->st[mode][pinned].bytes_from_host +
-                            r->st[mode][pinned].bytes_from_disk) / m->steps / 1048576.0,
-                   (double)r->st[mode][pinned].victim_waits / m->steps);
+                   r->t[mode][pinned] / base,
+                   (double)(st->bytes_from_host + st->bytes_from_disk) / steps / 1048576.0,
+                   (double)st->prefetch_hits / steps, (double)st->prefetch_late / steps,
+                   (double)st->prefetch_misses / steps, st->stall_ms / steps,
+                   (double)st->victim_waits / steps,
+                   (double)r->pool[mode][pinned].num_sync_all_streams / steps,
+                   (double)st->fetches_after_victim / steps, (double)st->fetches_exposed / steps,
+                   st->fetches_after_victim
+                       ? (double)st->fetch_window_uses / (double)st->fetches_after_victim : 0);
+        }
     printf("  learned vs on-demand (pinned): %.2fx faster",
            r->t[MLP_ON_DEMAND][1] / r->t[MLP_LEARNED][1]);
     if (!pinned_only)
