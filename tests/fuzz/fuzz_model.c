@@ -77,12 +77,16 @@ static int sched;       /* 0 deterministic (default), 1 threaded, 2 threaded + j
  * rest finds its bugs while a part with a frequent finding is masked) */
 static int no_threads, no_shutdown, no_dlpack;
 static char offload_dir[64], reg_name[64];
-/* The input encoding. 2: 18 steps (arm and tamper added), small host tiers scaled to
- * the tensors, "offloadable and evicted" in one step, a reset that may synchronize
- * first. HWRT_FUZZ_ENCODING=1 reads inputs written before (tests/fuzz/findings) as they
- * were: 16 steps, host tiers of whole MiB. */
-static int enc = 2;
-static unsigned nsteps = 18;
+/* The input encoding. 3 (default): 20 steps (pressure and overlap added, the fault step
+ * may overlap compute with a fetch and arms the next copies more often), offload
+ * configured mostly with pinned host memory and host tiers with room.
+ * HWRT_FUZZ_ENCODING=2 reads the inputs written before that (tests/fuzz/corpus-model/enc2)
+ * as they were: 18 steps (arm and tamper added), small host tiers scaled to the tensors,
+ * "offloadable and evicted" in one step, a reset that may synchronize first.
+ * HWRT_FUZZ_ENCODING=1 reads older ones (tests/fuzz/findings): 16 steps, host tiers of
+ * whole MiB. */
+static int enc = 3;
+static unsigned nsteps = 20;
 
 static const uint8_t *cur_data;   /* the input being run (--random writes it on a finding) */
 static size_t cur_size;
@@ -173,6 +177,7 @@ static struct {
     hwrt_tensor stale;     /* a handle from before a shutdown */
     DLManagedTensorVersioned *stale_dl;
     int shutdowns;
+    size_t budget;         /* the offload budget (max_device_memory) while offload is on */
 } M;
 
 static unsigned char *scratch, *scratch2;
@@ -270,6 +275,17 @@ static void join(mt *t, int si)
     t->smask = 1u << si;
 }
 
+/* The teardown's reads collect every wrong tensor into one finding (a fault may leave
+ * more than one wrong: the tensor fetched and the victim written back for it). */
+static int wrong_collect;
+static char wrong_all[4096];
+
+static void wrong_flush(void)
+{
+    wrong_collect = 0;
+    if (wrong_all[0]) finding("%s%s", wrong_all, "");
+}
+
 /* Compare t's device bytes (in buf) with the model. */
 static void compare(int i, const unsigned char *buf, const char *when)
 {
@@ -300,7 +316,11 @@ static void compare(int i, const unsigned char *buf, const char *when)
                      t->kept ? "]" : "",
                      t->kept && t->off && t->loc_reset >= 0 && t->loc_reset <= 2
                          ? tier[t->loc_reset + 1] : "");
-            finding("%s %s: wrong data with success", a, b);
+            if (!wrong_collect) finding("%s %s: wrong data with success", a, b);
+            size_t l = strlen(wrong_all);
+            snprintf(wrong_all + l, sizeof wrong_all - l, "%s%s %s: wrong data with success",
+                     l ? "; " : "", a, b);
+            return;
         }
     }
     if (t->approx) { memcpy(t->val, buf, t->nb); t->approx = 0; }   /* snap to the device */
@@ -470,17 +490,14 @@ static void model_op(kop k, mt *o, const mt *a, const mt *b, double v, int axis)
     o->approx = approx;
 }
 
-static void op_step(input *in)
+/* o = k(a, b) on stream si (v: the fill value or scale factor, axis: the sum's), checked
+ * against the model; fresh: into a new tensor in slot oi of the shape a valid op needs. */
+static void run_op(kop k, int oi, int ai, int bi, int si, double v, int axis, int fresh)
 {
-    unsigned kb = u8(in), ob = u8(in), ab = u8(in), bb = u8(in), sb = u8(in);
-    kop k = (kop)(kb % K_N);
-    int oi = (int)(ob % NT), ai = (int)(ab % NT), bi = (int)(bb % NT), si = (int)(sb % NS);
-    double v = (double)((int)(kb / 8 % 16) - 8) / ((kb & 0x80) ? 2.0 : 1.0);
-    int axis = (int)(sb / 4 % 3) - 1;
     mt *a = &M.t[ai], *b = &M.t[bi];
     if (k != K_FILL && !a->h) return;
     if ((k == K_ADD || k == K_MUL || k == K_MATMUL || k == K_CAST) && !b->h) return;
-    if (ob & 0x80) {       /* a fresh output of the shape a valid op needs */
+    if (fresh) {           /* a fresh output of the shape a valid op needs */
         hwrt_dtype dt;
         int ndim;
         int64_t shape[2];
@@ -527,6 +544,14 @@ static void op_step(input *in)
     if (M.faulted) o->known = 0;      /* queued on a faulted device: skipped */
 }
 
+static void op_step(input *in)
+{
+    unsigned kb = u8(in), ob = u8(in), ab = u8(in), bb = u8(in), sb = u8(in);
+    run_op((kop)(kb % K_N), (int)(ob % NT), (int)(ab % NT), (int)(bb % NT), (int)(sb % NS),
+           (double)((int)(kb / 8 % 16) - 8) / ((kb & 0x80) ? 2.0 : 1.0), (int)(sb / 4 % 3) - 1,
+           (ob & 0x80) != 0);
+}
+
 /* The slot an offload, fault or tamper step names: in encoding 2 the first live one from
  * i on (so that these steps act on a tensor whenever there is one). */
 static int live_slot(int i)
@@ -547,7 +572,17 @@ static void offload_config(unsigned b, unsigned c)
     cfg.enable_pinned_mem = (b >> 1) & 1;
     /* the budget counts the pool's segments (2 MiB for tensors up to 1 MiB) */
     cfg.max_device_memory = (size_t)(2 + c % 4 * 2) << 20;
-    if (enc == 1) {
+    if (enc >= 3) {
+        /* as programs that offload are configured: mostly pinned host memory (the fast
+         * path, with stream-ordered write-backs), a host tier with room half of the time,
+         * budgets that a few of the largest tensors fill (pressure_step) */
+        static const size_t host[4] = {0, 64 << 10, 256 << 10, 1 << 20};
+        static const unsigned budget_mib[4] = {2, 2, 4, 8};
+        cfg.enable_pinned_mem = ((b >> 1) & 1) || (c & 32);
+        cfg.max_device_memory = (size_t)budget_mib[c % 4] << 20;
+        cfg.offload_cpu_size = (b & 4) ? host[c / 4 % 4] : (size_t)64 << 20;
+        cfg.offload_disk_size = (b & 8) || (c & 64) ? (size_t)64 << 20 : 0;
+    } else if (enc == 1) {
         cfg.offload_cpu_size = (b & 4) ? (size_t)(c / 4 % 4) << 20 : (size_t)64 << 20;
         cfg.offload_disk_size = (b & 8) ? (size_t)64 << 20 : 0;
     } else {       /* host tiers that tensors of 0 B .. 1 MiB fill, so the disk tier is used */
@@ -557,7 +592,10 @@ static void offload_config(unsigned b, unsigned c)
     }
     cfg.offload_path = offload_dir;
     cfg.prefetch_depth = (int)(c / 16 % 4);
-    if (CHK(hwrt_set_offload_config(&cfg), 0) == HWRT_SUCCESS) M.offload = M.capped = 1;
+    if (CHK(hwrt_set_offload_config(&cfg), 0) == HWRT_SUCCESS) {
+        M.offload = M.capped = 1;
+        M.budget = cfg.max_device_memory;
+    }
 }
 
 /* Tamper with the disk tier's files behind the runtime's back (another local user could,
@@ -673,6 +711,111 @@ static void offload_step(input *in)
         fprintf(stderr, "  t%d is on tier %d (0 device, 1 host, 2 disk)\n", ti, where);
 }
 
+/* ---- memory pressure and overlap, as training steps make them (input encoding 3) ---- */
+
+/* a host function (launched by step 11 and overlap_step) */
+static _Atomic int hostfn_runs;
+static void hostfn_bump(void *arg) { (void)arg; atomic_fetch_add(&hostfn_runs, 1); }
+
+/* Allocate tensors of one size class (the same byte size; dtypes of one element size)
+ * until they overflow the offload budget by one or two, all offloadable from creation,
+ * so that the last ones push the first out: the pressure of a model's activations or
+ * weights that do not all fit. Slots from fb / 4 on are reused; most tensors are filled
+ * from the host, some are empty and filled by a queued op. Offload is turned on first
+ * if it is off. */
+static void pressure_step(input *in)
+{
+    static const hwrt_dtype cls[4][3] = {{HWRT_FLOAT64, HWRT_INT64, HWRT_FLOAT64},
+                                         {HWRT_FLOAT32, HWRT_INT32, HWRT_FLOAT32},
+                                         {HWRT_FLOAT16, HWRT_BFLOAT16, HWRT_FLOAT16},
+                                         {HWRT_INT8, HWRT_UINT8, HWRT_BOOL}};
+    static const int64_t big[3][2] = {{512, 256}, {256, 256}, {300, 129}};
+    unsigned db = u8(in), sb = u8(in), fb = u8(in);
+    if (!M.offload) offload_config(db >> 4, sb);
+    if (!M.offload || !M.budget) return;
+    const hwrt_dtype *dts = cls[db % 4];
+    const int64_t *shape = big[sb % 3];
+    size_t nb = (size_t)(shape[0] * shape[1]) * dsize(dts[0]);
+    size_t count = M.budget / nb + 1 + (fb & 1);
+    if (count > NT) count = NT;
+    int start = (int)(fb / 4 % NT);
+    for (size_t k = 0; k < count; k++) {
+        int i = (start + (int)k) % NT;
+        hwrt_dtype dt = dts[(db / 4 + k) % 3];
+        int with_data = !((fb & 2) && k % 2);
+        if (!mt_new(i, dt, 2, shape, with_data, db * 7u + sb + (unsigned)k)) continue;
+        if (CHK(hwrt_tensor_set_offloadable(M.t[i].h, 1), A_OOM) == HWRT_SUCCESS) M.t[i].off = 1;
+        if (!with_data)              /* a queued fill on a side stream */
+            run_op(K_FILL, i, i, i, 1 + (int)(k % 2), (double)((int)(fb / 16) - 8), 0, 0);
+    }
+}
+
+/* Overlap compute with data movement, as a pipelined program does: queue 1-8 ops that
+ * read tensor a on a stream (into an existing tensor of the right shape, or a fresh
+ * one), then, without waiting for them, bring back an offloadable tensor that is off
+ * the device (prefetch it, read it back, or use it in an op), so that the fetch needs
+ * room while a is still in use. */
+static void overlap_step(input *in)
+{
+    static const kop reads_a[4] = {K_SCALE, K_RELU, K_CAST, K_ADD};
+    unsigned ab = u8(in), kb = u8(in), tb = u8(in);
+    int ai = live_slot((int)(ab % NT)), si = (int)(ab / 8 % NS), ti = -1;
+    if (!M.t[ai].h) return;
+    /* the one to bring back: off the device (else the next offloadable one) */
+    for (int pass = 0; pass < 2 && ti < 0; pass++)
+        for (int k = 1; k < NT && ti < 0; k++) {
+            mt *u = &M.t[(ai + k) % NT];
+            int where = 0;
+            if (u->h && u->off &&
+                (pass || (hwrt_offload_location(u->h, &where) == HWRT_SUCCESS && where)))
+                ti = (ai + k) % NT;
+        }
+    /* half of the time a host function (a progress callback) goes first on that stream:
+     * the ops behind it wait for the host, as on a device that is behind */
+    if (!(tb & 0x40)) CHK(hwrt_launch_host_func(M.s[si], hostfn_bump, NULL), 0);
+    int n = 1 + (int)(kb % 8);
+    for (int r = 0; r < n; r++) {
+        kop k = reads_a[(kb / 8 + (unsigned)r) % 4];
+        int oi = -1, fresh = (kb & 0x80) != 0;
+        for (int q = 1; q < NT && oi < 0; q++) {   /* an existing output of a's kind */
+            int j = (ai + q) % NT;
+            if (j != ti && M.t[j].h && !fresh && M.t[j].dt == M.t[ai].dt &&
+                same_shape(&M.t[j], &M.t[ai]))
+                oi = j;
+        }
+        if (oi < 0) {                              /* a fresh one: a free slot first */
+            fresh = 1;
+            for (int q = 1; q < NT && oi < 0; q++)
+                if (!M.t[(ai + q) % NT].h && (ai + q) % NT != ti) oi = (ai + q) % NT;
+            for (int q = 1; q < NT && oi < 0; q++)
+                if ((ai + q) % NT != ti) oi = (ai + q) % NT;
+        }
+        run_op(k, oi, ai, ai, si, (double)((int)(kb / 32 % 4) - 2), 0, fresh);
+        if (!M.t[ai].h) return;
+    }
+    if (ti < 0 || !M.t[ti].h) return;
+    mt *t = &M.t[ti];
+    int ts = (int)(tb / 4 % NS);
+    for (int j = 0; trace && j < NT; j++) {
+        int where = -1;
+        if (M.t[j].h && M.t[j].off && hwrt_offload_location(M.t[j].h, &where) == HWRT_SUCCESS)
+            fprintf(stderr, "  t%d is on tier %d%s\n", j, where, j == ti ? " (brought back next)" : "");
+    }
+    switch (tb % 3) {
+    case 0:
+        if (t->off) { join(t, ts); CHK(hwrt_offload_prefetch(t->h, M.s[ts]), A_OOM); }
+        break;
+    case 1: read_check(ti, "read back while another tensor was in use"); break;
+    default: {            /* an op that reads it, into a fresh tensor */
+        int oi = -1;
+        for (int q = 1; q < NT && oi < 0; q++)
+            if ((ti + q) % NT != ai) oi = (ti + q) % NT;
+        run_op(tb & 0x80 ? K_RELU : K_SCALE, oi, ti, ti, ts, 2.0, 0, 1);
+        break;
+    }
+    }
+}
+
 /* ---- faults, reset, re-issue ---- */
 static void sync_step(void)
 {
@@ -720,7 +863,11 @@ static void fault_step(input *in)
     static const char *const kinds[] = {"copy", "kernel", "alloc", "copy"};
     unsigned b = u8(in), ib = u8(in), kind = b % 4;
     char plan[48], why[256] = "";
-    snprintf(plan, sizeof plan, "%s:nth=%u", kinds[kind], 1 + b / 4 % 4);
+    /* encoding 3: the next copy or the one after it more often (the first copy a fetch
+     * under pressure makes is its victim's write-back, the second its own) */
+    unsigned nth = enc >= 3 ? (b / 4 % 8 < 4 ? 1 : b / 4 % 8 < 6 ? 2 : 3 + b / 4 % 2)
+                            : 1 + b / 4 % 4;
+    snprintf(plan, sizeof plan, "%s:nth=%u", kinds[kind], nth);
     setenv("HWRT_SIM_FAULTS", plan, 1);
     if (!sim_fault_load(why, sizeof why, 1))
         finding("arming HWRT_SIM_FAULTS=%s failed: %s", plan, why);
@@ -730,6 +877,8 @@ static void fault_step(input *in)
     int i = live_slot((int)(ib % NT)), si = (int)(ib / 8 % NS);
     mt *t = &M.t[i];
     if (!t->h) return;
+    /* encoding 3: or overlap compute with a fetch (overlap_step, its bytes follow) */
+    if (enc >= 3 && ib / 32 >= 4) { overlap_step(in); return; }
     switch (ib / 32 % 4) {
     case 1:         /* a fetch: of the first offloadable tensor from i on that is off the device */
         for (int k = 0; k < NT; k++) {
@@ -825,9 +974,6 @@ static void stale_import_step(void)
     hwrt_tensor_release(x);
 }
 
-/* ---- a host function that waits on its own stream (forbidden: NOT_PERMITTED) ---- */
-static _Atomic int hostfn_runs;
-static void hostfn_bump(void *arg) { (void)arg; atomic_fetch_add(&hostfn_runs, 1); }
 
 static void step(input *in)
 {
@@ -878,6 +1024,8 @@ static void step(input *in)
     case 13: if (!no_shutdown) shutdown_step(in); else u8(in); break;
     case 14: if (!no_dlpack) stale_import_step(); break;
     case 16: fault_step(in); break;
+    case 18: pressure_step(in); break;
+    case 19: overlap_step(in); break;
     case 17: {
         /* tamper with the tier file of a live offloaded tensor: t is evicted first */
         unsigned b = u8(in), ib = u8(in);
@@ -938,11 +1086,16 @@ static void teardown(void)
     /* under a fault plan: synchronize (a pending fault is reported) and reset first, so
      * that the reads fetch what was offloaded after the recovery */
     if (M.faulted || M.faults) reset_step(1);
+    wrong_collect = 1;
+    wrong_all[0] = 0;
     for (int i = 0; i < NT; i++) read_check(i, "at the end");
+    wrong_flush();
     /* a fault the reads met: recover as documented and read everything again */
     if (M.faulted) {
         reset_step(0);
+        wrong_collect = 1;
         for (int i = 0; i < NT; i++) read_check(i, "at the end, after a reset");
+        wrong_flush();
     }
     for (int i = 0; i < NT; i++) {
         if (M.t[i].h) CHK(hwrt_tensor_release(M.t[i].h), 0);
@@ -1128,6 +1281,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         setenv("HWRT_SIM_REGISTRY", reg_name + 1, 1);
         const char *ev = getenv("HWRT_FUZZ_ENCODING");
         if (ev && !strcmp(ev, "1")) { enc = 1; nsteps = 16; }
+        if (ev && !strcmp(ev, "2")) { enc = 2; nsteps = 18; }
         const char *no = getenv("HWRT_FUZZ_NO");
         no_threads = no && strstr(no, "threads");
         no_shutdown = no && strstr(no, "shutdown");
