@@ -711,14 +711,27 @@ static void offload_step(input *in)
         fprintf(stderr, "  t%d is on tier %d (0 device, 1 host, 2 disk)\n", ti, where);
 }
 
+/* Arm HWRT_SIM_FAULTS=plan now, counters restarted (the plan replaces byte 0's). */
+static void arm_fault(const char *plan)
+{
+    char why[256] = "";
+    setenv("HWRT_SIM_FAULTS", plan, 1);
+    if (!sim_fault_load(why, sizeof why, 1))
+        finding("arming HWRT_SIM_FAULTS=%s failed: %s", plan, why);
+    if (trace) fprintf(stderr, "  armed %s\n", plan);
+    if (!strncmp(plan, "alloc", 5)) M.alloc_faults = 1;
+    else M.faults = 1;
+}
+
 /* ---- memory pressure and overlap, as training steps make them (input encoding 3) ---- */
 
 /* a host function (launched by step 11 and overlap_step) */
 static _Atomic int hostfn_runs;
 static void hostfn_bump(void *arg) { (void)arg; atomic_fetch_add(&hostfn_runs, 1); }
 
-/* Allocate tensors of one size class (the same byte size; dtypes of one element size)
- * until they overflow the offload budget by one or two, all offloadable from creation,
+/* Allocate tensors of one size class (the same byte size; one dtype, or dtypes of one
+ * element size; a large shape, or one that 2-4 of them fill the budget with) until they
+ * overflow the offload budget by one or two, all offloadable from creation,
  * so that the last ones push the first out: the pressure of a model's activations or
  * weights that do not all fit. Slots from fb / 4 on are reused; most tensors are filled
  * from the host, some are empty and filled by a queued op. Offload is turned on first
@@ -733,15 +746,23 @@ static void pressure_step(input *in)
     unsigned db = u8(in), sb = u8(in), fb = u8(in);
     if (!M.offload) offload_config(db >> 4, sb);
     if (!M.offload || !M.budget) return;
-    const hwrt_dtype *dts = cls[db % 4];
-    const int64_t *shape = big[sb % 3];
+    unsigned c = db % 4;      /* elements large enough that NT - 1 of them overflow it */
+    while (c && (size_t)MAXEL * dsize(cls[c][0]) * (NT - 1) < M.budget) c--;
+    const hwrt_dtype *dts = cls[c];
+    int64_t shape[2] = {big[sb % 3][0], big[sb % 3][1]};
+    if (!(sb & 0x80) ||       /* sized so that 2, 3 or 4 of them fill the budget */
+        M.budget / ((size_t)(shape[0] * shape[1]) * dsize(dts[0])) + 1 > NT) {
+        int64_t rows = (int64_t)(M.budget / (2 + sb / 4 % 3) / dsize(dts[0]) / 256);
+        shape[0] = rows < 1 ? 1 : rows > MAXEL / 256 ? MAXEL / 256 : rows;
+        shape[1] = 256;
+    }
     size_t nb = (size_t)(shape[0] * shape[1]) * dsize(dts[0]);
     size_t count = M.budget / nb + 1 + (fb & 1);
     if (count > NT) count = NT;
     int start = (int)(fb / 4 % NT);
     for (size_t k = 0; k < count; k++) {
         int i = (start + (int)k) % NT;
-        hwrt_dtype dt = dts[(db / 4 + k) % 3];
+        hwrt_dtype dt = fb & 8 ? dts[(db / 4 + k) % 3] : dts[db / 4 % 3];   /* mixed or one */
         int with_data = !((fb & 2) && k % 2);
         if (!mt_new(i, dt, 2, shape, with_data, db * 7u + sb + (unsigned)k)) continue;
         if (CHK(hwrt_tensor_set_offloadable(M.t[i].h, 1), A_OOM) == HWRT_SUCCESS) M.t[i].off = 1;
@@ -750,17 +771,18 @@ static void pressure_step(input *in)
     }
 }
 
-/* Overlap compute with data movement, as a pipelined program does: queue 1-8 ops that
- * read tensor a on a stream (into an existing tensor of the right shape, or a fresh
- * one), then, without waiting for them, bring back an offloadable tensor that is off
- * the device (prefetch it, read it back, or use it in an op), so that the fetch needs
- * room while a is still in use. */
-static void overlap_step(input *in)
+/* Overlap compute with data movement, as a pipelined program does: allocate an output,
+ * queue 1-8 ops that read tensor a, or every tensor of a's shape on the device (a
+ * layer), on a stream into it, then, without waiting for them, bring back an
+ * offloadable tensor that is off the device (prefetch it, read it back, or update it in
+ * place), so that the fetch needs room while a is still in use. arm: a fault plan to arm
+ * right before that fetch. */
+static void overlap_step(input *in, const char *arm)
 {
-    static const kop reads_a[4] = {K_SCALE, K_RELU, K_CAST, K_ADD};
+    static const kop reads_a[4] = {K_SCALE, K_RELU, K_CAST, K_ADD};   /* out = k(x) or x + x */
     unsigned ab = u8(in), kb = u8(in), tb = u8(in);
     int ai = live_slot((int)(ab % NT)), si = (int)(ab / 8 % NS), ti = -1;
-    if (!M.t[ai].h) return;
+    if (!M.t[ai].h) { if (arm) arm_fault(arm); return; }
     /* the one to bring back: off the device (else the next offloadable one) */
     for (int pass = 0; pass < 2 && ti < 0; pass++)
         for (int k = 1; k < NT && ti < 0; k++) {
@@ -770,29 +792,37 @@ static void overlap_step(input *in)
                 (pass || (hwrt_offload_location(u->h, &where) == HWRT_SUCCESS && where)))
                 ti = (ai + k) % NT;
         }
-    /* half of the time a host function (a progress callback) goes first on that stream:
-     * the ops behind it wait for the host, as on a device that is behind */
-    if (!(tb & 0x40)) CHK(hwrt_launch_host_func(M.s[si], hostfn_bump, NULL), 0);
-    int n = 1 + (int)(kb % 8);
-    for (int r = 0; r < n; r++) {
-        kop k = reads_a[(kb / 8 + (unsigned)r) % 4];
-        int oi = -1, fresh = (kb & 0x80) != 0;
-        for (int q = 1; q < NT && oi < 0; q++) {   /* an existing output of a's kind */
-            int j = (ai + q) % NT;
-            if (j != ti && M.t[j].h && !fresh && M.t[j].dt == M.t[ai].dt &&
-                same_shape(&M.t[j], &M.t[ai]))
-                oi = j;
-        }
-        if (oi < 0) {                              /* a fresh one: a free slot first */
-            fresh = 1;
-            for (int q = 1; q < NT && oi < 0; q++)
-                if (!M.t[(ai + q) % NT].h && (ai + q) % NT != ti) oi = (ai + q) % NT;
-            for (int q = 1; q < NT && oi < 0; q++)
-                if ((ai + q) % NT != ti) oi = (ai + q) % NT;
-        }
-        run_op(k, oi, ai, ai, si, (double)((int)(kb / 32 % 4) - 2), 0, fresh);
-        if (!M.t[ai].h) return;
+    /* the output, allocated first (under pressure that evicts): a fresh tensor of a's
+     * kind in a free slot, else in the last slot but a's and the one brought back */
+    int oi = -1;
+    for (int q = 1; q < NT && oi < 0; q++)
+        if (!M.t[(ai + q) % NT].h && (ai + q) % NT != ti) oi = (ai + q) % NT;
+    for (int q = NT - 1; q > 0 && oi < 0; q--)
+        if ((ai + q) % NT != ti) oi = (ai + q) % NT;
+    mt *a = &M.t[ai];
+    if (!mt_new(oi, a->dt, a->ndim, a->shape, 0, 0)) { if (arm) arm_fault(arm); return; }
+    /* what the ops read: a alone, or (a layer) every tensor of a's shape on the device */
+    int src[NT], nsrc = 0;
+    for (int q = 0; q < NT; q++) {
+        int j = (ai + q) % NT, where = 0;
+        if (j == ti || j == oi || !M.t[j].h) continue;
+        if (q && ((kb & 0x80) || !same_shape(&M.t[j], a) ||
+                  (M.t[j].off && (hwrt_offload_location(M.t[j].h, &where) != HWRT_SUCCESS || where))))
+            continue;
+        src[nsrc++] = j;
     }
+    /* mostly a host function (a progress callback) goes first on that stream: the ops
+     * behind it wait for the host, as on a device that is behind */
+    if ((tb & 0x60) != 0x60) CHK(hwrt_launch_host_func(M.s[si], hostfn_bump, NULL), 0);
+    int n = (kb & 0x80 ? 1 : nsrc) + (int)(kb % 8);     /* a layer reads each of them */
+    for (int r = 0; r < n && M.t[oi].h; r++) {
+        int j = src[r % nsrc];
+        kop k = reads_a[(kb / 8 + (unsigned)r) % 4];
+        if (!M.t[j].h) continue;
+        if (M.t[oi].dt != M.t[j].dt) k = K_CAST;   /* into the output's dtype */
+        run_op(k, oi, j, j, si, (double)((int)(kb / 32 % 4) - 2), 0, 0);
+    }
+    if (arm) arm_fault(arm);           /* the fault step's: for the copies the fetch makes */
     if (ti < 0 || !M.t[ti].h) return;
     mt *t = &M.t[ti];
     int ts = (int)(tb / 4 % NS);
@@ -806,13 +836,9 @@ static void overlap_step(input *in)
         if (t->off) { join(t, ts); CHK(hwrt_offload_prefetch(t->h, M.s[ts]), A_OOM); }
         break;
     case 1: read_check(ti, "read back while another tensor was in use"); break;
-    default: {            /* an op that reads it, into a fresh tensor */
-        int oi = -1;
-        for (int q = 1; q < NT && oi < 0; q++)
-            if ((ti + q) % NT != ai) oi = (ti + q) % NT;
-        run_op(tb & 0x80 ? K_RELU : K_SCALE, oi, ti, ti, ts, 2.0, 0, 1);
+    default:              /* an op that updates it in place (an optimizer step) */
+        run_op(tb & 0x80 ? K_RELU : K_SCALE, ti, ti, ti, ts, 2.0, 0, 0);
         break;
-    }
     }
 }
 
@@ -862,23 +888,19 @@ static void fault_step(input *in)
 {
     static const char *const kinds[] = {"copy", "kernel", "alloc", "copy"};
     unsigned b = u8(in), ib = u8(in), kind = b % 4;
-    char plan[48], why[256] = "";
+    char plan[48];
     /* encoding 3: the next copy or the one after it more often (the first copy a fetch
      * under pressure makes is its victim's write-back, the second its own) */
     unsigned nth = enc >= 3 ? (b / 4 % 8 < 4 ? 1 : b / 4 % 8 < 6 ? 2 : 3 + b / 4 % 2)
                             : 1 + b / 4 % 4;
     snprintf(plan, sizeof plan, "%s:nth=%u", kinds[kind], nth);
-    setenv("HWRT_SIM_FAULTS", plan, 1);
-    if (!sim_fault_load(why, sizeof why, 1))
-        finding("arming HWRT_SIM_FAULTS=%s failed: %s", plan, why);
-    if (trace) fprintf(stderr, "  armed %s\n", plan);
-    if (kind == 2) M.alloc_faults = 1;
-    else M.faults = 1;
+    /* encoding 3: or overlap compute with a fetch (overlap_step, its bytes follow), the
+     * fault armed after the compute is queued, right before the fetch */
+    if (enc >= 3 && ib / 32 >= 4) { overlap_step(in, plan); return; }
+    arm_fault(plan);
     int i = live_slot((int)(ib % NT)), si = (int)(ib / 8 % NS);
     mt *t = &M.t[i];
     if (!t->h) return;
-    /* encoding 3: or overlap compute with a fetch (overlap_step, its bytes follow) */
-    if (enc >= 3 && ib / 32 >= 4) { overlap_step(in); return; }
     switch (ib / 32 % 4) {
     case 1:         /* a fetch: of the first offloadable tensor from i on that is off the device */
         for (int k = 0; k < NT; k++) {
@@ -1025,7 +1047,7 @@ static void step(input *in)
     case 14: if (!no_dlpack) stale_import_step(); break;
     case 16: fault_step(in); break;
     case 18: pressure_step(in); break;
-    case 19: overlap_step(in); break;
+    case 19: overlap_step(in, NULL); break;
     case 17: {
         /* tamper with the tier file of a live offloaded tensor: t is evicted first */
         unsigned b = u8(in), ib = u8(in);
