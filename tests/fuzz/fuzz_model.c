@@ -73,9 +73,10 @@ static unsigned u8(input *in)
 
 static int trace;
 static int sched;       /* 0 deterministic (default), 1 threaded, 2 threaded + jitter */
-/* HWRT_FUZZ_NO=threads,shutdown,dlpack: leave those parts out (to measure how fast the
- * rest finds its bugs while a part with a frequent finding is masked) */
-static int no_threads, no_shutdown, no_dlpack;
+/* HWRT_FUZZ_NO=threads,shutdown,dlpack,leaks: leave those parts out (to measure how fast
+ * the rest finds its bugs while a part with a frequent finding is masked; leaks: the
+ * check that the tiers are empty once every tensor is released) */
+static int no_threads, no_shutdown, no_dlpack, no_leaks;
 static char offload_dir[64], reg_name[64];
 /* The input encoding. 3 (default): 20 steps (pressure and overlap added, the fault step
  * may overlap compute with a fetch and arms the next copies more often), offload
@@ -775,23 +776,26 @@ static void pressure_step(input *in)
  * queue 1-8 ops that read tensor a, or every tensor of a's shape on the device (a
  * layer), on a stream into it, then, without waiting for them, bring back an
  * offloadable tensor that is off the device (prefetch it, read it back, or update it in
- * place), so that the fetch needs room while a is still in use. arm: a fault plan to arm
- * right before that fetch. */
+ * place; when none is, pressure_step makes some first), so that the fetch needs room
+ * while a is still in use. arm: a fault plan to arm right before that fetch. */
 static void overlap_step(input *in, const char *arm)
 {
     static const kop reads_a[4] = {K_SCALE, K_RELU, K_CAST, K_ADD};   /* out = k(x) or x + x */
     unsigned ab = u8(in), kb = u8(in), tb = u8(in);
     int ai = live_slot((int)(ab % NT)), si = (int)(ab / 8 % NS), ti = -1;
-    if (!M.t[ai].h) { if (arm) arm_fault(arm); return; }
-    /* the one to bring back: off the device (else the next offloadable one) */
-    for (int pass = 0; pass < 2 && ti < 0; pass++)
-        for (int k = 1; k < NT && ti < 0; k++) {
+    /* the one to bring back: off the device; when none is, there is no pressure yet:
+     * make it (pressure_step, its bytes follow); else the next offloadable one */
+    for (int pass = 0; pass < 3 && ti < 0; pass++) {
+        if (pass == 1) { pressure_step(in); ai = live_slot((int)(ab % NT)); }
+        for (int k = 1; k < NT && ti < 0 && M.t[ai].h; k++) {
             mt *u = &M.t[(ai + k) % NT];
             int where = 0;
             if (u->h && u->off &&
-                (pass || (hwrt_offload_location(u->h, &where) == HWRT_SUCCESS && where)))
+                (pass == 2 || (hwrt_offload_location(u->h, &where) == HWRT_SUCCESS && where)))
                 ti = (ai + k) % NT;
         }
+    }
+    if (!M.t[ai].h) { if (arm) arm_fault(arm); return; }
     /* the output, allocated first (under pressure that evicts): a fresh tensor of a's
      * kind in a free slot, else in the last slot but a's and the one brought back */
     int oi = -1;
@@ -801,12 +805,13 @@ static void overlap_step(input *in, const char *arm)
         if ((ai + q) % NT != ti) oi = (ai + q) % NT;
     mt *a = &M.t[ai];
     if (!mt_new(oi, a->dt, a->ndim, a->shape, 0, 0)) { if (arm) arm_fault(arm); return; }
-    /* what the ops read: a alone, or (a layer) every tensor of a's shape on the device */
-    int src[NT], nsrc = 0;
+    /* what the ops read: a alone (a quarter of the time), or (a layer) every tensor of
+     * a's shape on the device */
+    int alone = (kb & 0xc0) == 0xc0, src[NT], nsrc = 0;
     for (int q = 0; q < NT; q++) {
         int j = (ai + q) % NT, where = 0;
         if (j == ti || j == oi || !M.t[j].h) continue;
-        if (q && ((kb & 0x80) || !same_shape(&M.t[j], a) ||
+        if (q && (alone || !same_shape(&M.t[j], a) ||
                   (M.t[j].off && (hwrt_offload_location(M.t[j].h, &where) != HWRT_SUCCESS || where))))
             continue;
         src[nsrc++] = j;
@@ -814,7 +819,7 @@ static void overlap_step(input *in, const char *arm)
     /* mostly a host function (a progress callback) goes first on that stream: the ops
      * behind it wait for the host, as on a device that is behind */
     if ((tb & 0x60) != 0x60) CHK(hwrt_launch_host_func(M.s[si], hostfn_bump, NULL), 0);
-    int n = (kb & 0x80 ? 1 : nsrc) + (int)(kb % 8);     /* a layer reads each of them */
+    int n = (alone ? 1 : nsrc) + (int)(kb % 8);     /* a layer reads each of them */
     for (int r = 0; r < n && M.t[oi].h; r++) {
         int j = src[r % nsrc];
         kop k = reads_a[(kb / 8 + (unsigned)r) % 4];
@@ -1126,7 +1131,7 @@ static void teardown(void)
     if (M.offload) {
         hwrt_device_synchronize();
         hwrt_offload_stats os;
-        if (CHK(hwrt_offload_stats_get(&os), 0) == HWRT_SUCCESS &&
+        if (CHK(hwrt_offload_stats_get(&os), 0) == HWRT_SUCCESS && !no_leaks &&
             (os.host_bytes || os.disk_bytes || os.device_bytes)) {
             char a[96];
             snprintf(a, sizeof a, "device %zu, host %zu, disk %zu bytes", os.device_bytes,
@@ -1146,7 +1151,7 @@ static void teardown(void)
     /* nothing of this session survives into the next (residency records, tier bytes):
      * checked here, so the input that leaves them is the one that fails */
     hwrt_offload_stats os;
-    if (hwrt_offload_stats_get(&os) == HWRT_SUCCESS &&
+    if (hwrt_offload_stats_get(&os) == HWRT_SUCCESS && !no_leaks &&
         (os.host_bytes || os.disk_bytes || os.device_bytes)) {
         char a[96];
         snprintf(a, sizeof a, "device %zu, host %zu, disk %zu bytes", os.device_bytes,
@@ -1308,6 +1313,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         no_threads = no && strstr(no, "threads");
         no_shutdown = no && strstr(no, "shutdown");
         no_dlpack = no && strstr(no, "dlpack");
+        no_leaks = no && strstr(no, "leaks");
         const char *sm = getenv("HWRT_FUZZ_SCHED");
         sched = !sm || !strcmp(sm, "det") ? 0 : !strcmp(sm, "jitter") ? 2 : 1;
         unsetenv("HWRT_SIM_DETERMINISTIC");
