@@ -892,13 +892,16 @@ static void reset_step(int sync_first)
 static void fault_step(input *in)
 {
     static const char *const kinds[] = {"copy", "kernel", "alloc", "copy"};
-    unsigned b = u8(in), ib = u8(in), kind = b % 4;
+    /* encoding 3: copies 5/8 (offload moves data by copies), kernels 1/4, allocations 1/8 */
+    static const char *const kinds3[] = {"copy", "kernel", "alloc", "copy",
+                                         "copy", "kernel", "copy", "copy"};
+    unsigned b = u8(in), ib = u8(in);
     char plan[48];
     /* encoding 3: the next copy or the one after it more often (the first copy a fetch
      * under pressure makes is its victim's write-back, the second its own) */
-    unsigned nth = enc >= 3 ? (b / 4 % 8 < 4 ? 1 : b / 4 % 8 < 6 ? 2 : 3 + b / 4 % 2)
+    unsigned nth = enc >= 3 ? (b / 8 % 8 < 4 ? 1 : b / 8 % 8 < 6 ? 2 : 3 + b / 8 % 2)
                             : 1 + b / 4 % 4;
-    snprintf(plan, sizeof plan, "%s:nth=%u", kinds[kind], nth);
+    snprintf(plan, sizeof plan, "%s:nth=%u", enc >= 3 ? kinds3[b % 8] : kinds[b % 4], nth);
     /* encoding 3: or overlap compute with a fetch (overlap_step, its bytes follow), the
      * fault armed after the compute is queued, right before the fetch */
     if (enc >= 3 && ib / 32 >= 4) { overlap_step(in, plan); return; }
