@@ -73,16 +73,21 @@ static unsigned u8(input *in)
 
 static int trace;
 static int sched;       /* 0 deterministic (default), 1 threaded, 2 threaded + jitter */
-/* HWRT_FUZZ_NO=threads,shutdown,dlpack: leave those parts out (to measure how fast the
- * rest finds its bugs while a part with a frequent finding is masked) */
-static int no_threads, no_shutdown, no_dlpack;
+/* HWRT_FUZZ_NO=threads,shutdown,dlpack,leaks: leave those parts out (to measure how fast
+ * the rest finds its bugs while a part with a frequent finding is masked; leaks: the
+ * check that the tiers are empty once every tensor is released) */
+static int no_threads, no_shutdown, no_dlpack, no_leaks;
 static char offload_dir[64], reg_name[64];
-/* The input encoding. 2: 18 steps (arm and tamper added), small host tiers scaled to
- * the tensors, "offloadable and evicted" in one step, a reset that may synchronize
- * first. HWRT_FUZZ_ENCODING=1 reads inputs written before (tests/fuzz/findings) as they
- * were: 16 steps, host tiers of whole MiB. */
-static int enc = 2;
-static unsigned nsteps = 18;
+/* The input encoding. 3 (default): 20 steps (pressure and overlap added, the fault step
+ * may overlap compute with a fetch and arms the next copies more often), offload
+ * configured mostly with pinned host memory and host tiers with room.
+ * HWRT_FUZZ_ENCODING=2 reads the inputs written before that (tests/fuzz/corpus-model/enc2)
+ * as they were: 18 steps (arm and tamper added), small host tiers scaled to the tensors,
+ * "offloadable and evicted" in one step, a reset that may synchronize first.
+ * HWRT_FUZZ_ENCODING=1 reads older ones (tests/fuzz/findings): 16 steps, host tiers of
+ * whole MiB. */
+static int enc = 3;
+static unsigned nsteps = 20;
 
 static const uint8_t *cur_data;   /* the input being run (--random writes it on a finding) */
 static size_t cur_size;
@@ -173,6 +178,7 @@ static struct {
     hwrt_tensor stale;     /* a handle from before a shutdown */
     DLManagedTensorVersioned *stale_dl;
     int shutdowns;
+    size_t budget;         /* the offload budget (max_device_memory) while offload is on */
 } M;
 
 static unsigned char *scratch, *scratch2;
@@ -270,6 +276,17 @@ static void join(mt *t, int si)
     t->smask = 1u << si;
 }
 
+/* The teardown's reads collect every wrong tensor into one finding (a fault may leave
+ * more than one wrong: the tensor fetched and the victim written back for it). */
+static int wrong_collect;
+static char wrong_all[4096];
+
+static void wrong_flush(void)
+{
+    wrong_collect = 0;
+    if (wrong_all[0]) finding("%s%s", wrong_all, "");
+}
+
 /* Compare t's device bytes (in buf) with the model. */
 static void compare(int i, const unsigned char *buf, const char *when)
 {
@@ -300,7 +317,11 @@ static void compare(int i, const unsigned char *buf, const char *when)
                      t->kept ? "]" : "",
                      t->kept && t->off && t->loc_reset >= 0 && t->loc_reset <= 2
                          ? tier[t->loc_reset + 1] : "");
-            finding("%s %s: wrong data with success", a, b);
+            if (!wrong_collect) finding("%s %s: wrong data with success", a, b);
+            size_t l = strlen(wrong_all);
+            snprintf(wrong_all + l, sizeof wrong_all - l, "%s%s %s: wrong data with success",
+                     l ? "; " : "", a, b);
+            return;
         }
     }
     if (t->approx) { memcpy(t->val, buf, t->nb); t->approx = 0; }   /* snap to the device */
@@ -470,17 +491,14 @@ static void model_op(kop k, mt *o, const mt *a, const mt *b, double v, int axis)
     o->approx = approx;
 }
 
-static void op_step(input *in)
+/* o = k(a, b) on stream si (v: the fill value or scale factor, axis: the sum's), checked
+ * against the model; fresh: into a new tensor in slot oi of the shape a valid op needs. */
+static void run_op(kop k, int oi, int ai, int bi, int si, double v, int axis, int fresh)
 {
-    unsigned kb = u8(in), ob = u8(in), ab = u8(in), bb = u8(in), sb = u8(in);
-    kop k = (kop)(kb % K_N);
-    int oi = (int)(ob % NT), ai = (int)(ab % NT), bi = (int)(bb % NT), si = (int)(sb % NS);
-    double v = (double)((int)(kb / 8 % 16) - 8) / ((kb & 0x80) ? 2.0 : 1.0);
-    int axis = (int)(sb / 4 % 3) - 1;
     mt *a = &M.t[ai], *b = &M.t[bi];
     if (k != K_FILL && !a->h) return;
     if ((k == K_ADD || k == K_MUL || k == K_MATMUL || k == K_CAST) && !b->h) return;
-    if (ob & 0x80) {       /* a fresh output of the shape a valid op needs */
+    if (fresh) {           /* a fresh output of the shape a valid op needs */
         hwrt_dtype dt;
         int ndim;
         int64_t shape[2];
@@ -527,6 +545,14 @@ static void op_step(input *in)
     if (M.faulted) o->known = 0;      /* queued on a faulted device: skipped */
 }
 
+static void op_step(input *in)
+{
+    unsigned kb = u8(in), ob = u8(in), ab = u8(in), bb = u8(in), sb = u8(in);
+    run_op((kop)(kb % K_N), (int)(ob % NT), (int)(ab % NT), (int)(bb % NT), (int)(sb % NS),
+           (double)((int)(kb / 8 % 16) - 8) / ((kb & 0x80) ? 2.0 : 1.0), (int)(sb / 4 % 3) - 1,
+           (ob & 0x80) != 0);
+}
+
 /* The slot an offload, fault or tamper step names: in encoding 2 the first live one from
  * i on (so that these steps act on a tensor whenever there is one). */
 static int live_slot(int i)
@@ -547,7 +573,17 @@ static void offload_config(unsigned b, unsigned c)
     cfg.enable_pinned_mem = (b >> 1) & 1;
     /* the budget counts the pool's segments (2 MiB for tensors up to 1 MiB) */
     cfg.max_device_memory = (size_t)(2 + c % 4 * 2) << 20;
-    if (enc == 1) {
+    if (enc >= 3) {
+        /* as programs that offload are configured: mostly pinned host memory (the fast
+         * path, with stream-ordered write-backs), a host tier with room half of the time,
+         * budgets that a few of the largest tensors fill (pressure_step) */
+        static const size_t host[4] = {0, 64 << 10, 256 << 10, 1 << 20};
+        static const unsigned budget_mib[4] = {2, 2, 4, 8};
+        cfg.enable_pinned_mem = ((b >> 1) & 1) || (c & 32);
+        cfg.max_device_memory = (size_t)budget_mib[c % 4] << 20;
+        cfg.offload_cpu_size = (b & 4) ? host[c / 4 % 4] : (size_t)64 << 20;
+        cfg.offload_disk_size = (b & 8) || (c & 64) ? (size_t)64 << 20 : 0;
+    } else if (enc == 1) {
         cfg.offload_cpu_size = (b & 4) ? (size_t)(c / 4 % 4) << 20 : (size_t)64 << 20;
         cfg.offload_disk_size = (b & 8) ? (size_t)64 << 20 : 0;
     } else {       /* host tiers that tensors of 0 B .. 1 MiB fill, so the disk tier is used */
@@ -557,7 +593,10 @@ static void offload_config(unsigned b, unsigned c)
     }
     cfg.offload_path = offload_dir;
     cfg.prefetch_depth = (int)(c / 16 % 4);
-    if (CHK(hwrt_set_offload_config(&cfg), 0) == HWRT_SUCCESS) M.offload = M.capped = 1;
+    if (CHK(hwrt_set_offload_config(&cfg), 0) == HWRT_SUCCESS) {
+        M.offload = M.capped = 1;
+        M.budget = cfg.max_device_memory;
+    }
 }
 
 /* Tamper with the disk tier's files behind the runtime's back (another local user could,
@@ -673,6 +712,141 @@ static void offload_step(input *in)
         fprintf(stderr, "  t%d is on tier %d (0 device, 1 host, 2 disk)\n", ti, where);
 }
 
+/* Arm HWRT_SIM_FAULTS=plan now, counters restarted (the plan replaces byte 0's). */
+static void arm_fault(const char *plan)
+{
+    char why[256] = "";
+    setenv("HWRT_SIM_FAULTS", plan, 1);
+    if (!sim_fault_load(why, sizeof why, 1))
+        finding("arming HWRT_SIM_FAULTS=%s failed: %s", plan, why);
+    if (trace) fprintf(stderr, "  armed %s\n", plan);
+    if (!strncmp(plan, "alloc", 5)) M.alloc_faults = 1;
+    else M.faults = 1;
+}
+
+/* ---- memory pressure and overlap, as training steps make them (input encoding 3) ---- */
+
+/* a host function (launched by step 11 and overlap_step) */
+static _Atomic int hostfn_runs;
+static void hostfn_bump(void *arg) { (void)arg; atomic_fetch_add(&hostfn_runs, 1); }
+
+/* Allocate tensors of one size class (the same byte size; one dtype, or dtypes of one
+ * element size; a large shape, or one that 2-4 of them fill the budget with) until they
+ * overflow the offload budget by one or two, all offloadable from creation,
+ * so that the last ones push the first out: the pressure of a model's activations or
+ * weights that do not all fit. Slots from fb / 4 on are reused; most tensors are filled
+ * from the host, some are empty and filled by a queued op. Offload is turned on first
+ * if it is off. */
+static void pressure_step(input *in)
+{
+    static const hwrt_dtype cls[4][3] = {{HWRT_FLOAT64, HWRT_INT64, HWRT_FLOAT64},
+                                         {HWRT_FLOAT32, HWRT_INT32, HWRT_FLOAT32},
+                                         {HWRT_FLOAT16, HWRT_BFLOAT16, HWRT_FLOAT16},
+                                         {HWRT_INT8, HWRT_UINT8, HWRT_BOOL}};
+    static const int64_t big[3][2] = {{512, 256}, {256, 256}, {300, 129}};
+    unsigned db = u8(in), sb = u8(in), fb = u8(in);
+    if (!M.offload) offload_config(db >> 4, sb);
+    if (!M.offload || !M.budget) return;
+    unsigned c = db % 4;      /* elements large enough that NT - 1 of them overflow it */
+    while (c && (size_t)MAXEL * dsize(cls[c][0]) * (NT - 1) < M.budget) c--;
+    const hwrt_dtype *dts = cls[c];
+    int64_t shape[2] = {big[sb % 3][0], big[sb % 3][1]};
+    if (!(sb & 0x80) ||       /* sized so that 2, 3 or 4 of them fill the budget */
+        M.budget / ((size_t)(shape[0] * shape[1]) * dsize(dts[0])) + 1 > NT) {
+        int64_t rows = (int64_t)(M.budget / (2 + sb / 4 % 3) / dsize(dts[0]) / 256);
+        shape[0] = rows < 1 ? 1 : rows > MAXEL / 256 ? MAXEL / 256 : rows;
+        shape[1] = 256;
+    }
+    size_t nb = (size_t)(shape[0] * shape[1]) * dsize(dts[0]);
+    size_t count = M.budget / nb + 1 + (fb & 1);
+    if (count > NT) count = NT;
+    int start = (int)(fb / 4 % NT);
+    for (size_t k = 0; k < count; k++) {
+        int i = (start + (int)k) % NT;
+        hwrt_dtype dt = fb & 8 ? dts[(db / 4 + k) % 3] : dts[db / 4 % 3];   /* mixed or one */
+        int with_data = !((fb & 2) && k % 2);
+        if (!mt_new(i, dt, 2, shape, with_data, db * 7u + sb + (unsigned)k)) continue;
+        if (CHK(hwrt_tensor_set_offloadable(M.t[i].h, 1), A_OOM) == HWRT_SUCCESS) M.t[i].off = 1;
+        if (!with_data)              /* a queued fill on a side stream */
+            run_op(K_FILL, i, i, i, 1 + (int)(k % 2), (double)((int)(fb / 16) - 8), 0, 0);
+    }
+}
+
+/* Overlap compute with data movement, as a pipelined program does: allocate an output,
+ * queue 1-8 ops that read tensor a, or every tensor of a's shape on the device (a
+ * layer), on a stream into it, then, without waiting for them, bring back an
+ * offloadable tensor that is off the device (prefetch it, read it back, or update it in
+ * place; when none is, pressure_step makes some first), so that the fetch needs room
+ * while a is still in use. arm: a fault plan to arm right before that fetch. */
+static void overlap_step(input *in, const char *arm)
+{
+    static const kop reads_a[4] = {K_SCALE, K_RELU, K_CAST, K_ADD};   /* out = k(x) or x + x */
+    unsigned ab = u8(in), kb = u8(in), tb = u8(in);
+    int ai = live_slot((int)(ab % NT)), si = (int)(ab / 8 % NS), ti = -1;
+    /* the one to bring back: off the device; when none is, there is no pressure yet:
+     * make it (pressure_step, its bytes follow); else the next offloadable one */
+    for (int pass = 0; pass < 3 && ti < 0; pass++) {
+        if (pass == 1) { pressure_step(in); ai = live_slot((int)(ab % NT)); }
+        for (int k = 1; k < NT && ti < 0 && M.t[ai].h; k++) {
+            mt *u = &M.t[(ai + k) % NT];
+            int where = 0;
+            if (u->h && u->off &&
+                (pass == 2 || (hwrt_offload_location(u->h, &where) == HWRT_SUCCESS && where)))
+                ti = (ai + k) % NT;
+        }
+    }
+    if (!M.t[ai].h) { if (arm) arm_fault(arm); return; }
+    /* the output, allocated first (under pressure that evicts): a fresh tensor of a's
+     * kind in a free slot, else in the last slot but a's and the one brought back */
+    int oi = -1;
+    for (int q = 1; q < NT && oi < 0; q++)
+        if (!M.t[(ai + q) % NT].h && (ai + q) % NT != ti) oi = (ai + q) % NT;
+    for (int q = NT - 1; q > 0 && oi < 0; q--)
+        if ((ai + q) % NT != ti) oi = (ai + q) % NT;
+    mt *a = &M.t[ai];
+    if (!mt_new(oi, a->dt, a->ndim, a->shape, 0, 0)) { if (arm) arm_fault(arm); return; }
+    /* what the ops read: a alone (a quarter of the time), or (a layer) every tensor of
+     * a's shape on the device */
+    int alone = (kb & 0xc0) == 0xc0, src[NT], nsrc = 0;
+    for (int q = 0; q < NT; q++) {
+        int j = (ai + q) % NT, where = 0;
+        if (j == ti || j == oi || !M.t[j].h) continue;
+        if (q && (alone || !same_shape(&M.t[j], a) ||
+                  (M.t[j].off && (hwrt_offload_location(M.t[j].h, &where) != HWRT_SUCCESS || where))))
+            continue;
+        src[nsrc++] = j;
+    }
+    /* mostly a host function (a progress callback) goes first on that stream: the ops
+     * behind it wait for the host, as on a device that is behind */
+    if ((tb & 0x60) != 0x60) CHK(hwrt_launch_host_func(M.s[si], hostfn_bump, NULL), 0);
+    int n = (alone ? 1 : nsrc) + (int)(kb % 8);     /* a layer reads each of them */
+    for (int r = 0; r < n && M.t[oi].h; r++) {
+        int j = src[r % nsrc];
+        kop k = reads_a[(kb / 8 + (unsigned)r) % 4];
+        if (!M.t[j].h) continue;
+        if (M.t[oi].dt != M.t[j].dt) k = K_CAST;   /* into the output's dtype */
+        run_op(k, oi, j, j, si, (double)((int)(kb / 32 % 4) - 2), 0, 0);
+    }
+    if (arm) arm_fault(arm);           /* the fault step's: for the copies the fetch makes */
+    if (ti < 0 || !M.t[ti].h) return;
+    mt *t = &M.t[ti];
+    int ts = (int)(tb / 4 % NS);
+    for (int j = 0; trace && j < NT; j++) {
+        int where = -1;
+        if (M.t[j].h && M.t[j].off && hwrt_offload_location(M.t[j].h, &where) == HWRT_SUCCESS)
+            fprintf(stderr, "  t%d is on tier %d%s\n", j, where, j == ti ? " (brought back next)" : "");
+    }
+    switch (tb % 3) {
+    case 0:
+        if (t->off) { join(t, ts); CHK(hwrt_offload_prefetch(t->h, M.s[ts]), A_OOM); }
+        break;
+    case 1: read_check(ti, "read back while another tensor was in use"); break;
+    default:              /* an op that updates it in place (an optimizer step) */
+        run_op(tb & 0x80 ? K_RELU : K_SCALE, ti, ti, ti, ts, 2.0, 0, 0);
+        break;
+    }
+}
+
 /* ---- faults, reset, re-issue ---- */
 static void sync_step(void)
 {
@@ -718,15 +892,20 @@ static void reset_step(int sync_first)
 static void fault_step(input *in)
 {
     static const char *const kinds[] = {"copy", "kernel", "alloc", "copy"};
-    unsigned b = u8(in), ib = u8(in), kind = b % 4;
-    char plan[48], why[256] = "";
-    snprintf(plan, sizeof plan, "%s:nth=%u", kinds[kind], 1 + b / 4 % 4);
-    setenv("HWRT_SIM_FAULTS", plan, 1);
-    if (!sim_fault_load(why, sizeof why, 1))
-        finding("arming HWRT_SIM_FAULTS=%s failed: %s", plan, why);
-    if (trace) fprintf(stderr, "  armed %s\n", plan);
-    if (kind == 2) M.alloc_faults = 1;
-    else M.faults = 1;
+    /* encoding 3: copies 5/8 (offload moves data by copies), kernels 1/4, allocations 1/8 */
+    static const char *const kinds3[] = {"copy", "kernel", "alloc", "copy",
+                                         "copy", "kernel", "copy", "copy"};
+    unsigned b = u8(in), ib = u8(in);
+    char plan[48];
+    /* encoding 3: the next copy or the one after it more often (the first copy a fetch
+     * under pressure makes is its victim's write-back, the second its own) */
+    unsigned nth = enc >= 3 ? (b / 8 % 8 < 4 ? 1 : b / 8 % 8 < 6 ? 2 : 3 + b / 8 % 2)
+                            : 1 + b / 4 % 4;
+    snprintf(plan, sizeof plan, "%s:nth=%u", enc >= 3 ? kinds3[b % 8] : kinds[b % 4], nth);
+    /* encoding 3: or overlap compute with a fetch (overlap_step, its bytes follow), the
+     * fault armed after the compute is queued, right before the fetch */
+    if (enc >= 3 && ib / 32 >= 4) { overlap_step(in, plan); return; }
+    arm_fault(plan);
     int i = live_slot((int)(ib % NT)), si = (int)(ib / 8 % NS);
     mt *t = &M.t[i];
     if (!t->h) return;
@@ -825,9 +1004,6 @@ static void stale_import_step(void)
     hwrt_tensor_release(x);
 }
 
-/* ---- a host function that waits on its own stream (forbidden: NOT_PERMITTED) ---- */
-static _Atomic int hostfn_runs;
-static void hostfn_bump(void *arg) { (void)arg; atomic_fetch_add(&hostfn_runs, 1); }
 
 static void step(input *in)
 {
@@ -878,6 +1054,8 @@ static void step(input *in)
     case 13: if (!no_shutdown) shutdown_step(in); else u8(in); break;
     case 14: if (!no_dlpack) stale_import_step(); break;
     case 16: fault_step(in); break;
+    case 18: pressure_step(in); break;
+    case 19: overlap_step(in, NULL); break;
     case 17: {
         /* tamper with the tier file of a live offloaded tensor: t is evicted first */
         unsigned b = u8(in), ib = u8(in);
@@ -938,11 +1116,16 @@ static void teardown(void)
     /* under a fault plan: synchronize (a pending fault is reported) and reset first, so
      * that the reads fetch what was offloaded after the recovery */
     if (M.faulted || M.faults) reset_step(1);
+    wrong_collect = 1;
+    wrong_all[0] = 0;
     for (int i = 0; i < NT; i++) read_check(i, "at the end");
+    wrong_flush();
     /* a fault the reads met: recover as documented and read everything again */
     if (M.faulted) {
         reset_step(0);
+        wrong_collect = 1;
         for (int i = 0; i < NT; i++) read_check(i, "at the end, after a reset");
+        wrong_flush();
     }
     for (int i = 0; i < NT; i++) {
         if (M.t[i].h) CHK(hwrt_tensor_release(M.t[i].h), 0);
@@ -951,7 +1134,7 @@ static void teardown(void)
     if (M.offload) {
         hwrt_device_synchronize();
         hwrt_offload_stats os;
-        if (CHK(hwrt_offload_stats_get(&os), 0) == HWRT_SUCCESS &&
+        if (CHK(hwrt_offload_stats_get(&os), 0) == HWRT_SUCCESS && !no_leaks &&
             (os.host_bytes || os.disk_bytes || os.device_bytes)) {
             char a[96];
             snprintf(a, sizeof a, "device %zu, host %zu, disk %zu bytes", os.device_bytes,
@@ -971,7 +1154,7 @@ static void teardown(void)
     /* nothing of this session survives into the next (residency records, tier bytes):
      * checked here, so the input that leaves them is the one that fails */
     hwrt_offload_stats os;
-    if (hwrt_offload_stats_get(&os) == HWRT_SUCCESS &&
+    if (hwrt_offload_stats_get(&os) == HWRT_SUCCESS && !no_leaks &&
         (os.host_bytes || os.disk_bytes || os.device_bytes)) {
         char a[96];
         snprintf(a, sizeof a, "device %zu, host %zu, disk %zu bytes", os.device_bytes,
@@ -1128,10 +1311,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         setenv("HWRT_SIM_REGISTRY", reg_name + 1, 1);
         const char *ev = getenv("HWRT_FUZZ_ENCODING");
         if (ev && !strcmp(ev, "1")) { enc = 1; nsteps = 16; }
+        if (ev && !strcmp(ev, "2")) { enc = 2; nsteps = 18; }
         const char *no = getenv("HWRT_FUZZ_NO");
         no_threads = no && strstr(no, "threads");
         no_shutdown = no && strstr(no, "shutdown");
         no_dlpack = no && strstr(no, "dlpack");
+        no_leaks = no && strstr(no, "leaks");
         const char *sm = getenv("HWRT_FUZZ_SCHED");
         sched = !sm || !strcmp(sm, "det") ? 0 : !strcmp(sm, "jitter") ? 2 : 1;
         unsetenv("HWRT_SIM_DETERMINISTIC");

@@ -4,8 +4,8 @@
 A seed is a program for fuzz_model.c: byte 0 the mode (% 4: 0/1 plain, 2 threads, 3 a
 fault plan fault_plans[b0 // 4 % 5]; bit 7 turns offload on with flags b0 >> 4), byte 1
 the fault count / offload budget, byte 2 the deterministic schedule seed; then steps
-(opcode % 18 and its argument bytes, see step() in fuzz_model.c: input encoding 2; the
-seeds use opcodes below 16 only). Seeds are valid
+(opcode % 20 and its argument bytes, see step() in fuzz_model.c: input encoding 3; the
+seeds use opcodes below 16 only, which encodings 2 and 3 read alike). Seeds are valid
 programs that pass on a correct runtime; they reach every step with useful arguments.
 Inputs that found bugs are kept apart in tests/fuzz/findings/.
 Rerun after changing the step table: python3 tests/fuzz/make_model_seeds.py"""
