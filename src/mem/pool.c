@@ -316,14 +316,23 @@ static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_g
 {
     pseg *seg = NULL;
     if (use_expandable(dp)) {
+        /* the range costs address space, not capacity: half the device for the large
+         * kind, so that one range holds a stream's large blocks in one address order
+         * (fewer range ends, each of which strands part of a page); an eighth when that
+         * much address space is not to be had, and for the small kind */
         size_t g = pseg_granule(dp), total = device_total(dp);
-        size_t va = round_to(rsize, g), chunk = round_to(total / 8, g);
-        if (va < chunk) va = chunk;
-        /* a range the device could never back is not reserved (nor its granule map
-         * allocated): the plain path below fails it with the OOM sentence */
-        if (va <= total && pseg_new(dp, sp, va, 1, &seg) == HWRT_SUCCESS) {
-            *out = seg->first;
-            return HWRT_SUCCESS;
+        size_t va = round_to(rsize, g);
+        size_t chunks[2] = {round_to(total / (sp->kind == PK_SMALL ? 8 : 2), g), round_to(total / 8, g)};
+        for (int i = 0; i < 2; i++) {
+            size_t len = va < chunks[i] ? chunks[i] : va;
+            if (i && len == (va < chunks[0] ? chunks[0] : va)) break;   /* tried that */
+            /* a range the device could never back is not reserved (nor its granule map
+             * allocated): the plain path below fails it with the OOM sentence */
+            if (len <= total && pseg_new(dp, sp, len, 1, &seg) == HWRT_SUCCESS) {
+                sp->addr_order = 1;
+                *out = seg->first;
+                return HWRT_SUCCESS;
+            }
         }                      /* no address space left: fall back to a plain segment */
     }
     size_t need = sp->kind == PK_SMALL ? POOL_SMALL_SEG : large_seg_size(dp, rsize);
@@ -397,12 +406,15 @@ static int should_split(const pblock *b, size_t size, size_t msz)
 
 /* Hand out b (out of the bins): split off the rest, map what it needs, count it. */
 static hwrt_status hand_out(dpool *dp, pblock *b, size_t req, size_t rsize, int no_gc,
-                            int no_trim, pool_want *want, pblock **out)
+                            int no_trim, int at_end, pool_want *want, pblock **out)
 {
     size_t msz = (size_t)hwi_cfg_int(HWI_CFG_MAX_SPLIT_SIZE);
     size_t cap = (size_t)hwi_cfg_int(HWI_CFG_MAX_DEVICE_MEMORY);
     b->state = B_ALLOC;                        /* taken: the split rest must not merge back */
-    if (should_split(b, rsize, msz)) pblock_split(b, rsize);
+    if (should_split(b, rsize, msz)) {
+        if (at_end) pblock_split_high(b, rsize);   /* the block's last rsize bytes */
+        else pblock_split(b, rsize);
+    }
     if (b->seg->expandable) {
         hwrt_status st = map_block(dp, b, cap, no_gc, no_trim, want);
         if (st != HWRT_SUCCESS) {
@@ -441,25 +453,41 @@ static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsi
     pblock *b = pbin_search(sp, rsize, msz);
     if (b) pbin_remove(sp, b);
     else HWI_TRY(grow(dp, sp, rsize, cap, no_gc, no_trim, want, &b));
-    return hand_out(dp, b, req, rsize, no_gc, no_trim, want, out);
+    return hand_out(dp, b, req, rsize, no_gc, no_trim, 0, want, out);
 }
 
-/* The last resort before OOM, after the device sync of the retry (snap): the smallest
- * free block freed before that sync in another pool of the device: the other kind
- * (small/large) of bs's own, or, for a request on a stream, any pool of another stream;
- * then bs is recorded on the block as a user, so that when it is freed its owner's
- * stream reuses it only after bs's work on it is done (bs NULL cannot be recorded). */
+/* The last resort before OOM, after the device sync of the retry (snap): a free block
+ * of the device that the request may take, freed before that sync when it belongs to
+ * another stream: one of another pool (the other kind of bs's own, or, for a request on
+ * a stream, any pool of another stream), or, in an expandable range, also of bs's own
+ * pool. Then bs is recorded on the block as a user, so that when it is freed its owner's
+ * stream reuses it only after bs's work on it is done (bs NULL cannot be recorded).
+ * Chosen by the pages it would have to map (a block of an expandable range placed at
+ * whichever end of it needs fewer: its ends may lie in pages that live neighbours keep
+ * mapped, which the retry could not unmap), then by size (the smallest). In plain
+ * segments nothing needs mapping, and the smallest block of another pool is taken. */
 static hwrt_status try_other_pools(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsize,
                                    uint64_t snap, pblock **out)
 {
     int kind = kind_of(dp, rsize);
     pblock *best = NULL;
+    size_t best_need = 0;
+    int at_end = 0;
     for (pseg *s = dp->segs; s; s = s->next) {
-        if (s->sp->owner == bs ? s->sp->kind == kind : !bs) continue;
-        for (pblock *b = s->first; b; b = b->next)
-            if (b->state == B_FREE && b->freed_at <= snap && b->size >= rsize &&
-                (!best || b->size < best->size))
+        int own = s->sp->owner == bs;
+        if (!own && !bs) continue;             /* the default stream cannot be recorded */
+        if (own && s->sp->kind == kind && !s->expandable) continue;   /* best fit saw it */
+        for (pblock *b = s->first; b; b = b->next) {
+            if (b->state != B_FREE || b->size < rsize || (!own && b->freed_at > snap)) continue;
+            size_t lo = pseg_unmapped_in(s, b->base, rsize);
+            size_t hi = pseg_unmapped_in(s, b->base + b->size - rsize, rsize);
+            size_t need = lo < hi ? lo : hi;
+            if (!best || need < best_need || (need == best_need && b->size < best->size)) {
                 best = b;
+                best_need = need;
+                at_end = hi < lo;
+            }
+        }
     }
     if (!best) return HWRT_ERROR_OUT_OF_MEMORY;
     if (!best->cap_uses) {
@@ -477,7 +505,7 @@ static hwrt_status try_other_pools(dpool *dp, hwrt_bstream *bs, size_t req, size
     }
     pbin_remove(best->seg->sp, best);
     pool_want want;                            /* never set: no GC, no trim here */
-    HWI_TRY(hand_out(dp, best, req, rsize, 1, 1, &want, out));
+    HWI_TRY(hand_out(dp, best, req, rsize, 1, 1, at_end, &want, out));
     if (best->seg->sp->owner != bs) {
         best->uses[0] = bs;
         best->nuses = 1;
@@ -871,6 +899,7 @@ void hwi_pool_stream_destroyed(hwrt_bstream *bs)
             spool *to = spool_get(dp, NULL, s->sp->kind);
             if (!to) continue;                 /* host OOM: keep it under the old key */
             spool *from = s->sp;
+            to->addr_order |= s->expandable;
             for (pblock *b = s->first; b; b = b->next)
                 if (b->state == B_FREE) pbin_remove(from, b);
             s->sp = to;

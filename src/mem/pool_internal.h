@@ -79,6 +79,7 @@ struct pseg {
 struct spool {
     hwrt_bstream *owner;         /* NULL: no stream given (hwrt_malloc, tensors) */
     int kind;
+    int addr_order;              /* its blocks lie in expandable ranges: lowest address first */
     dpool *dp;
     spool *next;
     pblock *bins[POOL_NBINS];
@@ -166,6 +167,8 @@ void pbin_remove(spool *sp, pblock *b);
 pblock *pbin_search(spool *sp, size_t size, size_t msz);
 pblock *pblock_coalesce_insert(pblock *b);
 void pblock_split(pblock *b, size_t size);
+/* Cut b (out of the bins) to its last size bytes; the front goes back to the bins. */
+void pblock_split_high(pblock *b, size_t size);
 int pblock_is_split(const pblock *b);
 
 #endif
