@@ -207,11 +207,19 @@ static int kind_of(const dpool *dp, size_t rsize)
     return rsize <= POOL_SMALL_MAX ? PK_SMALL : PK_LARGE;
 }
 
+/* A new large segment for a request of rsize: a dedicated one of the request rounded to
+ * the granule, or, below shared_below, a shared one of at least shared_seg bytes that
+ * holds a whole number of blocks of the request's size (rounded to the granule): K/V
+ * caches and activations come in runs of equal sizes, and 64 MiB of 14 MiB blocks would
+ * leave 8 MiB that the next block of the run cannot use (hwrt-bench pool
+ * --min-capacity, docs/memory.md). */
 static size_t large_seg_size(dpool *dp, size_t rsize)
 {
-    if (rsize < dp->shared_below) return dp->shared_seg;
     size_t g = pseg_granule(dp);
-    return round_to(rsize, g > POOL_SMALL_SEG ? g : POOL_SMALL_SEG);
+    if (g < POOL_SMALL_SEG) g = POOL_SMALL_SEG;
+    if (rsize >= dp->shared_below) return round_to(rsize, g);
+    size_t size = round_to((dp->shared_seg + rsize - 1) / rsize * rsize, g);
+    return size > dp->shared_seg ? size : dp->shared_seg;
 }
 
 static size_t device_total(dpool *dp)
@@ -329,7 +337,7 @@ static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_g
             /* a range the device could never back is not reserved (nor its granule map
              * allocated): the plain path below fails it with the OOM sentence */
             if (len <= total && pseg_new(dp, sp, len, 1, &seg) == HWRT_SUCCESS) {
-                sp->addr_order = 1;
+                sp->addr_order = sp->kind != PK_SMALL;
                 *out = seg->first;
                 return HWRT_SUCCESS;
             }
@@ -357,12 +365,17 @@ static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_g
     if (cap && resv + need > cap)
         return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "the max_device_memory cap is reached");
     hwrt_status st = pseg_new(dp, sp, need, 0, &seg);
+    /* a shared segment made larger for whole blocks: the plain shared size first */
+    if (st == HWRT_ERROR_OUT_OF_MEMORY && sp->kind != PK_SMALL && rsize < dp->shared_below &&
+        exact < dp->shared_seg && dp->shared_seg < need)
+        st = pseg_new(dp, sp, dp->shared_seg, 0, &seg);
     if (st == HWRT_ERROR_OUT_OF_MEMORY && exact < need) st = pseg_new(dp, sp, exact, 0, &seg);
     HWI_TRY(st);
     /* dedicated: made for one large request (also when its rounded size happens to equal
      * the shared segments' size); a segment of the shared kind is shared even when the cap
      * or the device made it the request's size, so that its rest serves the next ones */
-    seg->dedicated = sp->kind == PK_LARGE && !(rsize < dp->shared_below && seg->size == dp->shared_seg);
+    seg->dedicated = sp->kind == PK_LARGE && !(rsize < dp->shared_below &&
+                     (seg->size == large_seg_size(dp, rsize) || seg->size == dp->shared_seg));
     if ((size_t)dp->st.reserved_bytes.current > dp->hw_reserved)
         dp->hw_reserved = (size_t)dp->st.reserved_bytes.current;
     *out = seg->first;
@@ -450,10 +463,14 @@ static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsi
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
     size_t msz = (size_t)hwi_cfg_int(HWI_CFG_MAX_SPLIT_SIZE);
     size_t cap = (size_t)hwi_cfg_int(HWI_CFG_MAX_DEVICE_MEMORY);
-    pblock *b = pbin_search(sp, rsize, msz);
+    pblock *b = pbin_search(sp, rsize, msz, sp->addr_order && rsize >= dp->shared_seg);
     if (b) pbin_remove(sp, b);
     else HWI_TRY(grow(dp, sp, rsize, cap, no_gc, no_trim, want, &b));
-    return hand_out(dp, b, req, rsize, no_gc, no_trim, 0, want, out);
+    /* in an expandable range, requests of a shared segment's size or more are placed at
+     * the top of the block found (the highest-addressed one: pbin_search), away from the
+     * smaller blocks packed from the bottom */
+    int at_end = sp->addr_order && rsize >= dp->shared_seg;
+    return hand_out(dp, b, req, rsize, no_gc, no_trim, at_end, want, out);
 }
 
 /* The last resort before OOM, after the device sync of the retry (snap): a free block
@@ -899,7 +916,7 @@ void hwi_pool_stream_destroyed(hwrt_bstream *bs)
             spool *to = spool_get(dp, NULL, s->sp->kind);
             if (!to) continue;                 /* host OOM: keep it under the old key */
             spool *from = s->sp;
-            to->addr_order |= s->expandable;
+            to->addr_order |= s->expandable && to->kind != PK_SMALL;
             for (pblock *b = s->first; b; b = b->next)
                 if (b->state == B_FREE) pbin_remove(from, b);
             s->sp = to;

@@ -3,10 +3,11 @@
  * Bins: one exact bin per 512 B step up to 2 MiB (every small-pool block size), then
  * eight sub-bins per power of two, each kept sorted by size. A two-level bitmap finds
  * the first non-empty bin at or above a request, so the first acceptable block found
- * is the best fit (smallest block that is large enough). Pools of expandable ranges
- * take the lowest-addressed block that is large enough instead (address-ordered first
- * fit): live blocks pack towards the start of the range and free space gathers in
- * fewer, larger holes whose pages can be unmapped. Guarded by the pool's lock. */
+ * is the best fit (smallest block that is large enough). Pools of expandable large
+ * ranges take the lowest-addressed block that is large enough instead (address-ordered
+ * first fit; the highest-addressed one for requests placed at the top, see try_alloc):
+ * live blocks pack towards the start of the range and free space gathers in fewer,
+ * larger holes whose pages can be unmapped. Guarded by the pool's lock. */
 #include "pool_internal.h"
 
 #include <stdlib.h>
@@ -176,22 +177,25 @@ static int addr_before(const pblock *a, const pblock *b)
     return a->base < b->base;
 }
 
-/* Address-ordered first fit among acceptable blocks; bounded like best fit. */
-static pblock *search_addr_order(spool *sp, size_t size, size_t msz)
+/* Address-ordered first fit among acceptable blocks (top: the highest-addressed one);
+ * bounded like best fit. */
+static pblock *search_addr_order(spool *sp, size_t size, size_t msz, int top)
 {
     pblock *best = NULL;
     int tries = 0;
     for (int bin = next_bin(sp, bin_of(size)); bin >= 0; bin = next_bin(sp, bin + 1))
         for (pblock *b = sp->bins[bin]; b; b = b->fnext) {
-            if (acceptable(b, size, msz) && (!best || addr_before(b, best))) best = b;
+            if (acceptable(b, size, msz) &&
+                (!best || (top ? addr_before(best, b) : addr_before(b, best))))
+                best = b;
             if (++tries > 256) return best;   /* bounded: the best seen so far */
         }
     return best;
 }
 
-pblock *pbin_search(spool *sp, size_t size, size_t msz)
+pblock *pbin_search(spool *sp, size_t size, size_t msz, int top)
 {
-    if (sp->addr_order) return search_addr_order(sp, size, msz);
+    if (sp->addr_order) return search_addr_order(sp, size, msz, top);
     int tries = 0;
     for (int bin = next_bin(sp, bin_of(size)); bin >= 0; bin = next_bin(sp, bin + 1)) {
         for (pblock *b = sp->bins[bin]; b; b = b->fnext) {
