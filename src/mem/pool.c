@@ -4,12 +4,16 @@
  *
  * - Requests round up to 512 B. Requests <= 1 MiB come from 2 MiB "small" segments,
  *   larger ones from "large" segments (shared ones of 20 MiB below 10 MiB, on devices of
- *   2 GiB or more 64 MiB below 20 MiB; else the request rounded to the device granule, a
- *   dedicated segment), or from one expandable address range per stream whose granules
- *   are mapped on demand (expandable_segments). In plain mode the shared segments are a
- *   pool of their own (kind_of), which also takes requests of 256 KiB - 1 MiB.
- * - Free blocks are kept per (device, stream it was allocated for, small/large), best fit,
- *   split on allocation and coalesced with free neighbours on free.
+ *   2 GiB or more 64 MiB below 20 MiB, made larger to hold a whole number of blocks of
+ *   the request that creates one; else the request rounded to the device granule, a
+ *   dedicated segment), or from expandable address ranges per stream (half the device
+ *   for large blocks, an eighth for small ones) whose granules are mapped on demand
+ *   (expandable_segments). In plain mode the shared segments are a pool of their own
+ *   (kind_of), which also takes requests of 256 KiB - 1 MiB.
+ * - Free blocks are kept per (device, stream it was allocated for, small/large), best fit
+ *   (in expandable large ranges: the lowest-addressed block that fits, and for requests
+ *   of a shared segment's size or more the highest, placed at its end), split on
+ *   allocation and coalesced with free neighbours on free.
  * - A block is reused at once by work on its own stream (stream order makes that safe);
  *   other streams recorded on it (hwi_pool_record_stream) get a backend event at free
  *   time and the block stays PENDING until every event has completed. hwi_pool_free
@@ -18,7 +22,8 @@
  *   whole cached segments (and unmaps free pages of expandable ranges). Before failing
  *   (cap or device), it syncs, returns every cached segment and free page and retries;
  *   then a free block of another of the device's pools may serve it (another stream's
- *   for a request on a stream, which is recorded on the block);
+ *   for a request on a stream, which is recorded on the block), or, in expandable
+ *   ranges, the placement that needs the fewest new pages;
  *   only then does it fail with a breakdown.
  * - The pool is an object of its device (hwi_device.pool, created on first use, destroyed
  *   at hwrt_shutdown) with its own lock; it reaches the backend only through the
