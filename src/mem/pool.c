@@ -422,17 +422,24 @@ static int should_split(const pblock *b, size_t size, size_t msz)
     return (!msz || size < msz) && rem > POOL_LARGE_MIN_SPLIT;
 }
 
+/* b (out of the bins) keeps only its last rsize bytes, the front going back to the
+ * bins, when hand_out would split it (hand_out then finds nothing to split). */
+static void place_at_end(pblock *b, size_t rsize, size_t msz)
+{
+    if (!should_split(b, rsize, msz)) return;
+    b->state = B_ALLOC;                        /* the front must not merge back */
+    pblock_split_high(b, rsize);
+    b->state = B_FREE;
+}
+
 /* Hand out b (out of the bins): split off the rest, map what it needs, count it. */
 static hwrt_status hand_out(dpool *dp, pblock *b, size_t req, size_t rsize, int no_gc,
-                            int no_trim, int at_end, pool_want *want, pblock **out)
+                            int no_trim, pool_want *want, pblock **out)
 {
     size_t msz = (size_t)hwi_cfg_int(HWI_CFG_MAX_SPLIT_SIZE);
     size_t cap = (size_t)hwi_cfg_int(HWI_CFG_MAX_DEVICE_MEMORY);
     b->state = B_ALLOC;                        /* taken: the split rest must not merge back */
-    if (should_split(b, rsize, msz)) {
-        if (at_end) pblock_split_high(b, rsize);   /* the block's last rsize bytes */
-        else pblock_split(b, rsize);
-    }
+    if (should_split(b, rsize, msz)) pblock_split(b, rsize);
     if (b->seg->expandable) {
         hwrt_status st = map_block(dp, b, cap, no_gc, no_trim, want);
         if (st != HWRT_SUCCESS) {
@@ -468,14 +475,16 @@ static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsi
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
     size_t msz = (size_t)hwi_cfg_int(HWI_CFG_MAX_SPLIT_SIZE);
     size_t cap = (size_t)hwi_cfg_int(HWI_CFG_MAX_DEVICE_MEMORY);
-    pblock *b = pbin_search(sp, rsize, msz, sp->addr_order && rsize >= dp->shared_seg);
+    /* in an expandable large range, requests of a shared segment's size or more are
+     * placed at the top of the highest-addressed block that fits, away from the smaller
+     * blocks packed from the bottom */
+    int top = __builtin_expect(sp->addr_order, 0) && rsize >= dp->shared_seg;
+    pblock *b = pbin_search(sp, rsize, msz, top);
     if (b) pbin_remove(sp, b);
     else HWI_TRY(grow(dp, sp, rsize, cap, no_gc, no_trim, want, &b));
-    /* in an expandable range, requests of a shared segment's size or more are placed at
-     * the top of the block found (the highest-addressed one: pbin_search), away from the
-     * smaller blocks packed from the bottom */
-    int at_end = sp->addr_order && rsize >= dp->shared_seg;
-    return hand_out(dp, b, req, rsize, no_gc, no_trim, at_end, want, out);
+    if (__builtin_expect(sp->addr_order, 0) && rsize >= dp->shared_seg)   /* grow may set it */
+        place_at_end(b, rsize, msz);
+    return hand_out(dp, b, req, rsize, no_gc, no_trim, want, out);
 }
 
 /* The last resort before OOM, after the device sync of the retry (snap): a free block
@@ -526,8 +535,9 @@ static hwrt_status try_other_pools(dpool *dp, hwrt_bstream *bs, size_t req, size
         best->cap_uses = 4;
     }
     pbin_remove(best->seg->sp, best);
+    if (at_end) place_at_end(best, rsize, (size_t)hwi_cfg_int(HWI_CFG_MAX_SPLIT_SIZE));
     pool_want want;                            /* never set: no GC, no trim here */
-    HWI_TRY(hand_out(dp, best, req, rsize, 1, 1, at_end, &want, out));
+    HWI_TRY(hand_out(dp, best, req, rsize, 1, 1, &want, out));
     if (best->seg->sp->owner != bs) {
         best->uses[0] = bs;
         best->nuses = 1;

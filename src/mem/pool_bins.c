@@ -179,7 +179,7 @@ static int addr_before(const pblock *a, const pblock *b)
 
 /* Address-ordered first fit among acceptable blocks (top: the highest-addressed one);
  * bounded like best fit. */
-static pblock *search_addr_order(spool *sp, size_t size, size_t msz, int top)
+static pblock *__attribute__((noinline)) search_addr_order(spool *sp, size_t size, size_t msz, int top)
 {
     pblock *best = NULL;
     int tries = 0;
@@ -195,7 +195,7 @@ static pblock *search_addr_order(spool *sp, size_t size, size_t msz, int top)
 
 pblock *pbin_search(spool *sp, size_t size, size_t msz, int top)
 {
-    if (sp->addr_order) return search_addr_order(sp, size, msz, top);
+    if (__builtin_expect(sp->addr_order, 0)) return search_addr_order(sp, size, msz, top);
     int tries = 0;
     for (int bin = next_bin(sp, bin_of(size)); bin >= 0; bin = next_bin(sp, bin + 1)) {
         for (pblock *b = sp->bins[bin]; b; b = b->fnext) {
