@@ -4,12 +4,16 @@
  *
  * - Requests round up to 512 B. Requests <= 1 MiB come from 2 MiB "small" segments,
  *   larger ones from "large" segments (shared ones of 20 MiB below 10 MiB, on devices of
- *   2 GiB or more 64 MiB below 20 MiB; else the request rounded to the device granule, a
- *   dedicated segment), or from one expandable address range per stream whose granules
- *   are mapped on demand (expandable_segments). In plain mode the shared segments are a
- *   pool of their own (kind_of), which also takes requests of 256 KiB - 1 MiB.
- * - Free blocks are kept per (device, stream it was allocated for, small/large), best fit,
- *   split on allocation and coalesced with free neighbours on free.
+ *   2 GiB or more 64 MiB below 20 MiB, made larger to hold a whole number of blocks of
+ *   the request that creates one; else the request rounded to the device granule, a
+ *   dedicated segment), or from expandable address ranges per stream (half the device
+ *   for large blocks, an eighth for small ones) whose granules are mapped on demand
+ *   (expandable_segments). In plain mode the shared segments are a pool of their own
+ *   (kind_of), which also takes requests of 256 KiB - 1 MiB.
+ * - Free blocks are kept per (device, stream it was allocated for, small/large), best fit
+ *   (in expandable large ranges: the lowest-addressed block that fits, and for requests
+ *   of a shared segment's size or more the highest, placed at its end), split on
+ *   allocation and coalesced with free neighbours on free.
  * - A block is reused at once by work on its own stream (stream order makes that safe);
  *   other streams recorded on it (hwi_pool_record_stream) get a backend event at free
  *   time and the block stays PENDING until every event has completed. hwi_pool_free
@@ -18,7 +22,8 @@
  *   whole cached segments (and unmaps free pages of expandable ranges). Before failing
  *   (cap or device), it syncs, returns every cached segment and free page and retries;
  *   then a free block of another of the device's pools may serve it (another stream's
- *   for a request on a stream, which is recorded on the block);
+ *   for a request on a stream, which is recorded on the block), or, in expandable
+ *   ranges, the placement that needs the fewest new pages;
  *   only then does it fail with a breakdown.
  * - The pool is an object of its device (hwi_device.pool, created on first use, destroyed
  *   at hwrt_shutdown) with its own lock; it reaches the backend only through the
@@ -207,11 +212,19 @@ static int kind_of(const dpool *dp, size_t rsize)
     return rsize <= POOL_SMALL_MAX ? PK_SMALL : PK_LARGE;
 }
 
+/* A new large segment for a request of rsize: a dedicated one of the request rounded to
+ * the granule, or, below shared_below, a shared one of at least shared_seg bytes that
+ * holds a whole number of blocks of the request's size (rounded to the granule): K/V
+ * caches and activations come in runs of equal sizes, and 64 MiB of 14 MiB blocks would
+ * leave 8 MiB that the next block of the run cannot use (hwrt-bench pool
+ * --min-capacity, docs/memory.md). */
 static size_t large_seg_size(dpool *dp, size_t rsize)
 {
-    if (rsize < dp->shared_below) return dp->shared_seg;
     size_t g = pseg_granule(dp);
-    return round_to(rsize, g > POOL_SMALL_SEG ? g : POOL_SMALL_SEG);
+    if (g < POOL_SMALL_SEG) g = POOL_SMALL_SEG;
+    if (rsize >= dp->shared_below) return round_to(rsize, g);
+    size_t size = round_to((dp->shared_seg + rsize - 1) / rsize * rsize, g);
+    return size > dp->shared_seg ? size : dp->shared_seg;
 }
 
 static size_t device_total(dpool *dp)
@@ -316,14 +329,23 @@ static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_g
 {
     pseg *seg = NULL;
     if (use_expandable(dp)) {
+        /* the range costs address space, not capacity: half the device for the large
+         * kind, so that one range holds a stream's large blocks in one address order
+         * (fewer range ends, each of which strands part of a page); an eighth when that
+         * much address space is not to be had, and for the small kind */
         size_t g = pseg_granule(dp), total = device_total(dp);
-        size_t va = round_to(rsize, g), chunk = round_to(total / 8, g);
-        if (va < chunk) va = chunk;
-        /* a range the device could never back is not reserved (nor its granule map
-         * allocated): the plain path below fails it with the OOM sentence */
-        if (va <= total && pseg_new(dp, sp, va, 1, &seg) == HWRT_SUCCESS) {
-            *out = seg->first;
-            return HWRT_SUCCESS;
+        size_t va = round_to(rsize, g);
+        size_t chunks[2] = {round_to(total / (sp->kind == PK_SMALL ? 8 : 2), g), round_to(total / 8, g)};
+        for (int i = 0; i < 2; i++) {
+            size_t len = va < chunks[i] ? chunks[i] : va;
+            if (i && len == (va < chunks[0] ? chunks[0] : va)) break;   /* tried that */
+            /* a range the device could never back is not reserved (nor its granule map
+             * allocated): the plain path below fails it with the OOM sentence */
+            if (len <= total && pseg_new(dp, sp, len, 1, &seg) == HWRT_SUCCESS) {
+                sp->addr_order = sp->kind != PK_SMALL;
+                *out = seg->first;
+                return HWRT_SUCCESS;
+            }
         }                      /* no address space left: fall back to a plain segment */
     }
     size_t need = sp->kind == PK_SMALL ? POOL_SMALL_SEG : large_seg_size(dp, rsize);
@@ -348,12 +370,17 @@ static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_g
     if (cap && resv + need > cap)
         return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "the max_device_memory cap is reached");
     hwrt_status st = pseg_new(dp, sp, need, 0, &seg);
+    /* a shared segment made larger for whole blocks: the plain shared size first */
+    if (st == HWRT_ERROR_OUT_OF_MEMORY && sp->kind != PK_SMALL && rsize < dp->shared_below &&
+        exact < dp->shared_seg && dp->shared_seg < need)
+        st = pseg_new(dp, sp, dp->shared_seg, 0, &seg);
     if (st == HWRT_ERROR_OUT_OF_MEMORY && exact < need) st = pseg_new(dp, sp, exact, 0, &seg);
     HWI_TRY(st);
     /* dedicated: made for one large request (also when its rounded size happens to equal
      * the shared segments' size); a segment of the shared kind is shared even when the cap
      * or the device made it the request's size, so that its rest serves the next ones */
-    seg->dedicated = sp->kind == PK_LARGE && !(rsize < dp->shared_below && seg->size == dp->shared_seg);
+    seg->dedicated = sp->kind == PK_LARGE && !(rsize < dp->shared_below &&
+                     (seg->size == large_seg_size(dp, rsize) || seg->size == dp->shared_seg));
     if ((size_t)dp->st.reserved_bytes.current > dp->hw_reserved)
         dp->hw_reserved = (size_t)dp->st.reserved_bytes.current;
     *out = seg->first;
@@ -393,6 +420,16 @@ static int should_split(const pblock *b, size_t size, size_t msz)
      * a dedicated block keeps a rest of up to 1 MiB (PyTorch's rule) */
     if (b->seg->expandable || !b->seg->dedicated) return rem >= POOL_ROUND;
     return (!msz || size < msz) && rem > POOL_LARGE_MIN_SPLIT;
+}
+
+/* b (out of the bins) keeps only its last rsize bytes, the front going back to the
+ * bins, when hand_out would split it (hand_out then finds nothing to split). */
+static void place_at_end(pblock *b, size_t rsize, size_t msz)
+{
+    if (!should_split(b, rsize, msz)) return;
+    b->state = B_ALLOC;                        /* the front must not merge back */
+    pblock_split_high(b, rsize);
+    b->state = B_FREE;
 }
 
 /* Hand out b (out of the bins): split off the rest, map what it needs, count it. */
@@ -438,28 +475,50 @@ static hwrt_status try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsi
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
     size_t msz = (size_t)hwi_cfg_int(HWI_CFG_MAX_SPLIT_SIZE);
     size_t cap = (size_t)hwi_cfg_int(HWI_CFG_MAX_DEVICE_MEMORY);
-    pblock *b = pbin_search(sp, rsize, msz);
+    /* in an expandable large range, requests of a shared segment's size or more are
+     * placed at the top of the highest-addressed block that fits, away from the smaller
+     * blocks packed from the bottom */
+    int top = __builtin_expect(sp->addr_order, 0) && rsize >= dp->shared_seg;
+    pblock *b = pbin_search(sp, rsize, msz, top);
     if (b) pbin_remove(sp, b);
     else HWI_TRY(grow(dp, sp, rsize, cap, no_gc, no_trim, want, &b));
+    if (__builtin_expect(sp->addr_order, 0) && rsize >= dp->shared_seg)   /* grow may set it */
+        place_at_end(b, rsize, msz);
     return hand_out(dp, b, req, rsize, no_gc, no_trim, want, out);
 }
 
-/* The last resort before OOM, after the device sync of the retry (snap): the smallest
- * free block freed before that sync in another pool of the device: the other kind
- * (small/large) of bs's own, or, for a request on a stream, any pool of another stream;
- * then bs is recorded on the block as a user, so that when it is freed its owner's
- * stream reuses it only after bs's work on it is done (bs NULL cannot be recorded). */
+/* The last resort before OOM, after the device sync of the retry (snap): a free block
+ * of the device that the request may take, freed before that sync when it belongs to
+ * another stream: one of another pool (the other kind of bs's own, or, for a request on
+ * a stream, any pool of another stream), or, in an expandable range, also of bs's own
+ * pool. Then bs is recorded on the block as a user, so that when it is freed its owner's
+ * stream reuses it only after bs's work on it is done (bs NULL cannot be recorded).
+ * Chosen by the pages it would have to map (a block of an expandable range placed at
+ * whichever end of it needs fewer: its ends may lie in pages that live neighbours keep
+ * mapped, which the retry could not unmap), then by size (the smallest). In plain
+ * segments nothing needs mapping, and the smallest block of another pool is taken. */
 static hwrt_status try_other_pools(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsize,
                                    uint64_t snap, pblock **out)
 {
     int kind = kind_of(dp, rsize);
     pblock *best = NULL;
+    size_t best_need = 0;
+    int at_end = 0;
     for (pseg *s = dp->segs; s; s = s->next) {
-        if (s->sp->owner == bs ? s->sp->kind == kind : !bs) continue;
-        for (pblock *b = s->first; b; b = b->next)
-            if (b->state == B_FREE && b->freed_at <= snap && b->size >= rsize &&
-                (!best || b->size < best->size))
+        int own = s->sp->owner == bs;
+        if (!own && !bs) continue;             /* the default stream cannot be recorded */
+        if (own && s->sp->kind == kind && !s->expandable) continue;   /* best fit saw it */
+        for (pblock *b = s->first; b; b = b->next) {
+            if (b->state != B_FREE || b->size < rsize || (!own && b->freed_at > snap)) continue;
+            size_t lo = pseg_unmapped_in(s, b->base, rsize);
+            size_t hi = pseg_unmapped_in(s, b->base + b->size - rsize, rsize);
+            size_t need = lo < hi ? lo : hi;
+            if (!best || need < best_need || (need == best_need && b->size < best->size)) {
                 best = b;
+                best_need = need;
+                at_end = hi < lo;
+            }
+        }
     }
     if (!best) return HWRT_ERROR_OUT_OF_MEMORY;
     if (!best->cap_uses) {
@@ -476,6 +535,7 @@ static hwrt_status try_other_pools(dpool *dp, hwrt_bstream *bs, size_t req, size
         best->cap_uses = 4;
     }
     pbin_remove(best->seg->sp, best);
+    if (at_end) place_at_end(best, rsize, (size_t)hwi_cfg_int(HWI_CFG_MAX_SPLIT_SIZE));
     pool_want want;                            /* never set: no GC, no trim here */
     HWI_TRY(hand_out(dp, best, req, rsize, 1, 1, &want, out));
     if (best->seg->sp->owner != bs) {
@@ -871,6 +931,7 @@ void hwi_pool_stream_destroyed(hwrt_bstream *bs)
             spool *to = spool_get(dp, NULL, s->sp->kind);
             if (!to) continue;                 /* host OOM: keep it under the old key */
             spool *from = s->sp;
+            to->addr_order |= s->expandable && to->kind != PK_SMALL;
             for (pblock *b = s->first; b; b = b->next)
                 if (b->state == B_FREE) pbin_remove(from, b);
             s->sp = to;

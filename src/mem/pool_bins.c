@@ -3,7 +3,11 @@
  * Bins: one exact bin per 512 B step up to 2 MiB (every small-pool block size), then
  * eight sub-bins per power of two, each kept sorted by size. A two-level bitmap finds
  * the first non-empty bin at or above a request, so the first acceptable block found
- * is the best fit (smallest block that is large enough). Guarded by the pool's lock. */
+ * is the best fit (smallest block that is large enough). Pools of expandable large
+ * ranges take the lowest-addressed block that is large enough instead (address-ordered
+ * first fit; the highest-addressed one for requests placed at the top, see try_alloc):
+ * live blocks pack towards the start of the range and free space gathers in fewer,
+ * larger holes whose pages can be unmapped. Guarded by the pool's lock. */
 #include "pool_internal.h"
 
 #include <stdlib.h>
@@ -166,8 +170,32 @@ static int acceptable(const pblock *b, size_t size, size_t msz)
     return 1;
 }
 
-pblock *pbin_search(spool *sp, size_t size, size_t msz)
+/* Address order across a pool's ranges: older range first, then lower address. */
+static int addr_before(const pblock *a, const pblock *b)
 {
+    if (a->seg != b->seg) return a->seg->created_seq < b->seg->created_seq;
+    return a->base < b->base;
+}
+
+/* Address-ordered first fit among acceptable blocks (top: the highest-addressed one);
+ * bounded like best fit. */
+static pblock *__attribute__((noinline)) search_addr_order(spool *sp, size_t size, size_t msz, int top)
+{
+    pblock *best = NULL;
+    int tries = 0;
+    for (int bin = next_bin(sp, bin_of(size)); bin >= 0; bin = next_bin(sp, bin + 1))
+        for (pblock *b = sp->bins[bin]; b; b = b->fnext) {
+            if (acceptable(b, size, msz) &&
+                (!best || (top ? addr_before(best, b) : addr_before(b, best))))
+                best = b;
+            if (++tries > 256) return best;   /* bounded: the best seen so far */
+        }
+    return best;
+}
+
+pblock *pbin_search(spool *sp, size_t size, size_t msz, int top)
+{
+    if (__builtin_expect(sp->addr_order, 0)) return search_addr_order(sp, size, msz, top);
     int tries = 0;
     for (int bin = next_bin(sp, bin_of(size)); bin >= 0; bin = next_bin(sp, bin + 1)) {
         for (pblock *b = sp->bins[bin]; b; b = b->fnext) {
@@ -220,6 +248,25 @@ void pblock_split(pblock *b, size_t size)
     r->next = b->next;
     if (b->next) b->next->prev = r;
     b->next = r;
+    b->size = size;
+    pblock_coalesce_insert(r);
+}
+
+void pblock_split_high(pblock *b, size_t size)
+{
+    pblock *r = pblock_new(b->seg->dp);
+    if (!r) return;                           /* host OOM: hand out the whole block */
+    r->base = b->base;
+    r->size = b->size - size;
+    r->seg = b->seg;
+    r->state = B_FREE;
+    r->freed_at = b->freed_at;
+    r->prev = b->prev;
+    r->next = b;
+    if (b->prev) b->prev->next = r;
+    else b->seg->first = r;
+    b->prev = r;
+    b->base += r->size;
     b->size = size;
     pblock_coalesce_insert(r);
 }

@@ -79,6 +79,7 @@ struct pseg {
 struct spool {
     hwrt_bstream *owner;         /* NULL: no stream given (hwrt_malloc, tensors) */
     int kind;
+    int addr_order;              /* expandable large ranges: address-ordered fit (pbin_search) */
     dpool *dp;
     spool *next;
     pblock *bins[POOL_NBINS];
@@ -163,9 +164,13 @@ void pblock_put(dpool *dp, pblock *b);
 void pblock_spare_free(dpool *dp);
 void pbin_insert(spool *sp, pblock *b);
 void pbin_remove(spool *sp, pblock *b);
-pblock *pbin_search(spool *sp, size_t size, size_t msz);
+/* The free block a request of size takes: best fit, or, in a pool of expandable ranges
+ * (addr_order), the lowest-addressed acceptable one (top: the highest). */
+pblock *pbin_search(spool *sp, size_t size, size_t msz, int top);
 pblock *pblock_coalesce_insert(pblock *b);
 void pblock_split(pblock *b, size_t size);
+/* Cut b (out of the bins) to its last size bytes; the front goes back to the bins. */
+void pblock_split_high(pblock *b, size_t size);
 int pblock_is_split(const pblock *b);
 
 #endif

@@ -8,7 +8,10 @@
  *   dedicated-size requests do not take a shared segment's hole while the device has
  *   room (under pressure the retry's last resort still gives them one);
  * - a device of 2-4 GiB shares 64 MiB segments below 20 MiB, and a segment made for one
- *   64 MiB request is dedicated (kept for its size), not taken for a shared one. */
+ *   64 MiB request is dedicated (kept for its size), not taken for a shared one;
+ * - a shared segment is made larger to hold a whole number of its first request's blocks
+ *   (14 MiB: 70 MiB, not 64 with 8 MiB no such block can use), the plain size when the
+ *   device has no room for that. */
 #include "harness.h"
 
 #include <stdlib.h>
@@ -76,7 +79,7 @@ static void kinds_apart(void)
     OK(hwrt_malloc((void **)&big, 12 * MiB));
     OK(hwrt_free(big));
     int64_t frees = stats().num_device_free;
-    OK(hwrt_malloc((void **)&s1, 9 * MiB));             /* 3 MiB of slack: not the 12 MiB block, */
+    OK(hwrt_malloc((void **)&s1, 5 * MiB));             /* a shared request: not the 12 MiB block, */
     EXPECT(stats().num_device_free == frees + 1);       /* which goes back (growing past the peak) */
     EXPECT(stats().segment.current == 1 && stats().reserved_bytes.current == 20 * MiB);
     OK(hwrt_free(s1));
@@ -110,13 +113,38 @@ static void mid_device(void)
     TEST_CASE("a 3 GiB device shares 64 MiB segments below 20 MiB");
     device("3GB");
     void *a, *b;
-    OK(hwrt_malloc(&a, 12 * MiB));
+    OK(hwrt_malloc(&a, 8 * MiB));                       /* 64 MiB hold 8 of them */
     OK(hwrt_malloc(&b, 12 * MiB));
     EXPECT(stats().segment.current == 1);
     EXPECT(stats().reserved_bytes.current == 64 * MiB);
-    EXPECT((char *)b == (char *)a + 12 * MiB);
+    EXPECT((char *)b == (char *)a + 8 * MiB);
     OK(hwrt_free(a));
     OK(hwrt_free(b));
+    OK(hwrt_empty_cache(0));
+    TEST_CASE("a shared segment holds a whole number of its first request's blocks");
+    /* 64 MiB would hold four 14 MiB blocks and leave 8 MiB that a fifth cannot use: the
+     * segment is made 70 MiB, five of them */
+    void *k[5];
+    for (int i = 0; i < 5; i++) OK(hwrt_malloc(&k[i], 14 * MiB));
+    EXPECT(stats().segment.current == 1);
+    EXPECT(stats().reserved_bytes.current == 70 * MiB);
+    EXPECT((char *)k[4] == (char *)k[0] + 56 * MiB);
+    for (int i = 0; i < 5; i++) OK(hwrt_free(k[i]));
+    OK(hwrt_empty_cache(0));
+    TEST_CASE("a device without room for the larger shared segment gets the plain one");
+    void *fill, *m;
+    hwrt_memory_info mi;
+    OK(hwrt_get_memory_info(0, &mi));
+    OK(hwrt_malloc(&fill, (mi.free - 66 * MiB) / (2 * MiB) * (2 * MiB)));
+    OK(hwrt_get_memory_info(0, &mi));
+    size_t left = mi.free;                              /* 66-68 MiB: not 70 */
+    EXPECT(left >= 66 * MiB && left < 70 * MiB);
+    OK(hwrt_malloc(&m, 14 * MiB));
+    EXPECT(stats().num_ooms == 0);
+    OK(hwrt_get_memory_info(0, &mi));
+    EXPECT(mi.free == left - 64 * MiB);                 /* a 64 MiB shared segment */
+    OK(hwrt_free(m));
+    OK(hwrt_free(fill));
     OK(hwrt_shutdown());
 }
 

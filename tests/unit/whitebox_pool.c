@@ -371,9 +371,9 @@ static void small_large_boundary(void)
     void *a = alloc_on(256 * 1024, NULL);      /* the largest small request */
     FIGURES(256 * 1024, 2 * MiB, 256 * 1024, 2 * MiB);
     CHECK(B.nseg == 1 && B.seg[0].bytes == 2 * MiB);
-    void *b = alloc_on(256 * 1024 + 1, NULL);  /* the smallest shared one: a 20 MiB segment */
-    FIGURES(512 * 1024 + 512, 22 * MiB, 512 * 1024 + 512, 22 * MiB);
-    CHECK(B.nseg == 2 && B.seg[1].bytes == 20 * MiB);
+    void *b = alloc_on(256 * 1024 + 1, NULL);  /* the smallest shared one: a segment of */
+    FIGURES(512 * 1024 + 512, 24 * MiB, 512 * 1024 + 512, 24 * MiB);   /* 80 such blocks, */
+    CHECK(B.nseg == 2 && B.seg[1].bytes == 22 * MiB);                  /* 20.04 -> 22 MiB */
     void *c = alloc_on(24 * MiB, NULL);        /* above shared_below: a dedicated segment */
     CHECK(B.nseg == 3 && B.seg[2].bytes == 24 * MiB);
     hwrt_mem_stats s = stats();
@@ -387,7 +387,7 @@ static void small_large_boundary(void)
     CHECK(ADDR(e) == ADDR(a));
     release(d);
     release(e);
-    FIGURES(0, 46 * MiB, 24 * MiB + 512 * 1024 + 512, 46 * MiB);
+    FIGURES(0, 48 * MiB, 24 * MiB + 512 * 1024 + 512, 48 * MiB);
     /* growing below the peak, or with nothing cached, never synchronizes the device */
     CHECK(B.syncs == 0 && stats().num_sync_all_streams == 0);
 }
@@ -592,7 +592,7 @@ static void expandable(void)
     fresh(256 * MiB, "expandable_segments:true");
     void *a = alloc_on(3 * MiB, NULL);         /* one range, two granules mapped */
     CHECK(a != NULL && B.nseg == 1 && B.seg[0].va);
-    CHECK(B.seg[0].bytes == 32 * MiB);         /* total / 8 */
+    CHECK(B.seg[0].bytes == 128 * MiB);        /* total / 2 (the large kind) */
     FIGURES(3 * MiB, 4 * MiB, 3 * MiB, 4 * MiB);
     B.fail_map = 1;                            /* mapping fails: nothing changes */
     void *b = NULL;
@@ -614,6 +614,63 @@ static void expandable(void)
     release(a);
     CHECK(hwi_pool_empty_cache(&dev) == HWRT_SUCCESS);
     FIGURES(0, 0, 6 * MiB, 6 * MiB);
+}
+
+/* Expandable large ranges (docs/memory.md, "Expandable segments"): half the device of
+ * address space, the lowest-addressed free block that fits (address-ordered first fit,
+ * not the best fit), requests of a shared segment's size (20 MiB on this device) or
+ * more from the top of the range, and, under pressure, the placement that needs the
+ * fewest new pages. */
+static void expandable_placement(void)
+{
+    fresh(256 * MiB, "expandable_segments:true");
+    void *a = alloc_on(6 * MiB, NULL);
+    void *b = alloc_on(2 * MiB, NULL);
+    void *c = alloc_on(3 * MiB, NULL);
+    void *d = alloc_on(2 * MiB, NULL);
+    CHECK(B.nseg == 1 && B.seg[0].va && B.seg[0].bytes == 128 * MiB);
+    CHECK(ADDR(a) == B.seg[0].base && ADDR(b) == ADDR(a) + 6 * MiB);
+    CHECK(ADDR(c) == ADDR(b) + 2 * MiB && ADDR(d) == ADDR(c) + 3 * MiB);
+    release(a);
+    release(c);                                /* holes: 6 MiB at the bottom, 3 MiB above */
+    void *e = alloc_on(3 * MiB, NULL);         /* the lowest hole, not the exact one */
+    CHECK(ADDR(e) == ADDR(a));
+    void *f = alloc_on(3 * MiB, NULL);         /* the rest of it */
+    CHECK(ADDR(f) == ADDR(a) + 3 * MiB);
+    void *big = alloc_on(24 * MiB, NULL);      /* from the top of the range */
+    CHECK(ADDR(big) == B.seg[0].base + (128 - 24) * MiB && B.nseg == 1);
+    /* 12 pages for it, 7 below, less the page wholly inside c's hole, unmapped first
+     * (growing past the peak) */
+    FIGURES(34 * MiB, 36 * MiB, 34 * MiB, 36 * MiB);
+    release(big);
+    release(e);
+    release(f);
+    release(b);
+    release(d);
+    CHECK(hwi_pool_empty_cache(&dev) == HWRT_SUCCESS);
+    FIGURES(0, 0, 34 * MiB, 36 * MiB);
+
+    /* under pressure: the lowest hole needs a page the full device cannot give; a hole
+     * between live blocks lies in a page they keep mapped, and serves the request */
+    fresh(16 * MiB, "expandable_segments:true");
+    void *x = alloc_on(2 * MiB, NULL);         /* [0, 2): page 0 */
+    void *y = alloc_on(2 * MiB + 256 * 1024, NULL);         /* [2, 4.25): pages 1, 2 */
+    void *z = alloc_on(MiB + 512 * 1024, NULL);             /* [4.25, 5.75): page 2 */
+    void *w = alloc_on(MiB + 256 * 1024, NULL);             /* [5.75, 7): pages 2, 3 */
+    CHECK(B.nseg == 1 && B.seg[0].bytes == 8 * MiB && ADDR(w) == ADDR(x) + 5 * MiB + 768 * 1024);
+    release(x);
+    release(z);
+    CHECK(hwi_pool_empty_cache(&dev) == HWRT_SUCCESS);      /* page 0 unmapped */
+    CHECK(B.used == 6 * MiB);
+    B.total = B.used;                          /* the device is full */
+    int64_t retries = stats().num_alloc_retries, ooms = stats().num_ooms;
+    void *r = alloc_on(MiB + 512 * 1024, NULL);
+    CHECK(ADDR(r) == ADDR(z) && stats().num_ooms == ooms && stats().num_alloc_retries == retries + 1);
+    CHECK(B.used == 6 * MiB);
+    release(r);
+    release(y);
+    release(w);
+    B.total = 16 * MiB;
 }
 
 static void lookups_and_tags(void)
@@ -801,6 +858,7 @@ int main(void)
     oom_empty_cache_retry();
     cap();
     expandable();
+    expandable_placement();
     lookups_and_tags();
     thread_cache_figures();
     monitor_and_events();
