@@ -136,6 +136,15 @@ int main(void)
     k.m = 2, k.k = 3, k.nn = 2;
     k.dtype = k.out_dtype = HWRT_FLOAT64;
     FAILS(B->kernel_launch(s, &k), HWRT_ERROR_NOT_SUPPORTED, "aclnnMatmul takes float32");
+    /* a cast names its input and output dtypes (ascend_kernels.c nn_err: the output is
+     * out_dtype for a cast and a sum, dtype otherwise) */
+    k = kern(HWRT_K_CAST, 6);
+    k.out_dtype = HWRT_FLOAT16;             /* the double casts float32 to int32 only */
+    FAILS(B->kernel_launch(s, &k), HWRT_ERROR_NOT_SUPPORTED, "for Cast of float32 -> float16");
+    k = kern(HWRT_K_SUM, 0);
+    k.m = 1, k.k = 3, k.nn = 2;
+    k.out_dtype = HWRT_INT32;               /* ReduceSum's dtype must be out's float32 */
+    FAILS(B->kernel_launch(s, &k), HWRT_ERROR_NOT_SUPPORTED, "of float32 -> int32");
 
     TEST_CASE("every descriptor and executor released");
     EXPECT(live() == 0);

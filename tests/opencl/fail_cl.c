@@ -5,7 +5,8 @@
  * (an object-creating call returns NULL with that code). Counted: every call but the
  * platform/device queries, the event queries (polled: their count varies from run to
  * run) and the retain/release calls. fail_cl_calls() says how many
- * were counted so far; FAIL_CL_BACKTRACE=1 prints the failed call's stack;
+ * were counted so far; fail_cl_fail_next(fn, count, code) makes the next count calls of fn
+ * fail with code; FAIL_CL_BACKTRACE=1 prints the failed call's stack;
  * FAIL_CL_PROFILING_FROM makes event timestamps unreadable (below). Each wrapper has cl.h's own prototype, so the compiler checks it. */
 #define CL_TARGET_OPENCL_VERSION 120
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
@@ -16,10 +17,14 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static _Atomic long calls;
 static long nth = -1;
+static _Atomic long fail_more;                  /* fail_cl_fail_next: calls left to fail */
+static _Atomic cl_int fail_code = CL_OUT_OF_RESOURCES;
+static const char *_Atomic fail_fn;              /* ... of this entry point */
 
 static void *real(const char *name)
 {
@@ -34,14 +39,17 @@ static void *real(const char *name)
     return f;
 }
 
-static int fail_now(void)
+static int fail_now(const char *fn)
 {
     if (nth < 0) {
         const char *e = getenv("FAIL_CL_NTH");
         nth = e ? atol(e) : 0;
     }
     long n = atomic_fetch_add(&calls, 1) + 1;
-    if (n != nth) return 0;
+    const char *only = atomic_load(&fail_fn);
+    long more = only && !strcmp(only, fn) ? atomic_load(&fail_more) : 0;
+    while (more > 0 && !atomic_compare_exchange_weak(&fail_more, &more, more - 1)) {}
+    if (more <= 0 && n != nth) return 0;
     char msg[64];
     int len = snprintf(msg, sizeof msg, "fail_cl: failed call %ld\n", n);
     if (write(2, msg, (size_t)len) < 0) {}
@@ -54,15 +62,24 @@ static int fail_now(void)
 
 long fail_cl_calls(void);
 long fail_cl_calls(void) { return atomic_load(&calls); }
+/* The next `count` calls of entry point fn (e.g. "clCreateBuffer") fail with `code`: a
+ * test's own choice of call and error (FAIL_CL_NTH's failure then has that code too). */
+void fail_cl_fail_next(const char *fn, long count, cl_int code);
+void fail_cl_fail_next(const char *fn, long count, cl_int code)
+{
+    atomic_store(&fail_code, code);
+    atomic_store(&fail_fn, fn);
+    atomic_store(&fail_more, count);
+}
 
 #define R(name) static __typeof__(name) *r_; if (!r_) r_ = (__typeof__(name) *)real(#name)
-#define ERR CL_OUT_OF_RESOURCES
+#define ERR atomic_load(&fail_code)
 /* a counted call returning cl_int */
-#define INT_CALL(name, ...) R(name); if (fail_now()) return ERR; return r_(__VA_ARGS__)
+#define INT_CALL(name, ...) R(name); if (fail_now(#name)) return ERR; return r_(__VA_ARGS__)
 /* a counted call returning an object, with its error code through errcode_ret */
 #define OBJ_CALL(name, errp, ...)                                                          \
     R(name);                                                                               \
-    if (fail_now()) { if (errp) *(errp) = ERR; return NULL; }                              \
+    if (fail_now(#name)) { if (errp) *(errp) = ERR; return NULL; }                              \
     return r_(__VA_ARGS__)
 /* not counted */
 #define PASS(name, ...) R(name); return r_(__VA_ARGS__)

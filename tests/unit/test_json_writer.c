@@ -9,6 +9,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static char *buf;
 static size_t len;
@@ -19,6 +21,42 @@ static FILE *open_mem(void)
     buf = NULL;
     len = 0;
     return open_memstream(&buf, &len);
+}
+
+/* json.c hwi_jw_valid reads only the len bytes it is given: num's `r->p < r->e` before a
+ * leading '0' (made `<=`) and str's `r->p >= r->e` before a \u escape's hex digit (made
+ * `>`) read the byte at text + len. Every prefix of these documents is validated where it
+ * ends at a page boundary, the next page PROT_NONE: a read past the end is a SIGSEGV. */
+static void validator_reads_only_len_bytes(void)
+{
+    TEST_CASE("the validator reads no byte past len (every prefix, at a page's end)");
+    static const char *const docs[] = {
+        "-0", "[-0, 0.5e+1]", "{\"k\": -0}", "\"\\u00e9\"", "[\"\\uABcd\", \"x\\n\"]",
+        "{\"a\": [true, false, null, -12.5E-3]}", "[1e-5]", "\"\\\\\"",
+    };
+    long pg = sysconf(_SC_PAGESIZE);
+    char *map = mmap(NULL, 2 * (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                     -1, 0);
+    EXPECT(map != MAP_FAILED);
+    if (map == MAP_FAILED) return;
+    EXPECT(mprotect(map + pg, (size_t)pg, PROT_NONE) == 0);
+    int checked = 0;
+    for (size_t d = 0; d < sizeof docs / sizeof docs[0]; d++) {
+        size_t n = strlen(docs[d]);
+        for (size_t k = 0; k <= n; k++) {
+            char *p = map + pg - k;
+            memcpy(p, docs[d], k);
+            int at_end = hwi_jw_valid(p, k);
+            char copy[128];                       /* the same bytes, with room behind them */
+            memcpy(copy, docs[d], k);
+            copy[k] = 0;
+            EXPECT(at_end == hwi_jw_valid(copy, k));
+            EXPECT(at_end == (k == n));           /* only the whole document is one */
+            checked++;
+        }
+    }
+    EXPECT(checked > 80);
+    munmap(map, 2 * (size_t)pg);
 }
 
 int main(void)
@@ -110,6 +148,7 @@ int main(void)
     EXPECT(!hwi_jw_valid(NULL, 0));
     EXPECT(!hwi_jw_valid("\"a\0b\"", 5));           /* a NUL inside a string */
     EXPECT(hwi_jw_valid("[1] trailing", 3));          /* only len bytes are read */
+    validator_reads_only_len_bytes();
     /* nesting: 512 levels are accepted, 513 are not (the reader's recursion bound) */
     static char deep[1100];
     for (int d = 512; d <= 513; d++) {
