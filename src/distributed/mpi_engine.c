@@ -8,6 +8,7 @@
 #include "../base/log.h"
 #include "../base/config.h"
 #include "../base/dynlib.h"
+#include "../base/sigpipe_hold.h"
 #include "../base/status.h"
 
 #include <dlfcn.h>                /* dladdr: where libhwrt is */
@@ -45,9 +46,8 @@ typedef struct {
     void **made;               /* J_GROUP_CREATE: where the communicator goes */
 } job;
 
-static int run_job(void *arg, char *err, size_t len)
+static int call_plugin(const job *j, char *err, size_t len)
 {
-    job *j = arg;
     switch (j->kind) {
     case J_ALLREDUCE:
         return plug->allreduce(j->comm, j->buf, j->n, j->dtype, j->op, j->timeout, err, len);
@@ -61,6 +61,26 @@ static int run_job(void *arg, char *err, size_t len)
     case J_GROUP_FREE: return plug->comm_free(j->comm, err, len);
     default: return plug->barrier(j->comm, j->timeout, err, len);
     }
+}
+
+/* After every plugin call: a SIGPIPE that Open MPI's TCP transport raised writing to a
+ * dead peer's connection (sigpipe_hold.h) was taken; the call reports the failure. */
+static void sigpipe_taken(hwi_sigpipe_hold *h, const char *what)
+{
+    if (hwi_sigpipe_hold_end(h))
+        hwi_log(HWI_LOG_INFO, "%s: a write to a closed connection inside MPI raised SIGPIPE, "
+                "which hwrt discarded so that the process lives to report the failure (a peer "
+                "has probably died)", what);
+}
+
+/* On the calling thread or the communication thread: each holds SIGPIPE off itself. */
+static int run_job(void *arg, char *err, size_t len)
+{
+    hwi_sigpipe_hold h;
+    hwi_sigpipe_hold_begin(&h);
+    int st = call_plugin(arg, err, len);
+    sigpipe_taken(&h, "MPI collective");
+    return st;
 }
 
 static hwrt_status submit(job j, const char *what)
@@ -145,7 +165,11 @@ static hwrt_status m_finalize(void)
         return HWRT_SUCCESS;
     hwi_comm_stop();
     char err[1024];
-    return wrap(plug->finalize(err, sizeof err), err);
+    hwi_sigpipe_hold h;
+    hwi_sigpipe_hold_begin(&h);
+    int st = plug->finalize(err, sizeof err);
+    sigpipe_taken(&h, "MPI finalize");
+    return wrap(st, err);
 }
 
 static const hwi_coll_engine mpi_engine = {
@@ -204,8 +228,11 @@ hwrt_status hwi_mpi_engine_open(const hwi_coll_engine **eng, int *rank, int *siz
     if (!plug) HWI_TRY(load_plugin());
     char err[1024];
     int threads_ok = 0;
-    HWI_TRY(wrap(plug->init(rank, size, &threads_ok, &in_call, version, vlen, err, sizeof err),
-                 err));
+    hwi_sigpipe_hold h;
+    hwi_sigpipe_hold_begin(&h);
+    int st = plug->init(rank, size, &threads_ok, &in_call, version, vlen, err, sizeof err);
+    sigpipe_taken(&h, "MPI init");
+    HWI_TRY(wrap(st, err));
     if (!threads_ok && !in_call)
         hwi_log(HWI_LOG_WARN, "MPI was initialised below MPI_THREAD_SERIALIZED; hwrt calls MPI "
                 "from its communication thread, one call at a time (initialise MPI with "
