@@ -16,7 +16,8 @@
 #   samename     2 hosts x 2 ranks, node1 renamed node0: init fails on every rank naming
 #                the shared host name (Open MPI's local ranks disagree with the names)
 #   deadhost     3 hosts x 2 ranks; node1's processes are SIGKILLed mid-allreduce: the 4
-#                others get HWRT_ERROR_DIST within dist_timeout (3 s)
+#                others get HWRT_ERROR_DIST within dist_timeout (3 s), or sooner with MPI's
+#                error where a write saw the reset (and none dies of that write's SIGPIPE)
 #   deadhost-cable  the same with node1's cable pulled first (silence, no FIN)
 #   bench        2 hosts x 1 rank: PROGRAM = hwrt-bench, "hwrt-bench dist" (figures only)
 #   harness      the harness itself (PROGRAM = any executable): as another user it fails
