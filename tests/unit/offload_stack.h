@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static inline void dims(int l, int *rows, int *cols)
 {
@@ -81,6 +82,24 @@ static inline void teardown(net *n)
     OK(hwrt_tensor_release(n->x));
     OK(hwrt_tensor_release(n->h3));
     OK(hwrt_tensor_release(n->h4));
+}
+
+/* The end of an offloaded run: x is bit for bit `want` (the resident run's), the
+ * tensors go, offload is off again, the device shut down and the host weights freed. */
+static inline void finish(net *n, const float *want, float **host_w)
+{
+    float *got = malloc(sizeof(float) * B * D);
+    EXPECT(got != NULL);
+    if (got) {
+        OK(hwrt_tensor_copy_to_host(n->x, got, sizeof(float) * B * D));
+        EXPECT(memcmp(got, want, sizeof(float) * B * D) == 0);   /* the data is right */
+        free(got);
+    }
+    teardown(n);
+    hwrt_offload_config off = {.enabled = 0, .prefetch_depth = 2, .enable_pinned_mem = 1};
+    OK(hwrt_set_offload_config(&off));
+    OK(hwrt_shutdown());
+    for (int l = 0; l < W; l++) free(host_w[l]);
 }
 
 #endif

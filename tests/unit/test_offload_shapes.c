@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 enum { D = 256, BLOCKS = 4, W = 4 * BLOCKS, B = 8, STEPS = 4 };
-#include "offload_stack.h"                  /* dims, net, setup, layer, teardown */
+#include "offload_stack.h"                  /* dims, net, setup, layer, finish */
 
 static atomic_int gate_open, opened_by_watchdog, queued;
 static void gate(void *a) { (void)a; while (!atomic_load(&gate_open)) usleep(100); }
@@ -50,7 +50,7 @@ int main(void)
 {
     setenv("HWRT_SIM_MEMORY", "64MB", 1);
     setenv("HWRT_SIM_OVERHEAD", "4MB", 1);
-    float *host_w[W], x0[B * D], want[B * D], got[B * D];
+    float *host_w[W], x0[B * D], want[B * D];
     size_t total = host_init(host_w, x0);
     EXPECT(total == 14u << 20);
 
@@ -105,12 +105,6 @@ int main(void)
                 total, weights_budget,
                 (unsigned long long)(after.victim_waits - before.victim_waits),
                 atomic_load(&opened_by_watchdog));
-    OK(hwrt_tensor_copy_to_host(n.x, got, sizeof got));
-    EXPECT(memcmp(got, want, sizeof got) == 0);   /* the data is right */
-    teardown(&n);
-    hwrt_offload_config off = {.enabled = 0, .prefetch_depth = 2, .enable_pinned_mem = 1};
-    OK(hwrt_set_offload_config(&off));
-    OK(hwrt_shutdown());
-    for (int l = 0; l < W; l++) free(host_w[l]);
+    finish(&n, want, host_w);                     /* the data is right, then all goes */
     return test_report();
 }
