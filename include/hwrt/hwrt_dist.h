@@ -90,6 +90,8 @@ HWRT_API int hwrt_dist_local_rank(void);
  *    where the local one belongs), or two ranks on one host would share a device, or
  *    another rank failed to bind (every rank fails together);
  *  - UNAVAILABLE / NO_DEVICE from the backend; DIST when a peer does not arrive.
+ * `backend`: "sim", "opencl", "cuda", "ascend", or NULL / "auto" (the thread's backend,
+ * else the one "auto" picks); any other name, "" included, is INVALID_DEVICE.
  * Calls hwrt_dist_init first if needed. */
 HWRT_API hwrt_status hwrt_dist_bind_device(const char *backend);
 

@@ -290,7 +290,7 @@ const char *hwrt_current_backend(void)
 
 hwrt_status hwi_backend_resolve(const char *name, char *out, size_t len)
 {
-    if (name && *name && strcmp(name, "auto")) {
+    if (name && strcmp(name, "auto")) {            /* "" is a name (unknown), not auto */
         snprintf(out, len, "%s", name);
         return HWRT_SUCCESS;
     }

@@ -27,8 +27,10 @@ int hwi_device_ordinal(int id);
  * process uses several backends: for sentences that name two devices. */
 typedef struct hwi_dev_label { char s[48]; } hwi_dev_label;
 hwi_dev_label hwi_device_label(int id);
-/* The backend `name` stands for: itself, or for NULL/"auto" the calling thread's backend,
- * else the one "auto" would pick (an error with its sentence when none has a device). */
+/* The backend `name` stands for: itself (any other name, "" included, as given: the
+ * caller's lookup refuses an unknown one), or for NULL/"auto" only the calling thread's
+ * backend, else the one "auto" would pick (an error with its sentence when none has a
+ * device). */
 hwrt_status hwi_backend_resolve(const char *name, char *out, size_t len);
 /* The calling thread's current device (opened on first use). */
 hwrt_status hwi_device_current_slow(hwi_device **out);

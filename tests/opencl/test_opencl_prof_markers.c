@@ -8,42 +8,37 @@
  * Issue 25's mutant at ocl_event.c:97 (`err != CL_SUCCESS` made `==`) returned success
  * with end = 0 there, and survived every OpenCL suite. */
 #include "harness.h"
+#include "harness_files.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+typedef struct { const char *kind; int n, timed; } work_count;
+
+static void work_line(const char *line, void *arg)
+{
+    work_count *c = arg;
+    char w[4], k[16], nm[64];
+    unsigned th, stream;
+    int dev;
+    unsigned long long t0, t1, dev_end;
+    if (sscanf(line, "%3[^\t]\t%u\t%15[^\t]\t%63[^\t]\t%d\t%u\t%llu\t%llu\t%llu", w, &th, k,
+               nm, &dev, &stream, &t0, &t1, &dev_end) == 9 && !strcmp(w, "W") &&
+        !strcmp(k, c->kind)) {
+        c->n++;
+        c->timed += dev_end != 0;
+    }
+}
 
 /* W records of `kind` in the session's raw trace under dir (raw/prof_*.tsv:
  * "W<TAB>thread<TAB>kind<TAB>name<TAB>device<TAB>stream<TAB>t0<TAB>t1<TAB>dev_end...");
  * *timed counts those with a device end time. */
 static int work_records(const char *dir, const char *kind, int *timed)
 {
-    char raw[600];
-    snprintf(raw, sizeof raw, "%s/raw", dir);
-    DIR *d = opendir(raw);
-    int n = 0;
-    *timed = 0;
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (strncmp(e->d_name, "prof_", 5)) continue;
-        char path[1200], line[2048];
-        snprintf(path, sizeof path, "%s/%s", raw, e->d_name);
-        FILE *f = fopen(path, "r");
-        while (f && fgets(line, sizeof line, f)) {
-            char w[4], k[16], nm[64];
-            unsigned th, stream;
-            int dev;
-            unsigned long long t0, t1, dev_end;
-            if (sscanf(line, "%3[^\t]\t%u\t%15[^\t]\t%63[^\t]\t%d\t%u\t%llu\t%llu\t%llu", w, &th,
-                       k, nm, &dev, &stream, &t0, &t1, &dev_end) == 9 && !strcmp(w, "W") &&
-                !strcmp(k, kind)) {
-                n++;
-                *timed += dev_end != 0;
-            }
-        }
-        if (f) fclose(f);
-    }
-    if (d) closedir(d);
-    return n;
+    work_count c = {.kind = kind};
+    prof_raw_lines(dir, work_line, &c);
+    *timed = c.timed;
+    return c.n;
 }
 
 int main(int argc, char **argv)
@@ -97,8 +92,6 @@ int main(int argc, char **argv)
     OK(hwrt_event_destroy(b));
     OK(hwrt_tensor_release(t));
     OK(hwrt_shutdown());
-    char cmd[100];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    remove_tree(dir);
     return test_report();
 }

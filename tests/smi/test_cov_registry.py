@@ -12,7 +12,7 @@ usage: test_cov_registry.py HWRT_SMI SMI_HOLDER"""
 import json, os, struct, subprocess, sys
 
 SMI, HOLDER = sys.argv[1], sys.argv[2]
-VERSION = 3                       # REG_VERSION in src/backends/sim/sim_registry.c
+VERSION = 3                       # REG_VERSION in src/backends/sim/sim_registry_layout.h
 SLOTS = 256                       # REG_SLOTS
 SLOT_SIZE = 136                   # sizeof(reg_slot)
 HEADER = 16                       # magic, version, nslots

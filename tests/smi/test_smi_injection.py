@@ -10,7 +10,7 @@ SMI, HOLDER = sys.argv[1], sys.argv[2]
 REG = "hwrt-smi-inject-%d" % os.getpid()
 ENV = dict(os.environ, HWRT_SIM_REGISTRY=REG, HWRT_SIM_DEVICES="1", HWRT_SIM_MEMORY="4GB",
            HWRT_SIM_OVERHEAD="100MB")
-# reg_file and reg_slot of src/backends/sim/sim_registry.c (layout version 3)
+# reg_file and reg_slot of src/backends/sim/sim_registry_layout.h (layout version 3)
 VERSION, HDR, SLOT = 3, 16, 136
 PID, DEVICE, NAME, USED, OVERHEAD, CHECK = 8, 12, 32, 64, 72, 128
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))

@@ -7,6 +7,7 @@
  * - hwrt-bench-pool --min-capacity replays the recorded file and finds the smallest
  *   device for it: between its peak requested bytes and that plus the 2 MiB pages. */
 #include "harness.h"
+#include "harness_files.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,24 +20,6 @@
 
 static char dir[] = "/tmp/hwrt-alloc-trace-XXXXXX";
 static char path[256];
-
-static char *slurp(const char *p)
-{
-    FILE *f = fopen(p, "r");
-    if (!f) return NULL;
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
-
-static int count(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, what)); p++) n++;
-    return n;
-}
 
 static void session(void)
 {
@@ -146,7 +129,7 @@ static void replays(void)
     /* --oom-snapshot: the plain replay 2 MiB below its minimum, its blocks named by the
      * trace's ids (the recorded addresses) or tags */
     EXPECT(strstr(out, "plain: memory snapshot at") != NULL);
-    const char *js = slurp(snapfile);          /* its static buffer (64 KiB) */
+    const char *js = slurp(snapfile);          /* its static buffer (2 MiB) */
     EXPECT(js && strstr(js, "\"segments\"") && strstr(js, "\"tag\": \"0x"));
     unlink(snapfile);
     snprintf(snapfile, sizeof snapfile, "%s.expandable.json", snap);

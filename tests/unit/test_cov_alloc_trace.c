@@ -9,6 +9,7 @@
  * Each case checks the file and what was printed on stderr (into a pipe), with
  * HWRT_LOG_LEVEL=1 (errors). */
 #include "harness.h"
+#include "harness_files.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -20,54 +21,6 @@
 #include <unistd.h>
 
 static char dir[] = "/tmp/hwrt-cov-trace-XXXXXX";
-static int saved_err = -1;
-
-static char *slurp(const char *p, size_t *len)
-{
-    FILE *f = fopen(p, "r");
-    if (!f) return NULL;
-    static char buf[1 << 21];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    if (len) *len = n;
-    return buf;
-}
-
-static int count(const char *text, const char *what)
-{
-    int n = 0;
-    for (const char *p = text; (p = strstr(p, what)); p++) n++;
-    return n;
-}
-
-/* stderr into a pipe until err_end(), which returns what was written (a pipe: writes to
- * a regular file would be cut by the size limit too) */
-static int errpipe[2];
-
-static void err_begin(void)
-{
-    fflush(stderr);
-    saved_err = dup(2);
-    if (pipe(errpipe) != 0) { perror("pipe"); exit(1); }
-    dup2(errpipe[1], 2);
-    close(errpipe[1]);
-}
-
-static char *err_end(void)
-{
-    fflush(stderr);
-    dup2(saved_err, 2);                      /* the pipe's last writer closed: EOF below */
-    close(saved_err);
-    static char copy[1 << 14];
-    size_t n = 0;
-    ssize_t r;
-    while (n < sizeof copy - 1 && (r = read(errpipe[0], copy + n, sizeof copy - 1 - n)) > 0)
-        n += (size_t)r;
-    copy[n] = 0;
-    close(errpipe[0]);
-    return copy;
-}
 
 /* a session that allocates and frees (n pairs), the data checked */
 static void session(int n)
@@ -78,12 +31,7 @@ static void session(int n)
         OK(hwrt_malloc(&p, 256 + (size_t)(i % 7) * 64));
         OK(hwrt_free(p));
     }
-    int in[4] = {1, 2, 3, 4}, out[4] = {0};
-    OK(hwrt_malloc(&p, sizeof in));
-    OK(hwrt_memcpy(p, in, sizeof in, HWRT_MEMCPY_HOST_TO_DEVICE));
-    OK(hwrt_memcpy(out, p, sizeof out, HWRT_MEMCPY_DEVICE_TO_HOST));
-    EXPECT(!memcmp(in, out, sizeof in));
-    OK(hwrt_free(p));
+    sim_round_trip();
     OK(hwrt_shutdown());
 }
 
@@ -199,7 +147,7 @@ static void rows_of_tags_and_streams(void)
     OK(hwrt_stream_destroy(c));
     OK(hwrt_shutdown());
     unsetenv("HWRT_ALLOC_TRACE");
-    char *t = slurp(p, NULL);
+    char *t = slurp(p);
     EXPECT(t != NULL);
     if (!t) return;
     EXPECT(strstr(t, ",4096,1,,") != NULL);
@@ -217,8 +165,6 @@ int main(void)
     refused_paths();
     size_limit();
     rows_of_tags_and_streams();
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    remove_tree(dir);
     return test_report();
 }

@@ -5,8 +5,8 @@
  * key's default and spoils nothing else. The environment is read once, at the first
  * option read, so it is set here before any hwrt call (stderr goes to a file meanwhile). */
 #include "harness.h"
+#include "harness_files.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +31,6 @@ static const char *get(const char *key)
 
 int main(void)
 {
-    char warn_path[128];
-    snprintf(warn_path, sizeof warn_path, "/tmp/hwrt-cov-config-%d.err", (int)getpid());
     char long_list[2101];
     memset(long_list, 'x', sizeof long_list - 1);
     long_list[sizeof long_list - 1] = 0;
@@ -43,21 +41,10 @@ int main(void)
     setenv("HWRT_DIST_TIMEOUT", "0", 1);
     setenv("HWRT_CHECK_SYNC", "perhaps", 1);
     setenv("HWRT_LAUNCH_BLOCKING", "", 1);               /* empty: not set */
-    fflush(stderr);
-    int saved = dup(2), wfd = open(warn_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(wfd, 2);
-    close(wfd);
+    err_begin();
     char buf[64];
     hwrt_status first = hwrt_get_config("max_split_size", buf, sizeof buf);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    char warns[8192] = "";
-    FILE *f = fopen(warn_path, "r");
-    size_t n = f ? fread(warns, 1, sizeof warns - 1, f) : 0;
-    warns[n] = 0;
-    if (f) fclose(f);
-    unlink(warn_path);
+    const char *warns = err_end();
 
     TEST_CASE("environment: good entries apply, bad ones warn and keep the default");
     EXPECT(first == HWRT_SUCCESS && strcmp(buf, "134217728") == 0);

@@ -5,8 +5,10 @@
  * - DEVICE_ID past the backend's devices: INVALID_DEVICE naming DEVICE_ID and the count;
  * - a sim backend made unavailable (malformed HWRT_SIM_DEVICES): NO_DEVICE with its reason;
  * - the auto backend when HWRT_BACKEND names none: NO_DEVICE for "auto", and
- *   hwrt_device_count(NULL) is 0 (success); "" is no backend (INVALID_DEVICE); HWRT_BACKEND=sim: NULL and "auto" count sim's
- *   devices, before any device is set;
+ *   hwrt_device_count(NULL) is 0 (success); "" is no backend (INVALID_DEVICE), for
+ *   hwrt_device_count and hwrt_dist_bind_device alike (only NULL and "auto" mean auto);
+ *   HWRT_BACKEND=sim: NULL and "auto" count sim's devices, before any device is set, and
+ *   binding to "" is still refused, leaving no device set;
  * - hwrt_dist_check_devices where the device's properties cannot be read: that error. */
 #include "harness.h"
 
@@ -44,9 +46,11 @@ static void auto_names_nothing(void)
     n = 7;
     OK(hwrt_device_count("auto", &n));
     EXPECT(n == 0);
-    /* "auto" (NULL, "") is resolved first: the reason is HWRT_BACKEND's, not "auto has no device" */
+    FAILS(hwrt_device_count("", &n), HWRT_ERROR_INVALID_DEVICE, "unknown backend \"\"");
+    /* "auto" (NULL) is resolved first: the reason is HWRT_BACKEND's, not "auto has no device" */
     FAILS(hwrt_dist_bind_device(NULL), HWRT_ERROR_INVALID_DEVICE, "HWRT_BACKEND=\"bogus\" names no backend");
-    FAILS(hwrt_dist_bind_device(""), HWRT_ERROR_INVALID_DEVICE, "HWRT_BACKEND=\"bogus\" names no backend");
+    /* "" is not auto: refused as a name, as hwrt_device_count("") is */
+    FAILS(hwrt_dist_bind_device(""), HWRT_ERROR_INVALID_DEVICE, "unknown backend \"\"");
 }
 
 static void auto_is_sim(void)
@@ -59,6 +63,9 @@ static void auto_is_sim(void)
     n = 0;
     OK(hwrt_device_count("auto", &n));
     EXPECT(n == 3);
+    /* auto would find sim here, but "" does not mean auto: refused, nothing bound */
+    FAILS(hwrt_dist_bind_device(""), HWRT_ERROR_INVALID_DEVICE, "unknown backend \"\"");
+    EXPECT(hwrt_current_backend()[0] == 0);
     setenv("HWRT_BACKEND", "auto", 1);             /* auto: probe the backends in order */
     n = -1;
     OK(hwrt_device_count(NULL, &n));

@@ -7,6 +7,7 @@
  *   ("File too large", how far it got) and by the rewrite of a region a tensor already
  *   had (its stale region is given up: disk_bytes drops back). */
 #include "harness.h"
+#include "harness_files.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -134,8 +135,6 @@ int main(void)
     mkdir(path, 0700);
     path_removed();
     size_limit();
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", base);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", base);
+    remove_tree(base);
     return test_report();
 }

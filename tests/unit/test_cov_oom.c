@@ -18,6 +18,7 @@
  * have seen HWRT_ERROR_HOST_OUT_OF_MEMORY. */
 #define _GNU_SOURCE
 #include "harness.h"
+#include "harness_files.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -391,9 +392,7 @@ int main(int argc, char **argv)
     if (getenv("HWRT_OOM_SWEEP_CHILD")) {
         int rc = child();
         unlink(snap_path);
-        char rm[300];
-        snprintf(rm, sizeof rm, "rm -rf %s", prof_dir);
-        if (system(rm) != 0) rc = 1;
+        if (remove_tree(prof_dir) != 0) rc = 1;
         return rc;
     }
     TEST_CASE("the workload without a failure");

@@ -3,19 +3,9 @@
  * such a device succeed (the snapshot says no blocks), a tag on a pointer hwrt did not
  * hand out is refused with a sentence, and the snapshot shows the tag a block has now. */
 #include "harness.h"
+#include "harness_files.h"
 
 #include <unistd.h>
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return buf;
-}
 
 int main(void)
 {

@@ -6,7 +6,7 @@
  * the cache's address table, and peaks reset under a cached thread. Every case checks the
  * pool's counters (exact for one thread) and that no live block is handed out twice. */
 #include "harness.h"
-#include <dirent.h>
+#include "harness_files.h"
 #include <unistd.h>
 
 #include <pthread.h>
@@ -259,29 +259,22 @@ static void test_flush_and_peaks(void)
     EXPECT(st.requested_bytes.current == st0.requested_bytes.current);
 }
 
+typedef struct { char field[64]; long n; } field_count;
+
+static void field_line(const char *line, void *arg)
+{
+    field_count *c = arg;
+    c->n += strstr(line, c->field) != NULL;
+}
+
 /* the profiler observes allocations: every block handed out and taken back is one
  * record, also those the thread cache serves. Counts the records of raw/prof_*.tsv
  * whose fields include `name`. */
 static long count_records(const char *dir, const char *name)
 {
-    char path[600], line[4096], field[64];
-    snprintf(path, sizeof path, "%s/raw", dir);
-    snprintf(field, sizeof field, "\t%s\t", name);
-    DIR *d = opendir(path);
-    long n = -1;
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        if (strncmp(e->d_name, "prof_", 5)) continue;
-        char f[1200];
-        snprintf(f, sizeof f, "%s/%s", path, e->d_name);
-        FILE *fp = fopen(f, "r");
-        if (!fp) continue;
-        if (n < 0) n = 0;
-        while (fgets(line, sizeof line, fp)) n += strstr(line, field) != NULL;
-        fclose(fp);
-    }
-    if (d) closedir(d);
-    return n;
+    field_count c = {.n = 0};
+    snprintf(c.field, sizeof c.field, "\t%s\t", name);
+    return prof_raw_lines(dir, field_line, &c) > 0 ? c.n : -1;
 }
 
 static void test_observer(void)

@@ -8,9 +8,9 @@
  * - HWRT_PROFILE_MAX_EVENTS malformed, 0 or past 2^40: the default, with a warning;
  * - an output_dir longer than the limit is refused naming its length. */
 #include "harness.h"
+#include "harness_files.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,9 +56,7 @@ static int run(const char *mode, const char *arg, const char *env, char *err, si
         if (!strcmp(mode, "removed")) {
             if (hwrt_profiler_start(arg) != HWRT_SUCCESS) exit(6);
             work();
-            char cmd[400];
-            snprintf(cmd, sizeof cmd, "rm -rf %s", arg);
-            if (system(cmd) != 0) exit(7);
+            if (remove_tree(arg) != 0) exit(7);
             exit(0);
         }
         exit(2);
@@ -127,26 +125,15 @@ int main(int argc, char **argv)
     TEST_CASE("HWRT_PROFILE_MAX_EVENTS that is not a count in range: the default, a warning");
     const char *bad[] = {"12x", "-3", "99999999999999999999999", "0", "2000000000000"};
     snprintf(dir, sizeof dir, "%s/cap", base);
-    char errfile[300];
-    snprintf(errfile, sizeof errfile, "%s/stderr.txt", base);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         setenv("HWRT_PROFILE_MAX_EVENTS", bad[i], 1);
-        fflush(stderr);
-        int saved = dup(2), fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(fd, 2);
-        close(fd);
+        err_begin();
         hwrt_status st1 = hwrt_profiler_start(dir);
         work();
         hwrt_status st2 = hwrt_profiler_stop();
-        fflush(stderr);
-        dup2(saved, 2);
-        close(saved);
+        snprintf(err, sizeof err, "%s", err_end());
         OK(st1);
         OK(st2);
-        FILE *ef = fopen(errfile, "r");
-        size_t n = ef ? fread(err, 1, sizeof err - 1, ef) : 0;
-        if (ef) fclose(ef);
-        err[n] = 0;
         snprintf(want, sizeof want, "[hwrt warn] HWRT_PROFILE_MAX_EVENTS=\"%s\" is not a whole "
                  "number in 1..1099511627776; using the default (4000000)", bad[i]);
         EXPECT(strstr(err, want) != NULL);
@@ -163,7 +150,6 @@ int main(int argc, char **argv)
     FAILS(hwrt_profiler_start(longdir), HWRT_ERROR_INVALID_ARGUMENT,
           "output_dir is 4090 characters long; at most");
 
-    snprintf(err, sizeof err, "rm -rf %s", base);
-    if (system(err) != 0) fprintf(stderr, "could not remove %s\n", base);
+    remove_tree(base);
     return test_report();
 }

@@ -1,8 +1,8 @@
 /* The sim registry's view of other processes' slots (issue 25 item 3, sim_registry.c),
  * white-box: the test writes slots into the shared-memory object itself, in the layout
- * and with the check word of src/backends/sim/sim_registry.c (REG_VERSION 3; a layout
- * change makes the first case fail: the test's own slot would not be found), each owned
- * by a live child process (or a pid whose liveness lock the test holds).
+ * and with the check word the library uses (src/backends/sim/sim_registry_layout.h,
+ * shared with sim_registry.c; the first case checks the library's own slot in it), each
+ * owned by a live child process (or a pid whose liveness lock the test holds).
  * - hwrt_smi_query: a slot failing each rule (device out of range, used past 2^50, the
  *   parts of used adding up to more than it, allocated above reserved, a name without
  *   NUL) is left out with a warning naming it; a valid one is listed, its device's used
@@ -20,6 +20,7 @@
  *   silently the default registry. */
 #define _GNU_SOURCE
 #include "harness.h"
+#include "backends/sim/sim_registry_layout.h"   /* reg_slot, reg_file, reg_slot_check */
 
 #include <fcntl.h>
 #include <signal.h>
@@ -33,42 +34,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define REG_SLOTS 256
-#define LOCK_BASE (1 << 20)
 #define MiB ((uint64_t)1 << 20)
-
-typedef struct {                  /* reg_slot of sim_registry.c */
-    _Atomic uint64_t seq;
-    _Atomic int32_t pid;
-    int32_t device;
-    uint64_t start_ticks, pidns;
-    char name[32];
-    uint64_t used, overhead, comm, reserved, allocated, busy_ns, capacity;
-    int32_t exclusive, fault;
-    uint64_t check;
-} reg_slot;
-
-typedef struct {
-    uint64_t magic;
-    uint32_t version, nslots;
-    reg_slot slot[REG_SLOTS];
-} reg_file;
-
-_Static_assert(sizeof(reg_slot) == 136, "reg_slot layout");
 
 static reg_file *reg;
 static char shm_name[128];
 static pid_t child;
 static uint64_t child_ticks, my_ns, capacity;
-
-static uint64_t slot_check(const reg_slot *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    const unsigned char *p = (const unsigned char *)&s->device;
-    size_t n = offsetof(reg_slot, check) - offsetof(reg_slot, device);
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
-    return h ^ (uint64_t)(uint32_t)atomic_load(&s->pid);
-}
 
 static uint64_t ticks_of(pid_t pid)
 {
@@ -110,7 +81,7 @@ static reg_slot *put(int i, int dev)
     return s;
 }
 
-static void seal(reg_slot *s) { s->check = slot_check(s); }
+static void seal(reg_slot *s) { s->check = reg_slot_check(s); }
 
 /* However the test ends: the sleeping child goes, and the registry object too. */
 static void cleanup(void)
@@ -153,7 +124,7 @@ static void own_slot(void)
     EXPECT(found >= 0);
     if (found < 0) exit(test_report());
     reg_slot *s = &reg->slot[found];
-    EXPECT(s->check == slot_check(s) && s->device == 0);
+    EXPECT(s->check == reg_slot_check(s) && s->device == 0);
     EXPECT(s->allocated <= s->reserved && s->reserved + s->overhead <= s->used);
     capacity = s->capacity;
     my_ns = s->pidns;
@@ -314,7 +285,7 @@ static int in_child(const char *name, uint64_t magic, uint32_t version, uint32_t
         if (!ef) _exit(90);
         setenv("HWRT_SIM_REGISTRY", name, 1);
         if (magic) {
-            snprintf(path, sizeof path, "/dev/shm/%s-v3", name);
+            snprintf(path, sizeof path, "/dev/shm/%s-v%u", name, REG_VERSION);
             int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
             reg_file *r = NULL;
             if (fd < 0 || ftruncate(fd, sizeof(reg_file)) != 0 ||
@@ -329,7 +300,7 @@ static int in_child(const char *name, uint64_t magic, uint32_t version, uint32_t
         /* the machine's default registry (the name cases): only read, and removed
          * after if this child made it */
         char dflt[96];
-        snprintf(dflt, sizeof dflt, "/dev/shm/hwrt-sim-%u-v3", (unsigned)getuid());
+        snprintf(dflt, sizeof dflt, "/dev/shm/hwrt-sim-%u-v%u", (unsigned)getuid(), REG_VERSION);
         int made = !magic && access(dflt, F_OK) != 0;
         for (int i = 0; magic && i < 2; i++) {         /* the warning comes once */
             OK(hwrt_set_device("sim", 0));
@@ -370,10 +341,10 @@ static void headers_and_names(void)
     char name[96];
     TEST_CASE("a registry of another version is a foreign header, warned once");
     snprintf(name, sizeof name, "hwrt-cov-hdr-%d", (int)getpid());
-    EXPECT(in_child(name, 0x314d53545257480aull, 2, REG_SLOTS, "has a foreign header",
+    EXPECT(in_child(name, REG_MAGIC, REG_VERSION - 1, REG_SLOTS, "has a foreign header",
                     "has a foreign header", 1) == 0);
     TEST_CASE("a registry of another slot count is a foreign header");
-    EXPECT(in_child(name, 0x314d53545257480aull, 3, 128, "has a foreign header",
+    EXPECT(in_child(name, REG_MAGIC, REG_VERSION, REG_SLOTS / 2, "has a foreign header",
                     "has a foreign header", 1) == 0);
     TEST_CASE("HWRT_SIM_REGISTRY=\"/\" is not a name: the default registry, a warning");
     EXPECT(in_child("/", 0, 0, 0, "HWRT_SIM_REGISTRY=\"/\" is not a shared-memory name", NULL,
@@ -405,7 +376,7 @@ static void warnings_fill_up(void)
 int main(void)
 {
     headers_and_names();
-    snprintf(shm_name, sizeof shm_name, "/hwrt-cov-slots-%d-v3", (int)getpid());
+    snprintf(shm_name, sizeof shm_name, "/hwrt-cov-slots-%d-v%u", (int)getpid(), REG_VERSION);
     char reg_env[96];
     snprintf(reg_env, sizeof reg_env, "hwrt-cov-slots-%d", (int)getpid());
     setenv("HWRT_SIM_REGISTRY", reg_env, 1);

@@ -7,6 +7,7 @@
  *   at least 250 ms of device time, the data arrive, and a second run with the same seed
  *   measures the same time to the microsecond. */
 #include "harness.h"
+#include "harness_files.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,37 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static char errpath[] = "/tmp/hwrt-cov-sched-XXXXXX";
-
-static char *with_stderr_captured(void (*fn)(void))
-{
-    static char text[8192];
-    fflush(stderr);
-    int saved = dup(2), fd = open(errpath, O_WRONLY | O_TRUNC);
-    dup2(fd, 2);
-    close(fd);
-    fn();
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    FILE *f = fopen(errpath, "r");
-    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    if (f) fclose(f);
-    text[n] = 0;
-    return text;
-}
-
 static void round_trip(void)
 {
-    OK(hwrt_set_device("sim", 0));
-    int in[64], out[64] = {0};
-    for (int i = 0; i < 64; i++) in[i] = i * 3 + 1;
-    void *p = NULL;
-    OK(hwrt_malloc(&p, sizeof in));
-    OK(hwrt_memcpy(p, in, sizeof in, HWRT_MEMCPY_HOST_TO_DEVICE));
-    OK(hwrt_memcpy(out, p, sizeof out, HWRT_MEMCPY_DEVICE_TO_HOST));
-    EXPECT(!memcmp(in, out, sizeof in));
-    OK(hwrt_free(p));
+    sim_round_trip();
     OK(hwrt_shutdown());
 }
 
@@ -56,7 +29,7 @@ static void malformed_seeds(void)
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
             TEST_CASE("a value that is not a seed");
             setenv(vars[v], bad[i], 1);
-            char *e = with_stderr_captured(round_trip);
+            char *e = stderr_of(round_trip);
             char want[128];
             snprintf(want, sizeof want, "%s=\"%s\" is not a seed; expected a decimal or 0x-hex "
                      "number", vars[v], bad[i]);
@@ -110,13 +83,9 @@ static void deterministic_stall(void)
 
 int main(void)
 {
-    int fd = mkstemp(errpath);
-    if (fd < 0) { perror("mkstemp"); return 1; }
-    close(fd);
     setenv("HWRT_SIM_DEVICES", "1", 1);
     setenv("HWRT_LOG_LEVEL", "2", 1);           /* warnings */
     malformed_seeds();
     deterministic_stall();
-    unlink(errpath);
     return test_report();
 }

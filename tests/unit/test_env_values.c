@@ -7,6 +7,7 @@
  * prints what it saw; the parent checks the child's exit and output. */
 #define _GNU_SOURCE
 #include "harness.h"
+#include "harness_files.h"
 
 #include <hwrt/hwrt_dist.h>
 #include <hwrt/hwrt_prof.h>
@@ -89,9 +90,7 @@ static int child(const char *action, const char *arg, const char *want)
         int rc = st != HWRT_SUCCESS || child_tensor_roundtrip() ||
                  hwrt_profiler_stop() != HWRT_SUCCESS;
         if (rc) printf("profiler: %s\n", hwrt_last_error());
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-        if (system(cmd) != 0) return 2;
+        if (remove_tree(dir) != 0) return 2;
         return rc ? 6 : 0;
     }
     return 99;
@@ -214,13 +213,6 @@ static int opencl_available(void)
 {
     hwrt_backend_desc d;
     return hwrt_backend_info("opencl", &d) == HWRT_SUCCESS && d.available;
-}
-
-static int count(const char *hay, const char *needle)
-{
-    int n = 0;
-    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
-    return n;
 }
 
 /* Run one case in a child; 1 if it behaved. The child's output is read while it runs,

@@ -2,6 +2,7 @@
  * writers that use them: the memory snapshot (JSON) and the leak report (a log line), fed
  * an allocation tag with invalid UTF-8, a newline, a quote and a terminal escape. */
 #include "harness.h"
+#include "harness_files.h"
 #include "base/escape.h"
 
 #include <stdio.h>
@@ -22,17 +23,6 @@ static char *out_of(writer w, const char *in)
 
 static void term16(FILE *f, const char *s) { hwi_term_str(f, s, 16); }
 static void term_all(FILE *f, const char *s) { hwi_term_str(f, s, -1); }
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return buf;
-}
 
 #define EQ(w, in, want) EXPECT(!strcmp(out_of(w, in), want))
 
@@ -89,23 +79,13 @@ int main(void)
 
     /* leak p on purpose: hwrt_shutdown reports it on stderr (log level 1) */
     OK(hwrt_set_config("log_level", "1"));
-    char logpath[64];
-    snprintf(logpath, sizeof logpath, "/tmp/hwrt_escape_%d.log", (int)getpid());
-    fflush(stderr);
-    int saved = dup(2);
-    FILE *lf = fopen(logpath, "w");
-    dup2(fileno(lf), 2);
+    err_begin();
     hwrt_shutdown();
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    fclose(lf);
-    char *log = slurp(logpath);
+    char *log = err_end();
     EXPECT(log && strstr(log, "leak: device 0"));
     EXPECT(log && strstr(log, "tag \"t??\"q\"?[31m\""));
     EXPECT(log && !strchr(log, '\x1b') && !strchr(log, '\xff'));
     char *nl = log ? strstr(log, "leak: ") : NULL;
     EXPECT(nl && strchr(nl, '\n') && strstr(strchr(nl, '\n'), "never freed") == NULL);  /* one line */
-    unlink(logpath);
     return test_report();
 }

@@ -7,6 +7,7 @@
  *     path (or at the old PATH.tmp) instead of writing through it. */
 #define _GNU_SOURCE
 #include "harness.h"
+#include "harness_files.h"
 
 #include <hwrt/hwrt_prof.h>
 
@@ -127,7 +128,7 @@ static void out_files(void)
     TEST_CASE("no_write_through_symlinks");
     char dir[] = "/tmp/hwrt-guards-XXXXXX";
     if (!mkdtemp(dir)) { EXPECT(0); return; }
-    char victim[128], snap[128], snap_tmp[160], raw[128], link[256], cmd[200];
+    char victim[128], snap[128], snap_tmp[160], raw[128], link[256];
     snprintf(victim, sizeof victim, "%s/victim", dir);
     write_file(victim, "precious");
     snprintf(snap, sizeof snap, "%s/snapshot.json", dir);
@@ -162,8 +163,7 @@ static void out_files(void)
     }
     EXPECT(written == 1);
     OK(hwrt_free(p));
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    EXPECT(system(cmd) == 0);
+    EXPECT(remove_tree(dir) == 0);
 }
 
 int main(void)

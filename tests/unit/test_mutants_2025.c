@@ -2,43 +2,38 @@
  * scripts/mutation-run.sh; docs/RELIABILITY.md "Mutation score (issue 25 item 2)") that
  * the public API shows and no other suite's case fits. Each case names its mutant. */
 #include "harness.h"
+#include "harness_files.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #define MiB ((size_t)1 << 20)
 
+typedef struct { const char *name; int n, zero; } mem_count;
+
+static void mem_line(const char *line, void *arg)
+{
+    mem_count *c = arg;
+    char kind[8], nm[64];
+    unsigned th;
+    int dev;
+    unsigned long long t0, bytes;
+    if (sscanf(line, "%7[^\t]\t%u\t%63[^\t]\t%d\t%llu\t%llu", kind, &th, nm, &dev, &t0,
+               &bytes) == 6 && !strcmp(kind, "M") && !strcmp(nm, c->name)) {
+        c->n++;
+        c->zero += bytes == 0;
+    }
+}
+
 /* Memory records named `name` in the session's raw trace under dir (raw/prof_*.tsv:
  * "M<TAB>thread<TAB>name<TAB>device<TAB>t0<TAB>bytes..."); *zero counts those of 0 bytes. */
 static int mem_records(const char *dir, const char *name, int *zero)
 {
-    char raw[600];
-    snprintf(raw, sizeof raw, "%s/raw", dir);
-    DIR *d = opendir(raw);
-    int n = 0;
-    *zero = 0;
-    for (struct dirent *e; d && (e = readdir(d));) {
-        if (strncmp(e->d_name, "prof_", 5)) continue;
-        char path[1200], line[1024];
-        snprintf(path, sizeof path, "%s/%s", raw, e->d_name);
-        FILE *f = fopen(path, "r");
-        while (f && fgets(line, sizeof line, f)) {
-            char kind[8], nm[64];
-            unsigned th;
-            int dev;
-            unsigned long long t0, bytes;
-            if (sscanf(line, "%7[^\t]\t%u\t%63[^\t]\t%d\t%llu\t%llu", kind, &th, nm, &dev, &t0,
-                       &bytes) == 6 && !strcmp(kind, "M") && !strcmp(nm, name)) {
-                n++;
-                *zero += bytes == 0;
-            }
-        }
-        if (f) fclose(f);
-    }
-    if (d) closedir(d);
-    return n;
+    mem_count c = {.name = name};
+    prof_raw_lines(dir, mem_line, &c);
+    *zero = c.zero;
+    return c.n;
 }
 
 /* pool.c hwi_pool_empty_cache: the release event goes to the observer (the profiler's
@@ -66,9 +61,7 @@ static void empty_cache_release_event(void)
     EXPECT(zero == 0);
     EXPECT(mem_records(dir, "alloc", &zero) == 1);
     OK(hwrt_shutdown());
-    char cmd[100];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    remove_tree(dir);
 }
 
 /* sim_fault.c copy_dir: an injected copy fault's sentence names the copy's direction
@@ -168,9 +161,7 @@ static void disk_fetch_fault_names_copy(void)
     OK(hwrt_tensor_release(y));
     OK(hwrt_shutdown());
     unsetenv("HWRT_SIM_FAULTS");
-    char cmd[100];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    remove_tree(dir);
 }
 
 int main(void)

@@ -3,6 +3,7 @@
  * shows (strata mem, offload, backends/sim, tensor, exec, backends). Each case names its
  * mutant. */
 #include "harness.h"
+#include "harness_files.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,17 +31,6 @@ static void sim_number_with_trailing_text(void)
         OK(hwrt_set_device("sim", 0));       /* the default works again */
         OK(hwrt_shutdown());
     }
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
 }
 
 /* pool_stats.c snapshot_block: a block's allocation site is shown while it is live only

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 enum { D = 256, BLOCKS = 4, W = 4 * BLOCKS, B = 8, STEPS = 4 };
+#include "offload_stack.h"                  /* dims, net, setup, layer, finish */
 
 static atomic_int gate_open, opened_by_watchdog, queued;
 static void gate(void *a) { (void)a; while (!atomic_load(&gate_open)) usleep(100); }
@@ -33,39 +34,6 @@ static void *watchdog(void *a)
     return NULL;
 }
 
-static void dims(int l, int *rows, int *cols)
-{
-    static const int r[4] = {1, 3, 1, 4}, c[4] = {3, 1, 4, 1};
-    *rows = D * r[l % 4];
-    *cols = D * c[l % 4];
-}
-
-static size_t wbytes(int l)
-{
-    int r, c;
-    dims(l, &r, &c);
-    return (size_t)r * c * sizeof(float);
-}
-
-typedef struct {
-    hwrt_tensor w[W], x, h3, h4;
-} net;
-
-static void setup(net *n, float *const *host_w, const float *x0, int offload)
-{
-    for (int l = 0; l < W; l++) {
-        int r, c;
-        dims(l, &r, &c);
-        int64_t shape[2] = {r, c};
-        OK(hwrt_tensor_from_host(&n->w[l], HWRT_FLOAT32, 2, shape, host_w[l]));
-        if (offload) OK(hwrt_tensor_set_offloadable(n->w[l], 1));
-    }
-    int64_t xs[2] = {B, D}, s3[2] = {B, 3 * D}, s4[2] = {B, 4 * D};
-    OK(hwrt_tensor_from_host(&n->x, HWRT_FLOAT32, 2, xs, x0));
-    OK(hwrt_tensor_empty(&n->h3, HWRT_FLOAT32, 2, s3));
-    OK(hwrt_tensor_empty(&n->h4, HWRT_FLOAT32, 2, s4));
-}
-
 /* One step: x -> h3 -> x -> h4 -> x per block (relu after every matmul); with_gate:
  * the ops are queued behind the gate (after the input's copy, which the host waits for). */
 static void step(net *n, const float *x0, int sync_each, int with_gate)
@@ -73,41 +41,17 @@ static void step(net *n, const float *x0, int sync_each, int with_gate)
     OK(hwrt_tensor_copy_from_host(n->x, x0, sizeof(float) * B * D));
     if (with_gate) OK(hwrt_launch_host_func(NULL, gate, NULL));
     for (int l = 0; l < W; l++) {
-        hwrt_tensor in = (l % 4 == 1) ? n->h3 : (l % 4 == 3) ? n->h4 : n->x;
-        hwrt_tensor out = (l % 4 == 0) ? n->h3 : (l % 4 == 2) ? n->h4 : n->x;
-        OK(hwrt_op_matmul(out, in, n->w[l], NULL));
-        OK(hwrt_op_relu(out, out, NULL));
+        layer(n, l);
         if (sync_each) OK(hwrt_stream_synchronize(NULL));
     }
-}
-
-static void teardown(net *n)
-{
-    for (int l = 0; l < W; l++) OK(hwrt_tensor_release(n->w[l]));
-    OK(hwrt_tensor_release(n->x));
-    OK(hwrt_tensor_release(n->h3));
-    OK(hwrt_tensor_release(n->h4));
 }
 
 int main(void)
 {
     setenv("HWRT_SIM_MEMORY", "64MB", 1);
     setenv("HWRT_SIM_OVERHEAD", "4MB", 1);
-    float *host_w[W], x0[B * D], want[B * D], got[B * D];
-    size_t total = 0;
-    unsigned seed = 12345u;
-    for (int l = 0; l < W; l++) {
-        size_t n = wbytes(l) / sizeof(float);
-        int r, c;
-        dims(l, &r, &c);
-        host_w[l] = malloc(wbytes(l));
-        for (size_t i = 0; i < n; i++) {
-            seed = seed * 1664525u + 1013904223u;
-            host_w[l][i] = ((float)(seed >> 8) / 16777216.0f - 0.45f) * 2.0f / (float)r;
-        }
-        total += wbytes(l);
-    }
-    for (int i = 0; i < B * D; i++) x0[i] = (float)((i * 7919) % 1000) / 1000.0f;
+    float *host_w[W], x0[B * D], want[B * D];
+    size_t total = host_init(host_w, x0);
     EXPECT(total == 14u << 20);
 
     TEST_CASE("resident reference");
@@ -161,12 +105,6 @@ int main(void)
                 total, weights_budget,
                 (unsigned long long)(after.victim_waits - before.victim_waits),
                 atomic_load(&opened_by_watchdog));
-    OK(hwrt_tensor_copy_to_host(n.x, got, sizeof got));
-    EXPECT(memcmp(got, want, sizeof got) == 0);   /* the data is right */
-    teardown(&n);
-    hwrt_offload_config off = {.enabled = 0, .prefetch_depth = 2, .enable_pinned_mem = 1};
-    OK(hwrt_set_offload_config(&off));
-    OK(hwrt_shutdown());
-    for (int l = 0; l < W; l++) free(host_w[l]);
+    finish(&n, want, host_w);                     /* the data is right, then all goes */
     return test_report();
 }

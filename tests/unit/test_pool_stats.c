@@ -3,7 +3,7 @@
  * and device-wide used by exactly what was cached; peaks reset; the summary, the JSON
  * snapshot (tags, call sites) and the leak report at shutdown tell the truth. */
 #include "harness.h"
-#include <fcntl.h>
+#include "harness_files.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -83,17 +83,6 @@ static void peaks(void)
     FAILS(hwrt_reset_peak_memory_stats(99), HWRT_ERROR_INVALID_DEVICE, "99");
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    static char buf[1 << 16];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
-
 static void summary_snapshot_tags(void)
 {
     TEST_CASE("summary, snapshot, tags");
@@ -163,22 +152,14 @@ int main(void)
     two_devices();
     summary_snapshot_tags();
     TEST_CASE("leak report");
-    const char *log = "/tmp/hwrt_test_pool_leaks.txt";
     OK(hwrt_set_config("log_level", "1"));
-    fflush(stderr);
-    int saved = dup(2), fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fd, 2);
+    err_begin();
     OK(hwrt_shutdown());
-    fflush(stderr);
-    dup2(saved, 2);
-    close(fd);
-    close(saved);
-    char *txt = slurp(log);
+    char *txt = err_end();
     EXPECT(txt && strstr(txt, "leak: device 0: block") && strstr(txt, "3.00 MiB"));
     EXPECT(txt && strstr(txt, "kv_cache \"layer 0\"") &&
            strstr(txt, "allocated at 0x") && strstr(txt, "(test_pool_stats+0x"));
     EXPECT(txt && strstr(txt, "1 device block leaked"));
-    remove(log);
     OK(hwrt_set_device("sim", 0));                         /* usable again, from scratch */
     OK(hwrt_get_memory_info(0, &mi));
     EXPECT(mi.reserved == 0 && mi.allocated == 0);

@@ -7,6 +7,7 @@
  * at the bound) wrote them over the oldest pending markers, uncounted (missing 0).
  * ~8 s and 2.2 GiB on the sim backend: label large, alone. */
 #include "harness.h"
+#include "harness_files.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -51,8 +52,6 @@ int main(void)
     EXPECT(v == (float)((n - 1) & 7));
     OK(hwrt_tensor_release(t));
     OK(hwrt_shutdown());
-    char cmd[100];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    remove_tree(dir);
     return test_report();
 }

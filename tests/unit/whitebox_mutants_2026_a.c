@@ -2,6 +2,7 @@
  * COUNT 64; docs/RELIABILITY.md "Mutation score (issue 25 item 2)") that need libhwrt's
  * internals (linked statically). Each case names its mutant. */
 #include "harness.h"
+#include "harness_files.h"
 #include "backends/usage_board.h"
 
 #include <fcntl.h>
@@ -37,9 +38,7 @@ static void publish_with_stdin_closed(void)
     char tmp[600];
     snprintf(tmp, sizeof tmp, "%s/%d-dev_0.tmp", dir, (int)getpid());
     EXPECT(access(tmp, F_OK) != 0);          /* no temporary file left behind */
-    char cmd[100];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    remove_tree(dir);
     unsetenv("HWRT_TEST_USAGE_DIR");
 }
 

@@ -11,6 +11,7 @@
  *   on that thread: its record is lost and counts as dropped (it was lost silently before).
  */
 #include "harness.h"
+#include "harness_files.h"
 #include "prof/prof.h"
 
 #include <pthread.h>
@@ -102,8 +103,6 @@ int main(void)
     EXPECT(out[0] == 3.0f && out[1023] == 3.0f);
     OK(hwrt_tensor_release(t));
     OK(hwrt_shutdown());
-    char cmd[100];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    remove_tree(dir);
     return test_report();
 }

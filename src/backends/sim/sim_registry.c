@@ -25,6 +25,7 @@
  * with HWRT_SIM_EXCLUSIVE set the open fails, since exclusivity cannot be enforced. */
 #define _GNU_SOURCE                    /* F_OFD_GETLK / F_OFD_SETLK */
 #include "sim_registry.h"
+#include "sim_registry_layout.h"
 #include "../../base/config.h"
 #include "../../base/log.h"
 #include "../../base/status.h"
@@ -40,31 +41,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define REG_MAGIC 0x314d53545257480aull     /* "\nHWRTSM1" */
-#define REG_VERSION 3u                 /* also in the object's name: layouts never mix */
-#define REG_SLOTS 256
-#define LOCK_BASE (1 << 20)            /* slot i's liveness lock: byte LOCK_BASE + i */
-
-typedef struct {
-    _Atomic uint64_t seq;          /* odd while the owner writes */
-    _Atomic int32_t pid;           /* 0 = free; in the owner's pid namespace */
-    int32_t device;
-    uint64_t start_ticks;          /* /proc/self/stat field 22: detects pid reuse */
-    uint64_t pidns;                /* inode of the owner's /proc/self/ns/pid; 0 unknown */
-    char name[32];
-    uint64_t used, overhead, comm, reserved, allocated, busy_ns;
-    uint64_t capacity;             /* processes with another HWRT_SIM_MEMORY simulate
-                                      another machine: they do not share this device */
-    int32_t exclusive, fault;
-    uint64_t check;
-} reg_slot;
-
-typedef struct {
-    uint64_t magic;
-    uint32_t version, nslots;
-    reg_slot slot[REG_SLOTS];
-} reg_file;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static reg_file *reg;             /* NULL: registry off or unusable */
@@ -137,15 +113,6 @@ static void registry_lost(void)
 #define UNGUARD() (guard_jb = outer_)
 
 static reg_file *usable(void) { return reg && !atomic_load(&reg_lost) ? reg : NULL; }
-
-static uint64_t slot_check(const reg_slot *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    const unsigned char *p = (const unsigned char *)&s->device;
-    size_t n = offsetof(reg_slot, check) - offsetof(reg_slot, device);
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
-    return h ^ (uint64_t)(uint32_t)atomic_load(&s->pid);
-}
 
 static uint64_t start_ticks_of(const char *path)
 {
@@ -324,7 +291,7 @@ static int read_slot(const reg_slot *s, reg_slot *out, int *corrupt)
         if (atomic_load(&s->seq) != a) continue;
         if (!atomic_load(&out->pid)) return 0;
         /* the parts of `used` (overhead, comm, reserved) never add up to more than it */
-        int ok = out->check == slot_check(out) && out->device >= 0 &&
+        int ok = out->check == reg_slot_check(out) && out->device >= 0 &&
                  out->device < SIM_MAX_DEVICES && out->used < (1ull << 50) &&
                  out->overhead <= out->used && out->comm <= out->used - out->overhead &&
                  out->reserved <= out->used - out->overhead - out->comm &&
@@ -412,7 +379,7 @@ hwrt_status sim_registry_attach(sim_dev *d)
             s->exclusive = exclusive;
             s->capacity = d->capacity;
             s->fault = 0;
-            s->check = slot_check(s);
+            s->check = reg_slot_check(s);
             atomic_fetch_add(&s->seq, 1);
             d->reg_slot = i;
             break;
@@ -454,7 +421,7 @@ void sim_registry_publish(sim_dev *d)
     if (s->allocated > s->reserved) s->allocated = s->reserved;
     s->busy_ns = atomic_load(&d->engines[SIM_ENG_COMPUTE].busy_ns);
     s->fault = atomic_load(&d->fault);
-    s->check = slot_check(s);
+    s->check = reg_slot_check(s);
     atomic_fetch_add(&s->seq, 1);
     UNGUARD();
 }
