@@ -170,6 +170,7 @@ static void make_free(pblock *b)
     dpool *dp = b->seg->dp;
     pool_stat_sub(&dp->st.active, 1);
     pool_stat_sub(&dp->st.active_bytes, (int64_t)b->size);
+    if (b->seg->expandable) pseg_unhold(b);
     pblock_coalesce_insert(b);
 }
 
@@ -257,12 +258,7 @@ static int trimmable(dpool *dp)
             if (s->first->state == B_FREE && !s->first->next) return 1;
             continue;
         }
-        for (pblock *b = s->first; b; b = b->next) {
-            if (b->state != B_FREE) continue;
-            size_t off = (size_t)(b->base - s->base);
-            for (size_t g = (off + s->gran - 1) / s->gran; g < (off + b->size) / s->gran; g++)
-                if (s->gmap[g]) return 1;
-        }
+        if (pseg_has_idle_pages(s)) return 1;
     }
     return 0;
 }
@@ -342,7 +338,7 @@ static hwrt_status grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_g
             /* a range the device could never back is not reserved (nor its granule map
              * allocated): the plain path below fails it with the OOM sentence */
             if (len <= total && pseg_new(dp, sp, len, 1, &seg) == HWRT_SUCCESS) {
-                sp->addr_order = sp->kind != PK_SMALL;
+                if (sp->kind != PK_SMALL) pbin_use_addr_order(sp);
                 *out = seg->first;
                 return HWRT_SUCCESS;
             }
@@ -441,8 +437,10 @@ static hwrt_status hand_out(dpool *dp, pblock *b, size_t req, size_t rsize, int 
     b->state = B_ALLOC;                        /* taken: the split rest must not merge back */
     if (should_split(b, rsize, msz)) pblock_split(b, rsize);
     if (b->seg->expandable) {
+        pseg_hold(b);                          /* its pages are not idle (trimmable) */
         hwrt_status st = map_block(dp, b, cap, no_gc, no_trim, want);
         if (st != HWRT_SUCCESS) {
+            pseg_unhold(b);
             pblock_coalesce_insert(b);         /* back, unchanged in the figures */
             return st;
         }
@@ -453,6 +451,7 @@ static hwrt_status hand_out(dpool *dp, pblock *b, size_t req, size_t rsize, int 
     b->owned = 0;
     b->alloc_seq = ++dp->alloc_seq;
     if (!pmap_put(dp, b)) {
+        pseg_unhold(b);
         pblock_coalesce_insert(b);
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
     }
@@ -931,7 +930,7 @@ void hwi_pool_stream_destroyed(hwrt_bstream *bs)
             spool *to = spool_get(dp, NULL, s->sp->kind);
             if (!to) continue;                 /* host OOM: keep it under the old key */
             spool *from = s->sp;
-            to->addr_order |= s->expandable && to->kind != PK_SMALL;
+            if (s->expandable && to->kind != PK_SMALL) pbin_use_addr_order(to);
             for (pblock *b = s->first; b; b = b->next)
                 if (b->state == B_FREE) pbin_remove(from, b);
             s->sp = to;

@@ -1,6 +1,7 @@
 /* The caching pool's internal structures, shared by pool.c (allocation policy),
  * pool_seg.c (segments and expandable address ranges), pool_stats.c (figures, summary,
- * snapshot, leak report) and pool_map.c (pointer registry). One hwi_pool per device
+ * snapshot, leak report), pool_map.c (pointer registry), pool_bins.c (free-block bins)
+ * and pool_addr.c (their address-ordered index). One hwi_pool per device
  * (hwi_device.pool); everything of a pool is guarded by its own lock (hwi_pool.mu);
  * nothing here is visible above src/mem. */
 #ifndef HWI_POOL_INTERNAL_H
@@ -23,6 +24,7 @@
 #define POOL_EXACT_BINS 4096                     /* one bin per 512 B step up to 2 MiB */
 #define POOL_NBINS (POOL_EXACT_BINS + 44 * 8)    /* + 8 sub-bins per power of two above */
 #define POOL_SITE_DEPTH 6
+#define PADDR_BIN POOL_NBINS                     /* pblock.bin of a block in the address index */
 
 /* Which free blocks a request may take (each (device, stream, kind) has its own bins):
  * PK_SMALL 2 MiB segments; PK_LARGE dedicated segments (and, with expandable segments,
@@ -50,8 +52,10 @@ typedef struct pblock {
     pseg *seg;
     struct pblock *prev, *next;  /* address neighbours inside the segment */
     struct pblock *fprev, *fnext;/* bin list (FREE) or pending list (PENDING) */
+    struct pblock *tl, *tr;      /* children in the address index (bin == PADDR_BIN) */
+    size_t tmax;                 /* address index: largest size in this subtree */
     int state;
-    int bin;
+    int bin;                     /* -1: in no index; PADDR_BIN: the address index */
     int counted;                 /* counted in inactive_split while in a bin */
     int nevs;
     uint64_t freed_at;           /* hwi free sequence when it last became free */
@@ -70,7 +74,10 @@ struct pseg {
     int expandable;
     int dedicated;               /* plain large segment sized for one request (not a shared one) */
     unsigned char *gmap;         /* expandable: 1 per mapped granule */
+    uint32_t *gref;              /* expandable: blocks not FREE (allocated, pending) touching
+                                    each granule */
     size_t gran, ngran;
+    size_t held_mapped;          /* expandable: mapped granules with gref > 0 */
     pblock *first;
     pseg *next;                  /* device's segment list */
     uint64_t created_seq;
@@ -79,7 +86,9 @@ struct pseg {
 struct spool {
     hwrt_bstream *owner;         /* NULL: no stream given (hwrt_malloc, tensors) */
     int kind;
-    int addr_order;              /* expandable large ranges: address-ordered fit (pbin_search) */
+    int addr_order;              /* expandable large ranges: address-ordered fit (pbin_search);
+                                    set by pbin_use_addr_order, never cleared */
+    pblock *aroot;               /* addr_order: every free block, in the address index */
     dpool *dp;
     spool *next;
     pblock *bins[POOL_NBINS];
@@ -154,6 +163,13 @@ hwrt_status pseg_map_range(pseg *s, char *p, size_t bytes, size_t cap);
 size_t pseg_unmapped_in(pseg *s, char *p, size_t bytes);
 /* Unmap granules fully inside the free block b; returns bytes unmapped. */
 size_t pseg_trim_block(pblock *b);
+/* b (of an expandable range) stops being free / becomes free again: the granules it
+ * touches count it (pseg_hold), or no longer (pseg_unhold). No-ops for plain segments. */
+void pseg_hold(pblock *b);
+void pseg_unhold(pblock *b);
+/* Does s hold a mapped granule that no live or pending block touches (one trimming
+ * could unmap)? O(1). */
+int pseg_has_idle_pages(const pseg *s);
 void pseg_release(pseg *s);
 
 /* pool.c helpers used by the other pool files. */
@@ -167,6 +183,16 @@ void pbin_remove(spool *sp, pblock *b);
 /* The free block a request of size takes: best fit, or, in a pool of expandable ranges
  * (addr_order), the lowest-addressed acceptable one (top: the highest). */
 pblock *pbin_search(spool *sp, size_t size, size_t msz, int top);
+/* sp keeps its free blocks in address order from now on (its blocks move there). */
+void pbin_use_addr_order(spool *sp);
+/* Would the pool hand out b for a request of size bytes (max_split_size msz)? */
+int pblock_acceptable(const pblock *b, size_t size, size_t msz);
+
+/* pool_addr.c: the address-ordered index of an addr_order pool's free blocks. */
+void paddr_insert(spool *sp, pblock *b);
+void paddr_remove(spool *sp, pblock *b);
+/* The lowest-addressed acceptable block of at least size (top: the highest), or NULL. */
+pblock *paddr_search(spool *sp, size_t size, size_t msz, int top);
 pblock *pblock_coalesce_insert(pblock *b);
 void pblock_split(pblock *b, size_t size);
 /* Cut b (out of the bins) to its last size bytes; the front goes back to the bins. */
