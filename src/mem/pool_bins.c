@@ -6,7 +6,7 @@
  * is the best fit (smallest block that is large enough). Pools of expandable large
  * ranges keep their free blocks in the address index instead (pool_addr.c) and take the
  * lowest-addressed block that is large enough (address-ordered first fit; the
- * highest-addressed one for requests placed at the top, see try_alloc): live blocks
+ * highest-addressed one for requests placed at the top, see pool_try_alloc): live blocks
  * pack towards the start of the range and free space gathers in fewer, larger holes
  * whose pages can be unmapped. Guarded by the pool's lock. */
 #include "pool_internal.h"

@@ -1,13 +1,18 @@
-/* The caching pool's internal structures, shared by pool.c (allocation policy),
- * pool_seg.c (segments and expandable address ranges), pool_stats.c (figures, summary,
- * snapshot, leak report), pool_map.c (pointer registry), pool_bins.c (free-block bins)
- * and pool_addr.c (their address-ordered index). One hwi_pool per device
- * (hwi_device.pool); everything of a pool is guarded by its own lock (hwi_pool.mu);
- * nothing here is visible above src/mem. */
+/* The caching pool's internal structures and functions, shared by its files (nothing
+ * here is visible above src/mem): pool.c (the pool object, entry points; its header
+ * comment describes the design), pool_alloc.c (allocation policy), pool_grow.c (new
+ * segments, expandable mapping), pool_release.c (release and retry, empty_cache),
+ * pool_events.c (cross-stream reuse), pool_free.c (free, record_stream, lookups),
+ * pool_bins.c (free-block bins), pool_addr.c (their address-ordered index), pool_seg.c
+ * (segments and expandable address ranges), pool_map.c (pointer registry), pool_stats.c
+ * (figures, summary, snapshot, leak report), pool_tcache.c (thread caches). One hwi_pool
+ * per device (hwi_device.pool); everything of a pool is guarded by its own lock
+ * (hwi_pool.mu). */
 #ifndef HWI_POOL_INTERNAL_H
 #define HWI_POOL_INTERNAL_H
 
 #include "pool.h"
+#include "mem_events.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -29,7 +34,7 @@
 /* Which free blocks a request may take (each (device, stream, kind) has its own bins):
  * PK_SMALL 2 MiB segments; PK_LARGE dedicated segments (and, with expandable segments,
  * everything above 1 MiB); PK_SHARED, plain mode only, the shared segments (kept apart
- * from dedicated ones, see kind_of in pool.c). */
+ * from dedicated ones, see pool_kind_of in pool_alloc.c). */
 enum { PK_SMALL, PK_LARGE, PK_SHARED };
 enum { B_FREE, B_ALLOC, B_PENDING };
 
@@ -124,6 +129,71 @@ struct hwi_pool {
     unsigned report_skips;
 };
 
+/* What an allocation attempt asks of its caller besides its status (an out-parameter,
+ * never a status): sync the device, clean up, try again. The attempt then returns
+ * HWRT_ERROR_OUT_OF_MEMORY without setting the error sentence. */
+typedef enum pool_want { WANT_NONE, WANT_GC, WANT_TRIM } pool_want;
+
+static inline size_t pool_round_to(size_t n, size_t g) { return (n + g - 1) / g * g; }
+
+/* pool.c: the device's pool object and its (stream, kind) pools. */
+spool *pool_spool_find(dpool *dp, hwrt_bstream *bs, int kind);   /* found or made; NULL: host OOM */
+static inline spool *pool_spool(dpool *dp, hwrt_bstream *bs, int kind)
+{
+    spool *sp = dp->last;                      /* the hot path skips the list walk */
+    if (sp && sp->owner == bs && sp->kind == kind) return sp;
+    return pool_spool_find(dp, bs, kind);
+}
+/* Under the lock: should the monitor hear about dp now (*resv, *alloc: the figures)? */
+int pool_report_due(dpool *dp, size_t *resv, size_t *alloc);
+/* The profiler's view of an allocation, free or release, with the device's figures. */
+void pool_mem_event(hwi_mem_event_kind kind, const hwi_device *d, const void *p, size_t bytes);
+
+/* pool_alloc.c: allocation policy. */
+size_t pool_round_size(size_t n);
+int pool_use_expandable(const dpool *dp);
+int pool_kind_of(const dpool *dp, size_t rsize);
+/* One attempt at a request of req bytes (rsize rounded) on stream bs, under the lock. */
+hwrt_status pool_try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsize,
+                           int no_gc, int no_trim, pool_want *want, pblock **out);
+/* Hand out b (out of the bins): split off the rest, map what it needs, count it. */
+hwrt_status pool_hand_out(dpool *dp, pblock *b, size_t req, size_t rsize, int no_gc,
+                          int no_trim, pool_want *want, pblock **out);
+/* b (out of the bins) keeps only its last rsize bytes when hand_out would split it. */
+void pool_place_at_end(pblock *b, size_t rsize, size_t msz);
+
+/* pool_grow.c: new memory. */
+size_t pool_device_total(dpool *dp);
+/* A fresh segment (or expandable range) for sp; its whole-range block, out of the bins. */
+hwrt_status pool_grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc, int no_trim,
+                      pool_want *want, pblock **out);
+/* Map what an expandable block needs; *want asks the caller to sync and clean first. */
+hwrt_status pool_map_block(dpool *dp, pblock *b, size_t cap, int no_gc, int no_trim,
+                           pool_want *want);
+
+/* pool_release.c: release and retry under pressure. */
+int pool_gc_wanted(dpool *dp, size_t need, size_t cap);
+int pool_trimmable(dpool *dp);
+/* Release cached memory freed before snap, down to target reserved (SIZE_MAX: all). */
+void pool_release_cached(dpool *dp, uint64_t snap, size_t target, int trim_only);
+/* Synchronize the device with the lock released; *snap: the free sequence before it. */
+hwrt_status pool_sync_unlocked(dpool *dp, const char *api, uint64_t *snap);
+/* The whole allocation under the lock: attempts, syncs, releases, the last resort, OOM. */
+hwrt_status pool_alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pblock **b);
+
+/* pool_events.c: cross-stream reuse. */
+/* A block (allocated or PENDING) becomes free: active drops, it merges with neighbours. */
+void pool_make_free(pblock *b);
+/* Move PENDING blocks whose events have all completed to the free bins. */
+void pool_process_events(dpool *dp);
+/* At free: an event on each stream recorded on b (b->evs); uses cleared. */
+void pool_record_events(dpool *dp, pblock *b);
+/* Stream bs (not b's own) uses the live block b. */
+hwrt_status pool_add_use(pblock *b, hwrt_bstream *bs);
+
+/* pool_stats.c: the OOM status and sentence (requested, device, pool breakdown, cause). */
+hwrt_status hwi_pool_oom(dpool *dp, size_t req, size_t rsize, const char *cause);
+
 /* pool_tcache.c: per-thread cache of hot small blocks (see there). */
 /* Before taking dp's lock: the calling thread's cache, when it holds blocks of another
  * pool, gives them back to that pool (under that pool's lock). */
@@ -172,7 +242,7 @@ void pseg_unhold(pblock *b);
 int pseg_has_idle_pages(const pseg *s);
 void pseg_release(pseg *s);
 
-/* pool.c helpers used by the other pool files. */
+/* pool_bins.c: free-block bins and block bookkeeping. */
 void pool_stat_add(hwrt_stat *s, int64_t n);
 void pool_stat_sub(hwrt_stat *s, int64_t n);
 pblock *pblock_new(dpool *dp);

@@ -153,25 +153,23 @@ size_t pseg_trim_block(pblock *b)
     return g0 < g1 ? unmap_granules(s, g0, g1) : 0;
 }
 
-void pseg_hold(pblock *b)
+/* Count b in (up 1) or out of (-1) the granules it touches. */
+static void hold(pblock *b, int up)
 {
     pseg *s = b->seg;
     if (!s->expandable || !b->size) return;
     size_t off = (size_t)(b->base - s->base);
     size_t g1 = (off + b->size + s->gran - 1) / s->gran;
-    for (size_t g = off / s->gran; g < g1; g++)
-        if (s->gref[g]++ == 0 && s->gmap[g]) s->held_mapped++;
+    for (size_t g = off / s->gran; g < g1; g++) {
+        uint32_t was = s->gref[g];
+        s->gref[g] = up ? was + 1 : was - 1;
+        if (s->gmap[g] && (up ? was == 0 : was == 1)) s->held_mapped += up ? 1 : (size_t)-1;
+    }
 }
 
-void pseg_unhold(pblock *b)
-{
-    pseg *s = b->seg;
-    if (!s->expandable || !b->size) return;
-    size_t off = (size_t)(b->base - s->base);
-    size_t g1 = (off + b->size + s->gran - 1) / s->gran;
-    for (size_t g = off / s->gran; g < g1; g++)
-        if (--s->gref[g] == 0 && s->gmap[g]) s->held_mapped--;
-}
+void pseg_hold(pblock *b) { hold(b, 1); }
+
+void pseg_unhold(pblock *b) { hold(b, 0); }
 
 int pseg_has_idle_pages(const pseg *s)
 {
