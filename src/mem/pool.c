@@ -1,8 +1,8 @@
 /* The stream-ordered caching device-memory pool (PyTorch/CUDA-caching-allocator design,
  * backend-agnostic: it only calls the backend's segment_alloc/free, va_* and event
  * slots). This file: the pool object of a device (created on first use), its (stream,
- * kind) pools, the monitor's figures and the allocation entry points. The rest:
- * pool_alloc.c (allocation policy: rounding, which pool, split, hand out), pool_grow.c
+ * kind) pools, the monitor's figures. The rest: pool_alloc.c (allocation policy:
+ * rounding, which pool, split, hand out; the allocation entry points), pool_grow.c
  * (new segments and expandable mapping), pool_release.c (release and retry under
  * pressure, empty_cache), pool_events.c (cross-stream reuse), pool_free.c (free,
  * record_stream, lookups), pool_bins.c / pool_addr.c (free-block indexes), pool_seg.c
@@ -58,11 +58,10 @@ static hwrt_status pool_part_close(hwi_device *d, void *part)
 
 static const hwi_dev_part_ops pool_part = {.close = pool_part_close};
 
-/* The device's pool, created on first use. */
-static dpool *dpool_get(hwi_device *d)
+/* The device's pool, created on first use (pool_get's slow path). */
+dpool *pool_create(hwi_device *d)
 {
-    dpool *dp = __atomic_load_n(&d->pool, __ATOMIC_ACQUIRE);
-    if (dp) return dp;
+    dpool *dp;
     pthread_mutex_lock(&create_mu);
     dp = __atomic_load_n(&d->pool, __ATOMIC_ACQUIRE);
     if (dp) {
@@ -118,62 +117,11 @@ spool *pool_spool_find(dpool *dp, hwrt_bstream *bs, int kind)
 
 /* ---- the backend's monitor (hwrt-smi) ---- */
 
-/* Under the lock: should the monitor hear about dp now? Every change of reserved (what
- * a device monitor shows as used); allocated once it moved by max(64 MiB, reserved/8),
- * or otherwise every 1024th locked call that moved it, so hot loops do not publish on
- * every call. The thread caches' shares (<= 2 MiB per thread) are not included. */
-int pool_report_due(dpool *dp, size_t *resv, size_t *alloc)
-{
-    *resv = (size_t)dp->st.reserved_bytes.current;
-    *alloc = (size_t)dp->st.allocated_bytes.current;
-    if (*resv == dp->reported_resv && *alloc == dp->reported_alloc) return 0;
-    size_t moved = *alloc > dp->reported_alloc ? *alloc - dp->reported_alloc
-                                               : dp->reported_alloc - *alloc;
-    size_t step = *resv / 8 > ((size_t)64 << 20) ? *resv / 8 : (size_t)64 << 20;
-    if (*resv == dp->reported_resv && moved < step && ++dp->report_skips < 1024) return 0;
-    dp->report_skips = 0;
-    dp->reported_resv = *resv;
-    dp->reported_alloc = *alloc;
-    return 1;
-}
-
 void hwi_pool_report(hwi_device *d)
 {
     hwrt_memory_info m;
     hwi_pool_fill_info(d, &m);
     hwi_dev_report_usage(d, m.reserved, m.allocated);
-}
-
-/* ---- allocation: the entry points ---- */
-
-static hwrt_status __attribute__((noinline))
-alloc_slow(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned, void **out)
-{
-    void *site[POOL_SITE_DEPTH + 1];
-    int nsite = 0;
-    if (hwi_cfg_int(HWI_CFG_RECORD_ALLOC_SITES))
-        nsite = backtrace(site, POOL_SITE_DEPTH + 1);
-    dpool *dp = dpool_get(d);
-    if (!dp) return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
-    tc_leave_other(dp);
-    pthread_mutex_lock(&dp->mu);
-    pblock *b = NULL;
-    tc_slow_enter(dp, bs);
-    hwrt_status st = pool_alloc_locked(dp, bs, bytes, &b);
-    size_t resv = 0, alloc = 0;
-    int report = 0;
-    if (st == HWRT_SUCCESS) {
-        tc_note_alloc(dp, bs, b);
-        if (hwi_alloc_trace_active()) hwi_alloc_trace_alloc(dp->device, b->base, bytes, bs);
-        b->owned = owned;
-        b->nsite = nsite > 1 ? nsite - 1 : 0;   /* frame 0 is this function */
-        if (b->nsite) memcpy(b->site, site + 1, (size_t)b->nsite * sizeof(void *));
-        *out = b->base;
-        report = pool_report_due(dp, &resv, &alloc);
-    }
-    pthread_mutex_unlock(&dp->mu);
-    if (report) hwi_dev_report_usage(d, resv, alloc);
-    return st;
 }
 
 /* The profiler's view of an allocation or free, with the device's figures after it. */
@@ -182,34 +130,4 @@ void pool_mem_event(hwi_mem_event_kind kind, const hwi_device *d, const void *p,
     hwrt_memory_info m;
     hwi_pool_fill_info(d, &m);
     hwi_mem_event(kind, d->id, p, bytes, m.allocated, m.reserved);
-}
-
-/* Everything but a thread-cache hit without a profiler: kept out of line, so that the
- * hit is a leaf path with no stack frame. */
-static hwrt_status __attribute__((noinline))
-alloc_other(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned, void **out, int hit)
-{
-    hwrt_status st = hit ? HWRT_SUCCESS : alloc_slow(d, bytes, bs, owned, out);
-    if (st == HWRT_SUCCESS && hwi_mem_events_active())
-        pool_mem_event(HWI_MEM_ALLOC, d, *out, bytes);
-    return st;
-}
-
-static inline __attribute__((always_inline)) hwrt_status
-pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned, void **out)
-{
-    /* the thread cache is off while record_alloc_sites is on, so sites are never lost */
-    int hit = tc_try_alloc(d, bs, bytes, owned, out);
-    if (__builtin_expect(hit && !hwi_mem_events_active(), 1)) return HWRT_SUCCESS;
-    return alloc_other(d, bytes, bs, owned, out, hit);
-}
-
-hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void **out)
-{
-    return pool_alloc(d, bytes, bs, 0, out);
-}
-
-hwrt_status hwi_pool_alloc_tensor(hwi_device *d, size_t bytes, void **out)
-{
-    return pool_alloc(d, bytes, NULL, 1, out);
 }

@@ -1,10 +1,17 @@
-/* Allocation policy: how a request is rounded, which (stream, kind) pool serves it, which
- * free block it takes (pool_bins.c, pool_addr.c), where in the block it is placed, and
- * what is split off; new memory comes from pool_grow.c. Guarded by the pool's lock. */
+/* Allocation: the entry points (hwi_pool_alloc, hwi_pool_alloc_tensor: the thread
+ * cache's hit inline, the rest under the pool's lock), and the policy: how a request is
+ * rounded, which (stream, kind) pool serves it, which free block it takes (pool_bins.c,
+ * pool_addr.c), where in the block it is placed, and what is split off. New memory
+ * comes from pool_grow.c, the retry under pressure from pool_release.c. */
+#include "pool_tcache.h"
+#include "alloc_trace.h"
+#include "mem_events.h"
 #include "../base/config.h"
 #include "../base/status.h"
 #include "../runtime/device_ops.h"
-#include "pool_internal.h"
+
+#include <execinfo.h>
+#include <string.h>
 
 /* Every request rounds up to 512 B; with roundup_power2_divisions N (PyTorch's), one
  * above 512 B x N rounds up to the next of N equal steps between two powers of two (N is
@@ -122,4 +129,77 @@ hwrt_status pool_try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsize
     if (__builtin_expect(sp->addr_order, 0) && rsize >= dp->shared_seg)   /* grow may set it */
         pool_place_at_end(b, rsize, msz);
     return pool_hand_out(dp, b, req, rsize, no_gc, no_trim, want, out);
+}
+
+/* The whole allocation under the lock: the first attempt here, the rest (syncs,
+ * releases, retries, the last resort, OOM) in pool_release.c. */
+hwrt_status pool_alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pblock **b)
+{
+    size_t rsize = pool_round_size(bytes);
+    pool_want want;
+    hwrt_status st = pool_try_alloc(dp, bs, bytes, rsize, 0, 0, &want, b);
+    if (__builtin_expect(st == HWRT_SUCCESS, 1)) return st;
+    return pool_alloc_retry(dp, bs, bytes, rsize, st, want, b);
+}
+
+/* ---- allocation: the entry points ---- */
+
+static hwrt_status __attribute__((noinline))
+alloc_slow(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned, void **out)
+{
+    void *site[POOL_SITE_DEPTH + 1];
+    int nsite = 0;
+    if (hwi_cfg_int(HWI_CFG_RECORD_ALLOC_SITES))
+        nsite = backtrace(site, POOL_SITE_DEPTH + 1);
+    dpool *dp = pool_get(d);
+    if (!dp) return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
+    tc_leave_other(dp);
+    pthread_mutex_lock(&dp->mu);
+    pblock *b = NULL;
+    tc_slow_enter(dp, bs);
+    hwrt_status st = pool_alloc_locked(dp, bs, bytes, &b);
+    size_t resv = 0, alloc = 0;
+    int report = 0;
+    if (st == HWRT_SUCCESS) {
+        tc_note_alloc(dp, bs, b);
+        if (hwi_alloc_trace_active()) hwi_alloc_trace_alloc(dp->device, b->base, bytes, bs);
+        b->owned = owned;
+        b->nsite = nsite > 1 ? nsite - 1 : 0;   /* frame 0 is this function */
+        if (b->nsite) memcpy(b->site, site + 1, (size_t)b->nsite * sizeof(void *));
+        *out = b->base;
+        report = pool_report_due(dp, &resv, &alloc);
+    }
+    pthread_mutex_unlock(&dp->mu);
+    if (report) hwi_dev_report_usage(d, resv, alloc);
+    return st;
+}
+
+/* Everything but a thread-cache hit without a profiler: kept out of line, so that the
+ * hit is a leaf path with no stack frame. */
+static hwrt_status __attribute__((noinline))
+alloc_other(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned, void **out, int hit)
+{
+    hwrt_status st = hit ? HWRT_SUCCESS : alloc_slow(d, bytes, bs, owned, out);
+    if (st == HWRT_SUCCESS && hwi_mem_events_active())
+        pool_mem_event(HWI_MEM_ALLOC, d, *out, bytes);
+    return st;
+}
+
+static inline __attribute__((always_inline)) hwrt_status
+pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, int owned, void **out)
+{
+    /* the thread cache is off while record_alloc_sites is on, so sites are never lost */
+    int hit = tc_try_alloc(d, bs, bytes, owned, out);
+    if (__builtin_expect(hit && !hwi_mem_events_active(), 1)) return HWRT_SUCCESS;
+    return alloc_other(d, bytes, bs, owned, out, hit);
+}
+
+hwrt_status hwi_pool_alloc(hwi_device *d, size_t bytes, hwrt_bstream *bs, void **out)
+{
+    return pool_alloc(d, bytes, bs, 0, out);
+}
+
+hwrt_status hwi_pool_alloc_tensor(hwi_device *d, size_t bytes, void **out)
+{
+    return pool_alloc(d, bytes, NULL, 1, out);
 }

@@ -16,19 +16,6 @@
 
 #define NWORDS ((POOL_NBINS + 63) / 64)
 
-void pool_stat_add(hwrt_stat *s, int64_t n)
-{
-    s->current += n;
-    s->allocated += n;
-    if (s->current > s->peak) s->peak = s->current;
-}
-
-void pool_stat_sub(hwrt_stat *s, int64_t n)
-{
-    s->current -= n;
-    s->freed += n;
-}
-
 /* Fields not set here (uses, evs, site) are set by whoever needs them. */
 pblock *pblock_new(dpool *dp)
 {

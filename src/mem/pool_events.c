@@ -29,18 +29,6 @@ static void event_put(dpool *dp, hwrt_bevent *e)
     dp->evcache[dp->nev++] = e;
 }
 
-/* A block becomes free: active drops, it merges with free neighbours. freed_at was set
- * when the caller freed it (a PENDING block keeps that time: a device sync begun after
- * it covers its owner stream's work, and its events have completed). */
-void pool_make_free(pblock *b)
-{
-    dpool *dp = b->seg->dp;
-    pool_stat_sub(&dp->st.active, 1);
-    pool_stat_sub(&dp->st.active_bytes, (int64_t)b->size);
-    if (b->seg->expandable) pseg_unhold(b);
-    pblock_coalesce_insert(b);
-}
-
 /* Move PENDING blocks whose events have all completed to the free bins. */
 void pool_process_events(dpool *dp)
 {

@@ -1,6 +1,6 @@
 /* The caching pool's internal structures and functions, shared by its files (nothing
- * here is visible above src/mem): pool.c (the pool object, entry points; its header
- * comment describes the design), pool_alloc.c (allocation policy), pool_grow.c (new
+ * here is visible above src/mem): pool.c (the pool object; its header comment describes
+ * the design), pool_alloc.c (allocation policy, entry points), pool_grow.c (new
  * segments, expandable mapping), pool_release.c (release and retry, empty_cache),
  * pool_events.c (cross-stream reuse), pool_free.c (free, record_stream, lookups),
  * pool_bins.c (free-block bins), pool_addr.c (their address-ordered index), pool_seg.c
@@ -137,6 +137,12 @@ typedef enum pool_want { WANT_NONE, WANT_GC, WANT_TRIM } pool_want;
 static inline size_t pool_round_to(size_t n, size_t g) { return (n + g - 1) / g * g; }
 
 /* pool.c: the device's pool object and its (stream, kind) pools. */
+dpool *pool_create(hwi_device *d);            /* NULL: host OOM */
+static inline dpool *pool_get(hwi_device *d)   /* the device's pool, created on first use */
+{
+    dpool *dp = __atomic_load_n(&d->pool, __ATOMIC_ACQUIRE);
+    return dp ? dp : pool_create(d);
+}
 spool *pool_spool_find(dpool *dp, hwrt_bstream *bs, int kind);   /* found or made; NULL: host OOM */
 static inline spool *pool_spool(dpool *dp, hwrt_bstream *bs, int kind)
 {
@@ -144,12 +150,12 @@ static inline spool *pool_spool(dpool *dp, hwrt_bstream *bs, int kind)
     if (sp && sp->owner == bs && sp->kind == kind) return sp;
     return pool_spool_find(dp, bs, kind);
 }
-/* Under the lock: should the monitor hear about dp now (*resv, *alloc: the figures)? */
-int pool_report_due(dpool *dp, size_t *resv, size_t *alloc);
 /* The profiler's view of an allocation, free or release, with the device's figures. */
 void pool_mem_event(hwi_mem_event_kind kind, const hwi_device *d, const void *p, size_t bytes);
 
-/* pool_alloc.c: allocation policy. */
+/* pool_alloc.c: allocation policy and the allocation entry points. */
+/* The whole allocation of bytes on stream bs under the lock. */
+hwrt_status pool_alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pblock **b);
 size_t pool_round_size(size_t n);
 int pool_use_expandable(const dpool *dp);
 int pool_kind_of(const dpool *dp, size_t rsize);
@@ -178,12 +184,12 @@ int pool_trimmable(dpool *dp);
 void pool_release_cached(dpool *dp, uint64_t snap, size_t target, int trim_only);
 /* Synchronize the device with the lock released; *snap: the free sequence before it. */
 hwrt_status pool_sync_unlocked(dpool *dp, const char *api, uint64_t *snap);
-/* The whole allocation under the lock: attempts, syncs, releases, the last resort, OOM. */
-hwrt_status pool_alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pblock **b);
+/* After a failed first attempt (st, want) of pool_alloc_locked (pool_alloc.c): sync,
+ * release, retry, the last resort, OOM. */
+hwrt_status pool_alloc_retry(dpool *dp, hwrt_bstream *bs, size_t bytes, size_t rsize,
+                             hwrt_status st, pool_want want, pblock **b);
 
 /* pool_events.c: cross-stream reuse. */
-/* A block (allocated or PENDING) becomes free: active drops, it merges with neighbours. */
-void pool_make_free(pblock *b);
 /* Move PENDING blocks whose events have all completed to the free bins. */
 void pool_process_events(dpool *dp);
 /* At free: an event on each stream recorded on b (b->evs); uses cleared. */
@@ -243,8 +249,17 @@ int pseg_has_idle_pages(const pseg *s);
 void pseg_release(pseg *s);
 
 /* pool_bins.c: free-block bins and block bookkeeping. */
-void pool_stat_add(hwrt_stat *s, int64_t n);
-void pool_stat_sub(hwrt_stat *s, int64_t n);
+static inline void pool_stat_add(hwrt_stat *s, int64_t n)
+{
+    s->current += n;
+    s->allocated += n;
+    if (s->current > s->peak) s->peak = s->current;
+}
+static inline void pool_stat_sub(hwrt_stat *s, int64_t n)
+{
+    s->current -= n;
+    s->freed += n;
+}
 pblock *pblock_new(dpool *dp);
 void pblock_put(dpool *dp, pblock *b);
 void pblock_spare_free(dpool *dp);
@@ -268,5 +283,38 @@ void pblock_split(pblock *b, size_t size);
 /* Cut b (out of the bins) to its last size bytes; the front goes back to the bins. */
 void pblock_split_high(pblock *b, size_t size);
 int pblock_is_split(const pblock *b);
+
+/* Small helpers of several pool files, inline for their hot paths. */
+
+/* Under the lock: should the monitor hear about dp now? Every change of reserved (what
+ * a device monitor shows as used); allocated once it moved by max(64 MiB, reserved/8),
+ * or otherwise every 1024th locked call that moved it, so hot loops do not publish on
+ * every call. The thread caches' shares (<= 2 MiB per thread) are not included. */
+static inline int pool_report_due(dpool *dp, size_t *resv, size_t *alloc)
+{
+    *resv = (size_t)dp->st.reserved_bytes.current;
+    *alloc = (size_t)dp->st.allocated_bytes.current;
+    if (*resv == dp->reported_resv && *alloc == dp->reported_alloc) return 0;
+    size_t moved = *alloc > dp->reported_alloc ? *alloc - dp->reported_alloc
+                                               : dp->reported_alloc - *alloc;
+    size_t step = *resv / 8 > ((size_t)64 << 20) ? *resv / 8 : (size_t)64 << 20;
+    if (*resv == dp->reported_resv && moved < step && ++dp->report_skips < 1024) return 0;
+    dp->report_skips = 0;
+    dp->reported_resv = *resv;
+    dp->reported_alloc = *alloc;
+    return 1;
+}
+
+/* A block becomes free: active drops, it merges with free neighbours. freed_at was set
+ * when the caller freed it (a PENDING block keeps that time: a device sync begun after
+ * it covers its owner stream's work, and its events have completed). */
+static inline void pool_make_free(pblock *b)
+{
+    dpool *dp = b->seg->dp;
+    pool_stat_sub(&dp->st.active, 1);
+    pool_stat_sub(&dp->st.active_bytes, (int64_t)b->size);
+    if (b->seg->expandable) pseg_unhold(b);
+    pblock_coalesce_insert(b);
+}
 
 #endif

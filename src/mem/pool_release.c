@@ -140,14 +140,12 @@ static hwrt_status try_other_pools(dpool *dp, hwrt_bstream *bs, size_t req, size
     return HWRT_SUCCESS;
 }
 
-hwrt_status pool_alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pblock **b)
+hwrt_status pool_alloc_retry(dpool *dp, hwrt_bstream *bs, size_t bytes, size_t rsize,
+                             hwrt_status st, pool_want want, pblock **b)
 {
-    size_t rsize = pool_round_size(bytes);
     int no_gc = 0, no_trim = 0, retried = 0, synced = 0;
     uint64_t retry_snap = 0;
-    for (;;) {
-        pool_want want;
-        hwrt_status st = pool_try_alloc(dp, bs, bytes, rsize, no_gc, no_trim, &want, b);
+    for (;; st = pool_try_alloc(dp, bs, bytes, rsize, no_gc, no_trim, &want, b)) {
         if (st == HWRT_SUCCESS) return st;
         if (want == WANT_NONE && (st != HWRT_ERROR_OUT_OF_MEMORY || retried)) {
             if (st != HWRT_ERROR_OUT_OF_MEMORY) return st;

@@ -1,4 +1,4 @@
-/* The thread cache's fast path, inlined into hwi_pool_alloc (pool.c) and hwi_pool_free
+/* The thread cache's fast path, inlined into hwi_pool_alloc (pool_alloc.c) and hwi_pool_free
  * (pool_free.c); see pool_tcache.c for the design. */
 #ifndef HWI_POOL_TCACHE_H
 #define HWI_POOL_TCACHE_H
