@@ -12,12 +12,18 @@
  * holds a whole number of blocks of the request's size (rounded to the granule): K/V
  * caches and activations come in runs of equal sizes, and 64 MiB of 14 MiB blocks would
  * leave 8 MiB that the next block of the run cannot use (hwrt-bench pool
- * --min-capacity, docs/memory.md). */
+ * --min-capacity, docs/memory.md). A dedicated segment holds two blocks of the request
+ * when rounding one to the granule would waste half a granule or more and two fit in a
+ * shared segment's size (a K/V buffer of 20 MiB + 1 KiB: 42 MiB for two, not 22 MiB
+ * each); its second block serves the next request of the run. */
 static size_t large_seg_size(dpool *dp, size_t rsize)
 {
     size_t g = pseg_granule(dp);
     if (g < POOL_SMALL_SEG) g = POOL_SMALL_SEG;
-    if (rsize >= dp->shared_below) return pool_round_to(rsize, g);
+    if (rsize >= dp->shared_below) {
+        size_t one = pool_round_to(rsize, g), two = pool_round_to(2 * rsize, g);
+        return 2 * rsize <= dp->shared_seg && two - 2 * rsize < 2 * (one - rsize) ? two : one;
+    }
     size_t size = pool_round_to((dp->shared_seg + rsize - 1) / rsize * rsize, g);
     return size > dp->shared_seg ? size : dp->shared_seg;
 }
@@ -82,8 +88,9 @@ hwrt_status pool_grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc,
         st = pseg_new(dp, sp, dp->shared_seg, 0, &seg);
     if (st == HWRT_ERROR_OUT_OF_MEMORY && exact < need) st = pseg_new(dp, sp, exact, 0, &seg);
     HWI_TRY(st);
-    /* dedicated: made for one large request (also when its rounded size happens to equal
-     * the shared segments' size); a segment of the shared kind is shared even when the cap
+    /* dedicated: made for one large request, or two of its size (also when its rounded
+     * size happens to equal the shared segments' size); blocks of it keep to requests of
+     * about their size (pblock_acceptable); a segment of the shared kind is shared even when the cap
      * or the device made it the request's size, so that its rest serves the next ones */
     seg->dedicated = sp->kind == PK_LARGE && !(rsize < dp->shared_below &&
                      (seg->size == large_seg_size(dp, rsize) || seg->size == dp->shared_seg));

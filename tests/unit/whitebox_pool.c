@@ -765,6 +765,28 @@ static void address_index(void)
     CHECK(!idle_pages_fast() && !idle_pages_brute());
 }
 
+/* Plain mode on a device of 2 GiB or more (shared segments of 64 MiB below 20 MiB): a
+ * dedicated request whose rounding to the 2 MiB granule would waste half a granule or
+ * more gets a segment for two of its size, and the second one is served from it. */
+static void dedicated_pairs(void)
+{
+    fresh((size_t)4 << 30, NULL);
+    void *a = alloc_on(20 * MiB + 1024, NULL);     /* 22 MiB alone: 2 MiB - 1 KiB wasted */
+    CHECK(B.nseg == 1 && B.seg[0].bytes == 42 * MiB);
+    void *b = alloc_on(20 * MiB + 1024, NULL);     /* the run's next block: the same segment */
+    CHECK(B.nseg == 1 && ADDR(b) == ADDR(a) + 20 * MiB + 1024);
+    void *c = alloc_on(21 * MiB + 512 * 1024, NULL);   /* 0.5 MiB wasted: a segment of its own */
+    CHECK(B.nseg == 2 && B.seg[1].bytes == 22 * MiB);
+    void *d = alloc_on(40 * MiB + 1024, NULL);     /* two would not fit in 64 MiB */
+    CHECK(B.nseg == 3 && B.seg[2].bytes == 42 * MiB);
+    release(a);
+    release(b);
+    release(c);
+    release(d);
+    CHECK(hwi_pool_empty_cache(&dev) == HWRT_SUCCESS);
+    CHECK(B.nseg == 0);
+}
+
 static void lookups_and_tags(void)
 {
     fresh(64 * MiB, NULL);
@@ -952,6 +974,7 @@ int main(void)
     expandable();
     expandable_placement();
     address_index();
+    dedicated_pairs();
     lookups_and_tags();
     thread_cache_figures();
     monitor_and_events();
