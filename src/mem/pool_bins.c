@@ -4,29 +4,17 @@
  * eight sub-bins per power of two, each kept sorted by size. A two-level bitmap finds
  * the first non-empty bin at or above a request, so the first acceptable block found
  * is the best fit (smallest block that is large enough). Pools of expandable large
- * ranges take the lowest-addressed block that is large enough instead (address-ordered
- * first fit; the highest-addressed one for requests placed at the top, see try_alloc):
- * live blocks pack towards the start of the range and free space gathers in fewer,
- * larger holes whose pages can be unmapped. Guarded by the pool's lock. */
+ * ranges keep their free blocks in the address index instead (pool_addr.c) and take the
+ * lowest-addressed block that is large enough (address-ordered first fit; the
+ * highest-addressed one for requests placed at the top, see pool_try_alloc): live blocks
+ * pack towards the start of the range and free space gathers in fewer, larger holes
+ * whose pages can be unmapped. Guarded by the pool's lock. */
 #include "pool_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define NWORDS ((POOL_NBINS + 63) / 64)
-
-void pool_stat_add(hwrt_stat *s, int64_t n)
-{
-    s->current += n;
-    s->allocated += n;
-    if (s->current > s->peak) s->peak = s->current;
-}
-
-void pool_stat_sub(hwrt_stat *s, int64_t n)
-{
-    s->current -= n;
-    s->freed += n;
-}
 
 /* Fields not set here (uses, evs, site) are set by whoever needs them. */
 pblock *pblock_new(dpool *dp)
@@ -112,8 +100,32 @@ static int next_bin(const spool *sp, int from)
  * always have an unmapped free tail, which is not memory held). */
 static int counts_split(const pblock *b) { return pblock_is_split(b) && !b->seg->expandable; }
 
+static void count_split(spool *sp, pblock *b)
+{
+    if (counts_split(b)) {
+        b->counted = 1;                       /* remembered for the matching remove */
+        pool_stat_add(&sp->dp->st.inactive_split, 1);
+        pool_stat_add(&sp->dp->st.inactive_split_bytes, (int64_t)b->size);
+    }
+}
+
+static void uncount_split(spool *sp, pblock *b)
+{
+    if (b->counted) {
+        b->counted = 0;
+        pool_stat_sub(&sp->dp->st.inactive_split, 1);
+        pool_stat_sub(&sp->dp->st.inactive_split_bytes, (int64_t)b->size);
+    }
+}
+
 void pbin_insert(spool *sp, pblock *b)
 {
+    if (__builtin_expect(sp->addr_order, 0)) {
+        b->bin = PADDR_BIN;
+        paddr_insert(sp, b);
+        count_split(sp, b);
+        return;
+    }
     int bin = bin_of(b->size);
     b->bin = bin;
     pblock *prev = NULL, *next = sp->bins[bin];
@@ -125,26 +137,43 @@ void pbin_insert(spool *sp, pblock *b)
     if (prev) prev->fnext = b;
     else sp->bins[bin] = b;
     mark(sp, bin, 1);
-    if (counts_split(b)) {
-        b->counted = 1;                       /* remembered for the matching remove */
-        pool_stat_add(&sp->dp->st.inactive_split, 1);
-        pool_stat_add(&sp->dp->st.inactive_split_bytes, (int64_t)b->size);
-    }
+    count_split(sp, b);
 }
 
 void pbin_remove(spool *sp, pblock *b)
 {
     if (b->bin < 0) return;
+    if (__builtin_expect(b->bin == PADDR_BIN, 0)) {
+        paddr_remove(sp, b);
+        b->bin = -1;
+        uncount_split(sp, b);
+        return;
+    }
     if (b->fprev) b->fprev->fnext = b->fnext;
     else sp->bins[b->bin] = b->fnext;
     if (b->fnext) b->fnext->fprev = b->fprev;
     if (!sp->bins[b->bin]) mark(sp, b->bin, 0);
     b->bin = -1;
     b->fnext = b->fprev = NULL;
-    if (b->counted) {
-        b->counted = 0;
-        pool_stat_sub(&sp->dp->st.inactive_split, 1);
-        pool_stat_sub(&sp->dp->st.inactive_split_bytes, (int64_t)b->size);
+    uncount_split(sp, b);
+}
+
+void pbin_use_addr_order(spool *sp)
+{
+    if (sp->addr_order) return;
+    pblock *moved = NULL;                     /* out of the bins first, then into the index */
+    for (int bin = next_bin(sp, 0); bin >= 0; bin = next_bin(sp, 0)) {
+        pblock *b = sp->bins[bin];
+        pbin_remove(sp, b);
+        b->fnext = moved;
+        moved = b;
+    }
+    sp->addr_order = 1;
+    while (moved) {
+        pblock *b = moved;
+        moved = b->fnext;
+        b->fnext = NULL;
+        pbin_insert(sp, b);
     }
 }
 
@@ -152,7 +181,7 @@ void pbin_remove(spool *sp, pblock *b)
  * requests of about their size; max_split_size (msz) keeps
  * big blocks whole: small requests may not take them, and big requests take them only
  * when little would be wasted. */
-static int acceptable(const pblock *b, size_t size, size_t msz)
+int pblock_acceptable(const pblock *b, size_t size, size_t msz)
 {
     if (b->size < size) return 0;
     /* a plain segment made for one large request is not carved up by a request that
@@ -170,36 +199,13 @@ static int acceptable(const pblock *b, size_t size, size_t msz)
     return 1;
 }
 
-/* Address order across a pool's ranges: older range first, then lower address. */
-static int addr_before(const pblock *a, const pblock *b)
-{
-    if (a->seg != b->seg) return a->seg->created_seq < b->seg->created_seq;
-    return a->base < b->base;
-}
-
-/* Address-ordered first fit among acceptable blocks (top: the highest-addressed one);
- * bounded like best fit. */
-static pblock *__attribute__((noinline)) search_addr_order(spool *sp, size_t size, size_t msz, int top)
-{
-    pblock *best = NULL;
-    int tries = 0;
-    for (int bin = next_bin(sp, bin_of(size)); bin >= 0; bin = next_bin(sp, bin + 1))
-        for (pblock *b = sp->bins[bin]; b; b = b->fnext) {
-            if (acceptable(b, size, msz) &&
-                (!best || (top ? addr_before(best, b) : addr_before(b, best))))
-                best = b;
-            if (++tries > 256) return best;   /* bounded: the best seen so far */
-        }
-    return best;
-}
-
 pblock *pbin_search(spool *sp, size_t size, size_t msz, int top)
 {
-    if (__builtin_expect(sp->addr_order, 0)) return search_addr_order(sp, size, msz, top);
+    if (__builtin_expect(sp->addr_order, 0)) return paddr_search(sp, size, msz, top);
     int tries = 0;
     for (int bin = next_bin(sp, bin_of(size)); bin >= 0; bin = next_bin(sp, bin + 1)) {
         for (pblock *b = sp->bins[bin]; b; b = b->fnext) {
-            if (acceptable(b, size, msz)) return b;
+            if (pblock_acceptable(b, size, msz)) return b;
             if (++tries > 256) return NULL;   /* bounded: the slow path allocates */
             if (bin < POOL_EXACT_BINS) break; /* an exact bin holds one size */
         }

@@ -1,12 +1,18 @@
-/* The caching pool's internal structures, shared by pool.c (allocation policy),
- * pool_seg.c (segments and expandable address ranges), pool_stats.c (figures, summary,
- * snapshot, leak report) and pool_map.c (pointer registry). One hwi_pool per device
- * (hwi_device.pool); everything of a pool is guarded by its own lock (hwi_pool.mu);
- * nothing here is visible above src/mem. */
+/* The caching pool's internal structures and functions, shared by its files (nothing
+ * here is visible above src/mem): pool.c (the pool object; its header comment describes
+ * the design), pool_alloc.c (allocation policy, entry points), pool_grow.c (new
+ * segments, expandable mapping), pool_release.c (release and retry, empty_cache),
+ * pool_events.c (cross-stream reuse), pool_free.c (free, record_stream, lookups),
+ * pool_bins.c (free-block bins), pool_addr.c (their address-ordered index), pool_seg.c
+ * (segments and expandable address ranges), pool_map.c (pointer registry), pool_stats.c
+ * (figures, summary, snapshot, leak report), pool_tcache.c (thread caches). One hwi_pool
+ * per device (hwi_device.pool); everything of a pool is guarded by its own lock
+ * (hwi_pool.mu). */
 #ifndef HWI_POOL_INTERNAL_H
 #define HWI_POOL_INTERNAL_H
 
 #include "pool.h"
+#include "mem_events.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -23,11 +29,12 @@
 #define POOL_EXACT_BINS 4096                     /* one bin per 512 B step up to 2 MiB */
 #define POOL_NBINS (POOL_EXACT_BINS + 44 * 8)    /* + 8 sub-bins per power of two above */
 #define POOL_SITE_DEPTH 6
+#define PADDR_BIN POOL_NBINS                     /* pblock.bin of a block in the address index */
 
 /* Which free blocks a request may take (each (device, stream, kind) has its own bins):
  * PK_SMALL 2 MiB segments; PK_LARGE dedicated segments (and, with expandable segments,
  * everything above 1 MiB); PK_SHARED, plain mode only, the shared segments (kept apart
- * from dedicated ones, see kind_of in pool.c). */
+ * from dedicated ones, see pool_kind_of in pool_alloc.c). */
 enum { PK_SMALL, PK_LARGE, PK_SHARED };
 enum { B_FREE, B_ALLOC, B_PENDING };
 
@@ -50,8 +57,10 @@ typedef struct pblock {
     pseg *seg;
     struct pblock *prev, *next;  /* address neighbours inside the segment */
     struct pblock *fprev, *fnext;/* bin list (FREE) or pending list (PENDING) */
+    struct pblock *tl, *tr;      /* children in the address index (bin == PADDR_BIN) */
+    size_t tmax;                 /* address index: largest size in this subtree */
     int state;
-    int bin;
+    int bin;                     /* -1: in no index; PADDR_BIN: the address index */
     int counted;                 /* counted in inactive_split while in a bin */
     int nevs;
     uint64_t freed_at;           /* hwi free sequence when it last became free */
@@ -70,7 +79,10 @@ struct pseg {
     int expandable;
     int dedicated;               /* plain large segment sized for one request (not a shared one) */
     unsigned char *gmap;         /* expandable: 1 per mapped granule */
+    uint32_t *gref;              /* expandable: blocks not FREE (allocated, pending) touching
+                                    each granule */
     size_t gran, ngran;
+    size_t held_mapped;          /* expandable: mapped granules with gref > 0 */
     pblock *first;
     pseg *next;                  /* device's segment list */
     uint64_t created_seq;
@@ -79,7 +91,9 @@ struct pseg {
 struct spool {
     hwrt_bstream *owner;         /* NULL: no stream given (hwrt_malloc, tensors) */
     int kind;
-    int addr_order;              /* expandable large ranges: address-ordered fit (pbin_search) */
+    int addr_order;              /* expandable large ranges: address-ordered fit (pbin_search);
+                                    set by pbin_use_addr_order, never cleared */
+    pblock *aroot;               /* addr_order: every free block, in the address index */
     dpool *dp;
     spool *next;
     pblock *bins[POOL_NBINS];
@@ -114,6 +128,77 @@ struct hwi_pool {
     size_t reported_resv, reported_alloc;   /* last figures given to the monitor */
     unsigned report_skips;
 };
+
+/* What an allocation attempt asks of its caller besides its status (an out-parameter,
+ * never a status): sync the device, clean up, try again. The attempt then returns
+ * HWRT_ERROR_OUT_OF_MEMORY without setting the error sentence. */
+typedef enum pool_want { WANT_NONE, WANT_GC, WANT_TRIM } pool_want;
+
+static inline size_t pool_round_to(size_t n, size_t g) { return (n + g - 1) / g * g; }
+
+/* pool.c: the device's pool object and its (stream, kind) pools. */
+dpool *pool_create(hwi_device *d);            /* NULL: host OOM */
+static inline dpool *pool_get(hwi_device *d)   /* the device's pool, created on first use */
+{
+    dpool *dp = __atomic_load_n(&d->pool, __ATOMIC_ACQUIRE);
+    return dp ? dp : pool_create(d);
+}
+spool *pool_spool_find(dpool *dp, hwrt_bstream *bs, int kind);   /* found or made; NULL: host OOM */
+static inline spool *pool_spool(dpool *dp, hwrt_bstream *bs, int kind)
+{
+    spool *sp = dp->last;                      /* the hot path skips the list walk */
+    if (sp && sp->owner == bs && sp->kind == kind) return sp;
+    return pool_spool_find(dp, bs, kind);
+}
+/* The profiler's view of an allocation, free or release, with the device's figures. */
+void pool_mem_event(hwi_mem_event_kind kind, const hwi_device *d, const void *p, size_t bytes);
+
+/* pool_alloc.c: allocation policy and the allocation entry points. */
+/* The whole allocation of bytes on stream bs under the lock. */
+hwrt_status pool_alloc_locked(dpool *dp, hwrt_bstream *bs, size_t bytes, pblock **b);
+size_t pool_round_size(size_t n);
+int pool_use_expandable(const dpool *dp);
+int pool_kind_of(const dpool *dp, size_t rsize);
+/* One attempt at a request of req bytes (rsize rounded) on stream bs, under the lock. */
+hwrt_status pool_try_alloc(dpool *dp, hwrt_bstream *bs, size_t req, size_t rsize,
+                           int no_gc, int no_trim, pool_want *want, pblock **out);
+/* Hand out b (out of the bins): split off the rest, map what it needs, count it. */
+hwrt_status pool_hand_out(dpool *dp, pblock *b, size_t req, size_t rsize, int no_gc,
+                          int no_trim, pool_want *want, pblock **out);
+/* b (out of the bins) keeps only its last rsize bytes when hand_out would split it. */
+void pool_place_at_end(pblock *b, size_t rsize, size_t msz);
+
+/* pool_grow.c: new memory. */
+size_t pool_device_total(dpool *dp);
+/* A fresh segment (or expandable range) for sp; its whole-range block, out of the bins. */
+hwrt_status pool_grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc, int no_trim,
+                      pool_want *want, pblock **out);
+/* Map what an expandable block needs; *want asks the caller to sync and clean first. */
+hwrt_status pool_map_block(dpool *dp, pblock *b, size_t cap, int no_gc, int no_trim,
+                           pool_want *want);
+
+/* pool_release.c: release and retry under pressure. */
+int pool_gc_wanted(dpool *dp, size_t need, size_t cap);
+int pool_trimmable(dpool *dp);
+/* Release cached memory freed before snap, down to target reserved (SIZE_MAX: all). */
+void pool_release_cached(dpool *dp, uint64_t snap, size_t target, int trim_only);
+/* Synchronize the device with the lock released; *snap: the free sequence before it. */
+hwrt_status pool_sync_unlocked(dpool *dp, const char *api, uint64_t *snap);
+/* After a failed first attempt (st, want) of pool_alloc_locked (pool_alloc.c): sync,
+ * release, retry, the last resort, OOM. */
+hwrt_status pool_alloc_retry(dpool *dp, hwrt_bstream *bs, size_t bytes, size_t rsize,
+                             hwrt_status st, pool_want want, pblock **b);
+
+/* pool_events.c: cross-stream reuse. */
+/* Move PENDING blocks whose events have all completed to the free bins. */
+void pool_process_events(dpool *dp);
+/* At free: an event on each stream recorded on b (b->evs); uses cleared. */
+void pool_record_events(dpool *dp, pblock *b);
+/* Stream bs (not b's own) uses the live block b. */
+hwrt_status pool_add_use(pblock *b, hwrt_bstream *bs);
+
+/* pool_stats.c: the OOM status and sentence (requested, device, pool breakdown, cause). */
+hwrt_status hwi_pool_oom(dpool *dp, size_t req, size_t rsize, const char *cause);
 
 /* pool_tcache.c: per-thread cache of hot small blocks (see there). */
 /* Before taking dp's lock: the calling thread's cache, when it holds blocks of another
@@ -154,11 +239,27 @@ hwrt_status pseg_map_range(pseg *s, char *p, size_t bytes, size_t cap);
 size_t pseg_unmapped_in(pseg *s, char *p, size_t bytes);
 /* Unmap granules fully inside the free block b; returns bytes unmapped. */
 size_t pseg_trim_block(pblock *b);
+/* b (of an expandable range) stops being free / becomes free again: the granules it
+ * touches count it (pseg_hold), or no longer (pseg_unhold). No-ops for plain segments. */
+void pseg_hold(pblock *b);
+void pseg_unhold(pblock *b);
+/* Does s hold a mapped granule that no live or pending block touches (one trimming
+ * could unmap)? O(1). */
+int pseg_has_idle_pages(const pseg *s);
 void pseg_release(pseg *s);
 
-/* pool.c helpers used by the other pool files. */
-void pool_stat_add(hwrt_stat *s, int64_t n);
-void pool_stat_sub(hwrt_stat *s, int64_t n);
+/* pool_bins.c: free-block bins and block bookkeeping. */
+static inline void pool_stat_add(hwrt_stat *s, int64_t n)
+{
+    s->current += n;
+    s->allocated += n;
+    if (s->current > s->peak) s->peak = s->current;
+}
+static inline void pool_stat_sub(hwrt_stat *s, int64_t n)
+{
+    s->current -= n;
+    s->freed += n;
+}
 pblock *pblock_new(dpool *dp);
 void pblock_put(dpool *dp, pblock *b);
 void pblock_spare_free(dpool *dp);
@@ -167,10 +268,53 @@ void pbin_remove(spool *sp, pblock *b);
 /* The free block a request of size takes: best fit, or, in a pool of expandable ranges
  * (addr_order), the lowest-addressed acceptable one (top: the highest). */
 pblock *pbin_search(spool *sp, size_t size, size_t msz, int top);
+/* sp keeps its free blocks in address order from now on (its blocks move there). */
+void pbin_use_addr_order(spool *sp);
+/* Would the pool hand out b for a request of size bytes (max_split_size msz)? */
+int pblock_acceptable(const pblock *b, size_t size, size_t msz);
+
+/* pool_addr.c: the address-ordered index of an addr_order pool's free blocks. */
+void paddr_insert(spool *sp, pblock *b);
+void paddr_remove(spool *sp, pblock *b);
+/* The lowest-addressed acceptable block of at least size (top: the highest), or NULL. */
+pblock *paddr_search(spool *sp, size_t size, size_t msz, int top);
 pblock *pblock_coalesce_insert(pblock *b);
 void pblock_split(pblock *b, size_t size);
 /* Cut b (out of the bins) to its last size bytes; the front goes back to the bins. */
 void pblock_split_high(pblock *b, size_t size);
 int pblock_is_split(const pblock *b);
+
+/* Small helpers of several pool files, inline for their hot paths. */
+
+/* Under the lock: should the monitor hear about dp now? Every change of reserved (what
+ * a device monitor shows as used); allocated once it moved by max(64 MiB, reserved/8),
+ * or otherwise every 1024th locked call that moved it, so hot loops do not publish on
+ * every call. The thread caches' shares (<= 2 MiB per thread) are not included. */
+static inline int pool_report_due(dpool *dp, size_t *resv, size_t *alloc)
+{
+    *resv = (size_t)dp->st.reserved_bytes.current;
+    *alloc = (size_t)dp->st.allocated_bytes.current;
+    if (*resv == dp->reported_resv && *alloc == dp->reported_alloc) return 0;
+    size_t moved = *alloc > dp->reported_alloc ? *alloc - dp->reported_alloc
+                                               : dp->reported_alloc - *alloc;
+    size_t step = *resv / 8 > ((size_t)64 << 20) ? *resv / 8 : (size_t)64 << 20;
+    if (*resv == dp->reported_resv && moved < step && ++dp->report_skips < 1024) return 0;
+    dp->report_skips = 0;
+    dp->reported_resv = *resv;
+    dp->reported_alloc = *alloc;
+    return 1;
+}
+
+/* A block becomes free: active drops, it merges with free neighbours. freed_at was set
+ * when the caller freed it (a PENDING block keeps that time: a device sync begun after
+ * it covers its owner stream's work, and its events have completed). */
+static inline void pool_make_free(pblock *b)
+{
+    dpool *dp = b->seg->dp;
+    pool_stat_sub(&dp->st.active, 1);
+    pool_stat_sub(&dp->st.active_bytes, (int64_t)b->size);
+    if (b->seg->expandable) pseg_unhold(b);
+    pblock_coalesce_insert(b);
+}
 
 #endif

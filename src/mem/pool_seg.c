@@ -44,13 +44,15 @@ hwrt_status pseg_new(dpool *dp, spool *sp, size_t bytes, int expandable, pseg **
         s->gran = pseg_granule(dp);
         s->ngran = bytes / s->gran;
         s->gmap = calloc(s->ngran ? s->ngran : 1, 1);
-        st = s->gmap ? hwi_dev_va_reserve(dp->dev, bytes, &p)
+        s->gref = calloc(s->ngran ? s->ngran : 1, sizeof *s->gref);
+        st = s->gmap && s->gref ? hwi_dev_va_reserve(dp->dev, bytes, &p)
                      : hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
     } else {
         st = hwi_dev_segment_alloc(dp->dev, bytes, &p);
     }
     if (st != HWRT_SUCCESS) {
         free(s->gmap);
+        free(s->gref);
         free(s);
         return st;
     }
@@ -61,6 +63,7 @@ hwrt_status pseg_new(dpool *dp, spool *sp, size_t bytes, int expandable, pseg **
         if (expandable) hwi_dev_va_release(dp->dev, p, bytes);
         else hwi_dev_segment_free(dp->dev, p, bytes);
         free(s->gmap);
+        free(s->gref);
         free(s);
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
     }
@@ -109,6 +112,7 @@ hwrt_status pseg_map_range(pseg *s, char *p, size_t bytes, size_t cap)
             return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "the max_device_memory cap is reached");
         HWI_TRY(hwi_dev_va_map(dp->dev, s->base + g * s->gran, len));
         memset(s->gmap + g, 1, e - g);
+        for (size_t k = g; k < e; k++) s->held_mapped += s->gref[k] != 0;
         s->mapped += len;
         pool_stat_add(&dp->st.reserved_bytes, (int64_t)len);
         dp->st.num_device_alloc++;
@@ -121,12 +125,15 @@ static size_t unmap_granules(pseg *s, size_t g0, size_t g1)
 {
     size_t total = 0;
     for (size_t g = g0; g < g1;) {
-        if (!s->gmap[g]) { g++; continue; }
+        const unsigned char *m = memchr(s->gmap + g, 1, g1 - g);   /* the next mapped one */
+        if (!m) break;
+        g = (size_t)(m - s->gmap);
         size_t e = g;
         while (e < g1 && s->gmap[e]) e++;
         size_t len = (e - g) * s->gran;
         if (hwi_dev_va_unmap(s->dp->dev, s->base + g * s->gran, len) == HWRT_SUCCESS) {
             memset(s->gmap + g, 0, e - g);
+            for (size_t k = g; k < e; k++) s->held_mapped -= s->gref[k] != 0;
             s->mapped -= len;
             total += len;
             pool_stat_sub(&s->dp->st.reserved_bytes, (int64_t)len);
@@ -140,10 +147,33 @@ static size_t unmap_granules(pseg *s, size_t g0, size_t g1)
 size_t pseg_trim_block(pblock *b)
 {
     pseg *s = b->seg;
-    if (!s->expandable || b->state != B_FREE) return 0;
+    if (!s->expandable || b->state != B_FREE || !pseg_has_idle_pages(s)) return 0;
     size_t off = (size_t)(b->base - s->base);
     size_t g0 = (off + s->gran - 1) / s->gran, g1 = (off + b->size) / s->gran;
     return g0 < g1 ? unmap_granules(s, g0, g1) : 0;
+}
+
+/* Count b in (up 1) or out of (-1) the granules it touches. */
+static void hold(pblock *b, int up)
+{
+    pseg *s = b->seg;
+    if (!s->expandable || !b->size) return;
+    size_t off = (size_t)(b->base - s->base);
+    size_t g1 = (off + b->size + s->gran - 1) / s->gran;
+    for (size_t g = off / s->gran; g < g1; g++) {
+        uint32_t was = s->gref[g];
+        s->gref[g] = up ? was + 1 : was - 1;
+        if (s->gmap[g] && (up ? was == 0 : was == 1)) s->held_mapped += up ? 1 : (size_t)-1;
+    }
+}
+
+void pseg_hold(pblock *b) { hold(b, 1); }
+
+void pseg_unhold(pblock *b) { hold(b, 0); }
+
+int pseg_has_idle_pages(const pseg *s)
+{
+    return s->expandable && s->mapped / s->gran > s->held_mapped;
 }
 
 /* The segment is one free block, already out of the bins. */
@@ -173,5 +203,6 @@ void pseg_release(pseg *s)
         pblock_put(dp, b);
     }
     free(s->gmap);
+    free(s->gref);
     free(s);
 }

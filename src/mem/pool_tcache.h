@@ -1,5 +1,5 @@
-/* The thread cache's fast path, inlined into pool.c's hwi_pool_alloc/free (see
- * pool_tcache.c for the design). */
+/* The thread cache's fast path, inlined into hwi_pool_alloc (pool_alloc.c) and hwi_pool_free
+ * (pool_free.c); see pool_tcache.c for the design. */
 #ifndef HWI_POOL_TCACHE_H
 #define HWI_POOL_TCACHE_H
 

@@ -673,6 +673,120 @@ static void expandable_placement(void)
     B.total = 16 * MiB;
 }
 
+/* Brute force over the pool's own lists: the lowest-addressed free block of the
+ * NULL-stream large pool with at least n bytes (address order: older range first). */
+static pblock *lowest_free(size_t n)
+{
+    dpool *dp = dev.pool;
+    pblock *best = NULL;
+    for (pseg *s = dp->segs; s; s = s->next) {
+        if (!s->expandable || s->sp->owner || s->sp->kind != PK_LARGE) continue;
+        for (pblock *b = s->first; b; b = b->next)
+            if (b->state == B_FREE && b->size >= n &&
+                (!best || s->created_seq < best->seg->created_seq ||
+                 (s == best->seg && b->base < best->base)))
+                best = b;
+    }
+    return best;
+}
+
+/* Brute force: does some expandable range hold a mapped page no allocated or pending
+ * block touches (what trimming could unmap)? */
+static int idle_pages_brute(void)
+{
+    for (pseg *s = dev.pool->segs; s; s = s->next) {
+        if (!s->expandable) continue;
+        for (size_t g = 0; g < s->ngran; g++) {
+            if (!s->gmap[g]) continue;
+            int touched = 0;
+            for (pblock *b = s->first; b && !touched; b = b->next)
+                touched = b->state != B_FREE && (size_t)(b->base - s->base) < (g + 1) * s->gran &&
+                          (size_t)(b->base - s->base) + b->size > g * s->gran;
+            if (!touched) return 1;
+        }
+    }
+    return 0;
+}
+
+static int idle_pages_fast(void)
+{
+    for (pseg *s = dev.pool->segs; s; s = s->next)
+        if (pseg_has_idle_pages(s)) return 1;
+    return 0;
+}
+
+/* The address index of expandable large ranges: the lowest-addressed free block that
+ * fits, however many free blocks there are (the scan before it gave up after 256 and
+ * took the lowest of those seen), and the O(1) idle-page count against a brute force
+ * after every step of a random workload. */
+static void address_index(void)
+{
+    fresh((size_t)4 << 30, "expandable_segments:true");
+    enum { N = 600 };
+    static void *p[N];
+    size_t sz = MiB + 512 * 1024;
+    for (int i = 0; i < N; i++) p[i] = alloc_on(sz, NULL);
+    CHECK(ADDR(p[N - 1]) == ADDR(p[0]) + (size_t)(N - 1) * sz);
+    for (int i = 0; i < N; i += 2) release(p[i]);   /* 300 holes, lowest freed first */
+    void *q = alloc_on(sz, NULL);
+    CHECK(ADDR(q) == ADDR(p[0]));                   /* the lowest hole, not a late one */
+    release(q);
+    for (int i = 1; i < N; i += 2) release(p[i]);
+    CHECK(hwi_pool_empty_cache(&dev) == HWRT_SUCCESS);
+
+    /* a random workload: every allocation takes the brute force's lowest fit */
+    static struct { void *p; size_t n; } live[256];
+    int nlive = 0, bad_place = 0, bad_idle = 0;
+    unsigned x = 12345;
+    for (int step = 0; step < 3000; step++) {
+        x = x * 1103515245u + 12345u;
+        if (nlive < 256 && (nlive < 8 || (x >> 16) % 3)) {
+            size_t n = (size_t)(MiB + 512 + ((x >> 8) % (7 * MiB)));
+            size_t r = (n + 511) & ~(size_t)511;
+            pblock *want = lowest_free(r);
+            uintptr_t expect = want ? ADDR(want->base) : 0;
+            void *a = alloc_on(n, NULL);
+            if (!a) break;
+            if (want && ADDR(a) != expect) bad_place++;
+            live[nlive].p = a;
+            live[nlive++].n = n;
+        } else {
+            int k = (int)((x >> 4) % (unsigned)nlive);
+            release(live[k].p);
+            live[k] = live[--nlive];
+        }
+        if ((x >> 20) % 64 == 0) CHECK(hwi_pool_empty_cache(&dev) == HWRT_SUCCESS);
+        if (idle_pages_fast() != idle_pages_brute()) bad_idle++;
+    }
+    CHECK(bad_place == 0);
+    CHECK(bad_idle == 0);
+    while (nlive) release(live[--nlive].p);
+    CHECK(hwi_pool_empty_cache(&dev) == HWRT_SUCCESS);
+    CHECK(!idle_pages_fast() && !idle_pages_brute());
+}
+
+/* Plain mode on a device of 2 GiB or more (shared segments of 64 MiB below 20 MiB): a
+ * dedicated request whose rounding to the 2 MiB granule would waste half a granule or
+ * more gets a segment for two of its size, and the second one is served from it. */
+static void dedicated_pairs(void)
+{
+    fresh((size_t)4 << 30, NULL);
+    void *a = alloc_on(20 * MiB + 1024, NULL);     /* 22 MiB alone: 2 MiB - 1 KiB wasted */
+    CHECK(B.nseg == 1 && B.seg[0].bytes == 42 * MiB);
+    void *b = alloc_on(20 * MiB + 1024, NULL);     /* the run's next block: the same segment */
+    CHECK(B.nseg == 1 && ADDR(b) == ADDR(a) + 20 * MiB + 1024);
+    void *c = alloc_on(21 * MiB + 512 * 1024, NULL);   /* 0.5 MiB wasted: a segment of its own */
+    CHECK(B.nseg == 2 && B.seg[1].bytes == 22 * MiB);
+    void *d = alloc_on(40 * MiB + 1024, NULL);     /* two would not fit in 64 MiB */
+    CHECK(B.nseg == 3 && B.seg[2].bytes == 42 * MiB);
+    release(a);
+    release(b);
+    release(c);
+    release(d);
+    CHECK(hwi_pool_empty_cache(&dev) == HWRT_SUCCESS);
+    CHECK(B.nseg == 0);
+}
+
 static void lookups_and_tags(void)
 {
     fresh(64 * MiB, NULL);
@@ -859,6 +973,8 @@ int main(void)
     cap();
     expandable();
     expandable_placement();
+    address_index();
+    dedicated_pairs();
     lookups_and_tags();
     thread_cache_figures();
     monitor_and_events();
