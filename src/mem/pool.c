@@ -949,3 +949,41 @@ void hwi_pool_stream_destroyed(hwrt_bstream *bs)
         pthread_mutex_unlock(&dp->mu);
     }
 }
+
+/* ---- the policy as pool_headroom.c reads it (under the lock) ---- */
+
+size_t pool_round_size(size_t n) { return round_size(n); }
+
+int pool_kind_of(const dpool *dp, size_t rsize) { return kind_of(dp, rsize); }
+
+void pool_process_events(dpool *dp)
+{
+    if (dp->pending) process_events(dp);
+}
+
+size_t pool_unsynced_growth(dpool *dp, size_t rsize, size_t cap)
+{
+    size_t resv = (size_t)dp->st.reserved_bytes.current;
+    if (use_expandable(dp)) {
+        /* map_block: mapping past the high-water mark while something is trimmable, or
+         * past the garbage-collection threshold, syncs first */
+        size_t room = SIZE_MAX;
+        if (trimmable(dp)) room = dp->hw_reserved > resv ? dp->hw_reserved - resv : 0;
+        double thr = hwi_cfg_double(HWI_CFG_GC_THRESHOLD);
+        if (thr > 0) {
+            size_t limit = cap ? cap : device_total(dp);
+            size_t at = (size_t)(thr * (double)limit), gc = at > resv ? at - resv : 0;
+            if (gc < room && gc_wanted(dp, gc + 1, cap)) room = gc;
+        }
+        return room;
+    }
+    /* grow: the segment it asks for first decides whether it syncs first */
+    int kind = kind_of(dp, rsize);
+    size_t need = kind == PK_SMALL ? POOL_SMALL_SEG : large_seg_size(dp, rsize);
+    size_t g = pseg_granule(dp), exact = round_to(rsize, g > POOL_SMALL_SEG ? g : POOL_SMALL_SEG);
+    if (kind == PK_SMALL || exact > need) exact = need;
+    if (cap && resv + need > cap && resv + exact <= cap) need = exact;
+    if (resv + need > dp->hw_reserved && trimmable(dp)) return 0;
+    if (gc_wanted(dp, need, cap)) return 0;
+    return SIZE_MAX;
+}

@@ -173,4 +173,16 @@ void pblock_split(pblock *b, size_t size);
 void pblock_split_high(pblock *b, size_t size);
 int pblock_is_split(const pblock *b);
 
+/* pool.c and pool_bins.c: the allocation policy as pool_headroom.c reads it (under the
+ * lock): the request's rounding and kind, settling completed frees, the most reserved
+ * may grow for a request of rsize without the pool synchronizing the device first (the
+ * high-water and garbage-collection rules: in plain mode 0 or SIZE_MAX, as the segment
+ * grow asks for first decides; with expandable segments the bytes of pages), and
+ * whether b would be handed out for a request of size. */
+size_t pool_round_size(size_t n);
+int pool_kind_of(const dpool *dp, size_t rsize);
+void pool_process_events(dpool *dp);
+size_t pool_unsynced_growth(dpool *dp, size_t rsize, size_t cap);
+int pbin_acceptable(const pblock *b, size_t size, size_t msz);
+
 #endif

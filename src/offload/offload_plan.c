@@ -104,16 +104,19 @@ hwi_resident *hwi_plan_pick_handover(int device, size_t bytes, hwi_tensor *const
 }
 
 /* Can `bytes` be placed on the device without evicting a tensor used before position
- * `horizon` uses ahead? Free budget plus the blocks of later-used tensors, or one
- * later-used block that can be handed over. */
+ * `horizon` uses ahead? Room the pool can place without a device sync, or free budget
+ * plus the blocks of later-used tensors, or one later-used block that can be handed
+ * over. */
 static int room_beyond(int device, size_t bytes, int horizon, hwi_tensor *const *keep,
                        int nkeep)
 {
+    if (hwi_res_fits(device, bytes)) return 1;
     hwrt_memory_info m;
     if (hwrt_get_memory_info(device, &m) != HWRT_SUCCESS) return 0;
-    size_t budget = hwi_res_limit(device, bytes);
+    /* free budget the pool cannot place now counts with the blocks evicted next to it
+     * (make_room evicts until the pool can place the block) */
+    size_t budget = hwi_res_budget(device);
     size_t avail = m.allocated < budget ? budget - m.allocated : 0;
-    if (avail >= bytes) return 1;
     for (int i = 0; i < hwi_offload.n; i++) {
         hwi_resident *r = hwi_offload.list[i];
         if (!candidate(r, device, keep, nkeep) || distance(r) <= horizon)

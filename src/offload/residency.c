@@ -15,6 +15,7 @@
 #include "../base/log.h"
 #include "../base/status.h"
 #include "../mem/pool.h"
+#include "../mem/pool_headroom.h"
 #include "../exec/dispatch.h"
 
 #include <stdio.h>
@@ -49,14 +50,6 @@ const char *hwi_res_describe(const hwi_tensor *t, char *buf, size_t len)
  * first use (under MGR.mu), released when the device closes. */
 typedef struct res_engine {
     hwi_stream *evict, *fetch;
-    /* What the device really held: the bytes allocated when the pool, within the
-     * budget, could not place a tensor's block (its segments are fragmented: the device
-     * commits memory in pages), 0 while that never happened. Offload makes room below it
-     * (in stream order), so the pool's last resort (a device-wide synchronization, the
-     * host waiting for all queued work) is not taken on every fetch. It holds for
-     * blocks of at least ceiling_bytes (the smallest that failed there: a smaller one
-     * may still fit a hole) and is raised when such an allocation above it succeeds. */
-    size_t ceiling, ceiling_bytes;
 } res_engine;
 
 static hwrt_status close_engine(hwi_device *d, void *part)
@@ -438,25 +431,18 @@ void hwi_res_free_copies(hwi_resident *r)
 
 /* ---- budget ---- */
 
-size_t hwi_res_limit(int device, size_t bytes)
+/* The device commits memory in pages and the pool keeps segments: blocks of 1-4 MiB
+ * next to activations in segments of their own can leave it unable to place a block
+ * that the budget still has room for, and then the allocation's last resort
+ * synchronizes the whole device (the host waits for all queued work) and releases the
+ * cache before it fails. So room is made until the pool itself can place the block. */
+int hwi_res_fits(int device, size_t bytes)
 {
-    size_t budget = hwi_res_budget(device);
-    res_engine *e = engine_of(device);
-    return e && e->ceiling && e->ceiling < budget && bytes >= e->ceiling_bytes ? e->ceiling
-                                                                               : budget;
-}
-
-/* A pool allocation of `bytes` at `allocated` (before it) failed (ok 0) or succeeded. */
-static void note_placement(int device, size_t allocated, size_t bytes, int ok)
-{
-    res_engine *e = engine_of(device);
-    if (!e) return;
-    if (!ok && allocated + bytes <= hwi_res_budget(device)) {
-        if (!e->ceiling || allocated < e->ceiling) e->ceiling = allocated;
-        if (!e->ceiling_bytes || bytes < e->ceiling_bytes) e->ceiling_bytes = bytes;
-    } else if (ok && e->ceiling && bytes >= e->ceiling_bytes && allocated + bytes > e->ceiling) {
-        e->ceiling = allocated + bytes;
-    }
+    hwrt_memory_info m;
+    hwi_device *d = hwi_device_if_open(device);
+    if (!d || hwrt_get_memory_info(device, &m) != HWRT_SUCCESS) return 0;
+    return m.allocated + bytes <= hwi_res_budget(device) &&
+           hwi_pool_headroom(d, NULL, bytes) >= bytes;
 }
 
 size_t hwi_res_budget(int device)
@@ -728,11 +714,11 @@ static int hand_over(hwi_resident *v, size_t bytes, hwi_stream *order, void **ou
 static hwrt_status make_room(int device, size_t bytes, hwi_tensor *const *keep, int nkeep,
                              hwi_stream *order, const char *api, void **handed)
 {
-    size_t budget = hwi_res_budget(device), limit = hwi_res_limit(device, bytes);
+    size_t budget = hwi_res_budget(device);
     for (;;) {
         hwrt_memory_info m;
         HWI_TRY(hwrt_get_memory_info(device, &m));
-        if (m.allocated + bytes <= limit)
+        if (hwi_res_fits(device, bytes))
             return HWRT_SUCCESS;
         hwi_resident *v = hwi_plan_pick_victim(device, keep, nkeep, 0);
         /* a busy victim that can leave in stream order costs the host nothing either:
@@ -744,9 +730,9 @@ static hwrt_status make_room(int device, size_t bytes, hwi_tensor *const *keep, 
             return HWRT_SUCCESS;
         }
         if (!v) {
-            /* below the budget but above what the device was found to hold, and no
-             * victim can leave without the host waiting: let the pool try first (not
-             * for a prefetch, which gives up) */
+            /* within the budget but the pool cannot place it without a device sync,
+             * and no victim can leave without the host waiting: let the pool try
+             * first (not for a prefetch, which gives up) */
             if (!hwi_offload.horizon && m.allocated + bytes <= budget)
                 return HWRT_SUCCESS;
             v = hwi_plan_pick_victim(device, keep, nkeep, 1);
@@ -770,11 +756,7 @@ hwrt_status hwi_res_alloc(hwi_device *d, size_t bytes, hwi_tensor *const *keep, 
             *out = handed;
             return HWRT_SUCCESS;
         }
-        hwrt_memory_info m0 = {0};
-        HWI_TRY(hwrt_get_memory_info(d->id, &m0));
         hwrt_status st = hwi_pool_alloc_tensor(d, bytes, out);
-        if (st == HWRT_SUCCESS || st == HWRT_ERROR_OUT_OF_MEMORY)
-            note_placement(d->id, m0.allocated, bytes, st == HWRT_SUCCESS);
         if (st != HWRT_ERROR_OUT_OF_MEMORY)
             return st;
         /* within the budget but the device itself is full (page rounding, other

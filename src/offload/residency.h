@@ -116,10 +116,10 @@ void hwi_res_free_copies(hwi_resident *r);
 /* Free retired xfers; block: wait for those still in flight. */
 void hwi_res_free_retired(int block);
 size_t hwi_res_budget(int device);
-/* The budget, or below it what the device was found to hold for blocks of `bytes` (a
- * pool allocation of that size or smaller failed within the budget: fragmentation);
- * offload makes room below this. */
-size_t hwi_res_limit(int device, size_t bytes);
+/* Do `bytes` more fit the budget, and can the pool place a tensor block of `bytes`
+ * without synchronizing the device (hwi_pool_headroom)? Offload makes room until both
+ * hold. */
+int hwi_res_fits(int device, size_t bytes);
 hwrt_status hwi_res_tier_oom(int device, size_t bytes, const char *api);
 /* Device memory for a tensor's data: make room (evicting), allocate, and on a
  * device-level OOM evict more. order: the stream that first writes the memory (the

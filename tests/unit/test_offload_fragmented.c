@@ -8,8 +8,8 @@
  * failing is a device-wide synchronization (the host waits for all queued work).
  *  - Before this fix every learned fetch that found budget left asked the pool, which
  *    failed after that synchronization (34 of them a step): the host could never run
- *    ahead of the device. Now offload learns what the device holds from the first
- *    failure and makes room below it (handing a victim's block over in stream order),
+ *    ahead of the device. Now offload makes room until the pool can place the block
+ *    without a sync (hwi_pool_headroom; handing a victim's block over in stream order),
  *    so the pool synchronizes the device no more once the order is learned.
  *  - Each weight is fetched at most about once a step, and the results are bit for bit
  *    those of a run with every weight resident.
