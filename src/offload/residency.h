@@ -1,6 +1,7 @@
-/* Residency manager internals shared by residency.c (evict/fetch/write-back and the
- * settling of their outcomes), offload_plan.c (learned order, prefetch, victim choice)
- * and offload_api.c (public calls). The state machine is described in docs/offload.md. */
+/* Residency manager internals shared by the manager's files (residency.c and res_*.c:
+ * evict/fetch/write-back and the settling of their outcomes; their own shared parts are
+ * in res_internal.h), offload_plan.c (learned order, prefetch, victim choice) and
+ * offload_api.c (public calls). The state machine is described in docs/offload.md. */
 #ifndef HWI_RESIDENCY_H
 #define HWI_RESIDENCY_H
 
@@ -84,7 +85,7 @@ typedef struct hwi_offload_mgr {
 
 extern hwi_offload_mgr hwi_offload;
 
-/* residency.c (callers hold hwi_offload.mu) */
+/* residency.c and res_*.c (callers hold hwi_offload.mu) */
 /* The manager's fetch stream on device (made by a fetch before; offload's device part). */
 hwi_stream *hwi_res_fetch_stream(int device);
 hwrt_status hwi_res_evict(hwi_resident *r, const char *api);
