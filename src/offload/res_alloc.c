@@ -29,10 +29,13 @@ static hwrt_status make_room(int device, size_t bytes, hwi_tensor *const *keep, 
             return HWRT_SUCCESS;
         }
         if (!v) {
-            /* within the budget but the pool cannot place it without a device sync,
-             * and no victim can leave without the host waiting: let the pool try
-             * first (not for a prefetch, which gives up) */
-            if (!hwi_offload.horizon && m.allocated + bytes <= budget)
+            /* no victim can leave without the host waiting: a prefetch gives up (the
+             * op fetches on demand when it comes, the device further along), it never
+             * makes the host wait; an allocation within the budget lets the pool try
+             * first (the pool cannot place it without a device sync) */
+            if (hwi_offload.horizon)
+                return HWRT_ERROR_NOT_READY;       /* nothing to report: not an error */
+            if (m.allocated + bytes <= budget)
                 return HWRT_SUCCESS;
             v = hwi_plan_pick_victim(device, keep, nkeep, 1);
             if (!v)
@@ -59,11 +62,15 @@ hwrt_status hwi_res_alloc(hwi_device *d, size_t bytes, hwi_tensor *const *keep, 
         if (st != HWRT_ERROR_OUT_OF_MEMORY)
             return st;
         /* within the budget but the device itself is full (page rounding, other
-         * processes): free one more tensor's memory and try again */
+         * processes): free one more tensor's memory and try again (a prefetch gives
+         * up rather than make the host wait for a busy victim) */
         hwi_resident *v = hwi_plan_pick_victim(d->id, keep, nkeep, 1);
         if (!v)
             return st;                             /* the allocator's own sentence */
-        if (!hwi_res_idle(v)) MGR.stats.victim_waits++;
+        if (!hwi_res_idle(v)) {
+            if (hwi_offload.horizon) return st;
+            MGR.stats.victim_waits++;
+        }
         HWI_TRY(hwi_res_wait_idle(v));
         HWI_TRY(hwi_res_evict(v, api));
     }

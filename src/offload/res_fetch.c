@@ -39,8 +39,14 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_tensor *const *keep, int nkeep,
     hwi_res_describe(t, what, sizeof what);
     /* the memory is first written by the fetch stream: victims may leave in its order */
     MGR.victim_tick = 0;
-    HWI_TRY(hwi_res_alloc(d, hwi_plan_block_bytes(r), keep ? keep : self, keep ? nkeep : 1,
-                          fs, api, &p));
+    size_t bytes = hwi_plan_block_bytes(r);
+    /* a block of the learned size class that the pool cannot place while the tensor's
+     * own size fits a hole (the rest of a segment: 2.25 MiB blocks next to 3 MiB
+     * activations in 4 MiB segments leave 1.75 MiB holes) takes the hole: the class
+     * would make a busy victim hand its block over instead, and fewer tensors fit */
+    if (bytes > t->nbytes && !hwi_res_fits(t->device, bytes) && hwi_res_fits(t->device, t->nbytes))
+        bytes = t->nbytes;
+    HWI_TRY(hwi_res_alloc(d, bytes, keep ? keep : self, keep ? nkeep : 1, fs, api, &p));
     r->wait_tick = MGR.victim_tick;
     r->window_pending = 1;
     hwi_xfer *x = NULL;

@@ -147,8 +147,9 @@ hwi_resident *hwi_plan_pick_victim(int device, hwi_tensor *const *keep, int nkee
  * link busy, while the busy one would hold the fetch until its last use has run. */
 int hwi_plan_prefer_busy(const hwi_resident *busy, const hwi_resident *idle);
 /* A victim whose device block can hold `bytes`, for a stream-ordered hand-over (it may
- * still be used by queued work): the best by the rule of hwi_plan_pick_victim, the
- * smaller block on a tie; NULL if none. */
+ * still be used by queued work): outside the prefetch window the smaller block, then
+ * the oldest last use (the device frees it first, so the copy starts earliest); within
+ * it the farthest next use; NULL if none. */
 hwi_resident *hwi_plan_pick_handover(int device, size_t bytes, hwi_tensor *const *keep,
                                      int nkeep);
 /* Usable bytes of the device block holding r's data (at least r's size). */
