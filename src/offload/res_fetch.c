@@ -40,12 +40,19 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_tensor *const *keep, int nkeep,
     /* the memory is first written by the fetch stream: victims may leave in its order */
     MGR.victim_tick = 0;
     size_t bytes = hwi_plan_block_bytes(r);
-    /* a block of the learned size class that the pool cannot place while the tensor's
-     * own size fits a hole (the rest of a segment: 2.25 MiB blocks next to 3 MiB
-     * activations in 4 MiB segments leave 1.75 MiB holes) takes the hole: the class
-     * would make a busy victim hand its block over instead, and fewer tensors fit */
-    if (bytes > t->nbytes && !hwi_res_fits(t->device, bytes) && hwi_res_fits(t->device, t->nbytes))
-        bytes = t->nbytes;
+    /* a tensor whose block of the learned size class the pool cannot place asks for
+     * its own size where that fits a hole the class does not (the rest of a segment:
+     * at D = 384 the 1.75 MiB next to a 2.25 MiB activation in its 4 MiB segment), or
+     * where a victim's block smaller than the class holds it (a tensor that took such a
+     * hole before): more tensors stay on the device, and the class-size blocks stay
+     * for the tensors that need them (only holes make smaller blocks, so every fetch of
+     * the class still finds a class-size block to take in stream order) */
+    if (bytes > t->nbytes && !hwi_res_fits(t->device, bytes)) {
+        hwi_resident *h = hwi_plan_pick_handover(t->device, t->nbytes, keep ? keep : self,
+                                                 keep ? nkeep : 1);
+        if (hwi_res_fits(t->device, t->nbytes) || (h && hwi_res_block_bytes(h) < bytes))
+            bytes = t->nbytes;
+    }
     HWI_TRY(hwi_res_alloc(d, bytes, keep ? keep : self, keep ? nkeep : 1, fs, api, &p));
     r->wait_tick = MGR.victim_tick;
     r->window_pending = 1;
