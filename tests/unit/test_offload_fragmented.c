@@ -15,6 +15,8 @@
  *    (the 1.7 MiB weights in the segments' 1.75 MiB holes), a prefetch of a 2.3 MiB
  *    weight may find no block it can take in stream order; it gave up only after the
  *    host had waited for a busy victim (4 waits a step), now it gives up at once.
+ *  - A fetch into a busy victim's block has uses of other tensors to overlap: a mean
+ *    window of 1.0 uses before (the victim was the tensor used last), above 2.5 now.
  *  - Each weight is fetched at most about once a step, and the results are bit for bit
  *    those of a run with every weight resident.
  * No timing decides a result. */
@@ -140,6 +142,16 @@ int main(void)
     /* nor for one victim: a prefetch that finds no victim able to leave in stream order
      * gives up (the op fetches on demand) instead of the host waiting */
     EXPECT(after.victim_waits == before.victim_waits);
+    /* a fetch into a busy victim's block waits on the device for the victim's last
+     * use: the victim is the least recently used beyond the prefetch window, so the
+     * copy has uses of other tensors to overlap (Belady's farthest next use took the
+     * tensor used last: a window of 1 use on this shape) */
+    uint64_t handed = after.fetches_after_victim - before.fetches_after_victim;
+    double window = handed ? (double)(after.fetch_window_uses - before.fetch_window_uses) /
+                             (double)handed : 0;
+    fprintf(stderr, "fetches into a busy victim's block: %llu, mean window %.1f uses\n",
+            (unsigned long long)handed, window);
+    EXPECT(!handed || window >= 2.5);
     EXPECT(moved <= total + total / 8);           /* each weight about once a step */
     OK(hwrt_tensor_copy_to_host(n.x, got, sizeof got));
     EXPECT(memcmp(got, want, sizeof got) == 0);   /* the data is right */

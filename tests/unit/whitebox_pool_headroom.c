@@ -8,7 +8,9 @@
  *    can only give after a sync;
  *  - headroom < bytes: the allocation synchronizes the device (its last resort before
  *    failing) or fails: the query does not hide room that is there;
- *  - a fresh device's headroom is its free memory (rounded down to the 2 MiB page).
+ *  - a fresh device's headroom is its free memory (rounded down to the 2 MiB page);
+ *  - on a full device two freed neighbours count as one block of their joint size, for
+ *    requests of their pool's size class only.
  * Frees here have no stream users, so they complete at once. No timing decides a
  * result. */
 #include "harness.h"
@@ -91,11 +93,40 @@ static void run(int expandable)
     OK(hwrt_shutdown());
 }
 
+/* A full device: a freed block counts at its size, and only for the pool it is in. */
+static void full_device(void)
+{
+    OK(hwrt_set_device("sim", 0));
+    hwi_device *d = NULL;
+    OK(hwi_device_get(0, &d));
+    TEST_CASE("a full device: two freed neighbours count as one block");
+    void *b[32] = {0};
+    int n = 0;
+    while (n < 32 && hwi_pool_headroom(d, NULL, 1u << 20) >= (1u << 20))
+        OK(hwi_pool_alloc_tensor(d, 1u << 20, &b[n++]));
+    EXPECT(n == 16);                              /* 16 MiB of 1 MiB blocks, 2 a segment */
+    EXPECT(hwi_pool_headroom(d, NULL, 1u << 20) == 0);
+    OK(hwi_pool_free(b[4], "test"));              /* both blocks of one 2 MiB segment */
+    OK(hwi_pool_free(b[5], "test"));
+    b[4] = b[5] = NULL;
+    EXPECT(hwi_pool_headroom(d, NULL, 512u << 10) == (2u << 20));
+    EXPECT(hwi_pool_headroom(d, NULL, 64u << 10) == 0);   /* small blocks: another pool */
+    uint64_t s0 = syncs();
+    void *two = NULL;
+    OK(hwi_pool_alloc_tensor(d, 2u << 20, &two));
+    EXPECT(syncs() == s0);
+    OK(hwi_pool_free(two, "test"));
+    for (int i = 0; i < n; i++)
+        if (b[i]) OK(hwi_pool_free(b[i], "test"));
+    OK(hwrt_shutdown());
+}
+
 int main(void)
 {
     setenv("HWRT_SIM_MEMORY", "20MB", 1);
     setenv("HWRT_SIM_OVERHEAD", "4MB", 1);
     run(0);
     run(1);
+    full_device();
     return test_report();
 }
