@@ -3,6 +3,7 @@
  * asks its caller (pool_want) to sync and release cached memory first when growing
  * would pass the reserved high-water mark or the garbage-collection threshold.
  * Guarded by the pool's lock. */
+#include "../base/config.h"
 #include "../base/status.h"
 #include "../runtime/device_ops.h"
 #include "pool_internal.h"
@@ -35,6 +36,21 @@ size_t pool_device_total(dpool *dp)
     return t;
 }
 
+/* The plain segment a request of rsize (of kind) asks for first, and in *exact the
+ * smallest that would do: the 20 MiB segment of a small large request is a convenience,
+ * so when the cap or the device cannot give it, the request rounded to the granule will
+ * do (the first ask is that one when only it fits under the cap). */
+static size_t first_segment(dpool *dp, int kind, size_t rsize, size_t cap, size_t *exact)
+{
+    size_t need = kind == PK_SMALL ? POOL_SMALL_SEG : large_seg_size(dp, rsize);
+    size_t g = pseg_granule(dp);
+    *exact = pool_round_to(rsize, g > POOL_SMALL_SEG ? g : POOL_SMALL_SEG);
+    if (kind == PK_SMALL || *exact > need) *exact = need;
+    size_t resv = (size_t)dp->st.reserved_bytes.current;
+    if (cap && resv + need > cap && resv + *exact <= cap) need = *exact;
+    return need;
+}
+
 /* A fresh segment (or expandable range) for sp; its whole-range block, out of the bins. */
 hwrt_status pool_grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc, int no_trim,
                         pool_want *want, pblock **out)
@@ -60,13 +76,8 @@ hwrt_status pool_grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc,
             }
         }                      /* no address space left: fall back to a plain segment */
     }
-    size_t need = sp->kind == PK_SMALL ? POOL_SMALL_SEG : large_seg_size(dp, rsize);
-    /* the 20 MiB segment of a small large request is a convenience: when the cap or
-     * the device cannot give it, the request rounded to the granule will do */
-    size_t g = pseg_granule(dp), exact = pool_round_to(rsize, g > POOL_SMALL_SEG ? g : POOL_SMALL_SEG);
-    if (sp->kind == PK_SMALL || exact > need) exact = need;
+    size_t exact, need = first_segment(dp, sp->kind, rsize, cap, &exact);
     size_t resv = (size_t)dp->st.reserved_bytes.current;
-    if (cap && resv + need > cap && resv + exact <= cap) need = exact;
     /* growing past the high-water mark while whole segments sit cached (ones the
      * dedicated rule kept for their own size, say): give those back first, so the peak
      * does not grow by what the cache holds */
@@ -123,4 +134,29 @@ hwrt_status pool_map_block(dpool *dp, pblock *b, size_t cap, int no_gc, int no_t
     resv = (size_t)dp->st.reserved_bytes.current;
     if (resv > dp->hw_reserved) dp->hw_reserved = resv;
     return HWRT_SUCCESS;
+}
+
+/* ---- the growth rule as pool_headroom.c reads it (under the lock) ---- */
+
+size_t pool_unsynced_growth(dpool *dp, size_t rsize, size_t cap)
+{
+    size_t resv = (size_t)dp->st.reserved_bytes.current;
+    if (pool_use_expandable(dp)) {
+        /* map_block: mapping past the high-water mark while something is trimmable, or
+         * past the garbage-collection threshold, syncs first */
+        size_t room = SIZE_MAX;
+        if (pool_trimmable(dp)) room = dp->hw_reserved > resv ? dp->hw_reserved - resv : 0;
+        double thr = hwi_cfg_double(HWI_CFG_GC_THRESHOLD);
+        if (thr > 0) {
+            size_t limit = cap ? cap : pool_device_total(dp);
+            size_t at = (size_t)(thr * (double)limit), gc = at > resv ? at - resv : 0;
+            if (gc < room && pool_gc_wanted(dp, gc + 1, cap)) room = gc;
+        }
+        return room;
+    }
+    /* pool_grow: the segment it asks for first decides whether it syncs first */
+    size_t exact, need = first_segment(dp, pool_kind_of(dp, rsize), rsize, cap, &exact);
+    if (resv + need > dp->hw_reserved && pool_trimmable(dp)) return 0;
+    if (pool_gc_wanted(dp, need, cap)) return 0;
+    return SIZE_MAX;
 }

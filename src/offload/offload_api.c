@@ -293,7 +293,7 @@ static hwrt_status shutdown_offload(void)
     free(MGR.order);
     MGR.order = NULL;
     MGR.norder = MGR.cap_order = MGR.steps = MGR.cursor = 0;
-    /* the evict and fetch streams are the devices' (closed with them, residency.c) */
+    /* the evict and fetch streams are the devices' (closed with them, res_engine.c) */
     pthread_mutex_unlock(&MGR.mu);
     return HWRT_SUCCESS;
 }

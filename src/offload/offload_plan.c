@@ -82,20 +82,38 @@ hwi_resident *hwi_plan_pick_victim(int device, hwi_tensor *const *keep, int nkee
     return best;
 }
 
+/* Is r a better block to hand over than best (both hold the fetch)? Outside the prefetch
+ * window (prefetch_depth + 1 uses ahead, with a learned order): the smaller block (a
+ * larger one stays for a larger fetch, which no smaller block can take), then the one
+ * whose last use is oldest: the device is done with it first, so the copy into its
+ * block can start earliest and overlaps the most compute (Belady's farthest next use
+ * would take the tensor used last, whose block frees only when the op right before the
+ * fetched tensor's has run: the copy then waits for that op, and the op after it for
+ * the copy). Within the window, the farthest next use, then the smaller block. */
+static int better_handover(const hwi_resident *r, size_t rb, const hwi_resident *best,
+                           size_t bb, int use_order, int window)
+{
+    if (!best) return 1;
+    int rs = use_order && distance(r) <= window, bs = use_order && distance(best) <= window;
+    if (rs != bs) return bs;
+    if (rs && distance(r) != distance(best)) return distance(r) > distance(best);
+    if (rb != bb) return rb < bb;
+    return !rs && r->last_use < best->last_use;
+}
+
 hwi_resident *hwi_plan_pick_handover(int device, size_t bytes, hwi_tensor *const *keep,
                                      int nkeep)
 {
     hwi_resident *best = NULL;
     size_t best_block = 0;
     int use_order = learned();
+    int window = (int)hwi_cfg_int(HWI_CFG_PREFETCH_DEPTH) + 1;
     for (int i = 0; i < hwi_offload.n; i++) {
         hwi_resident *r = hwi_offload.list[i];
         if (!candidate(r, device, keep, nkeep) || r->wb) continue;
         size_t b = hwi_res_block_bytes(r);
         if (b < bytes) continue;
-        int tie = best && (use_order ? distance(r) == distance(best)
-                                     : r->last_use == best->last_use);
-        if (tie ? b < best_block : better(r, best, use_order)) {
+        if (better_handover(r, b, best, best_block, use_order, window)) {
             best = r;
             best_block = b;
         }
@@ -104,16 +122,19 @@ hwi_resident *hwi_plan_pick_handover(int device, size_t bytes, hwi_tensor *const
 }
 
 /* Can `bytes` be placed on the device without evicting a tensor used before position
- * `horizon` uses ahead? Free budget plus the blocks of later-used tensors, or one
- * later-used block that can be handed over. */
+ * `horizon` uses ahead? Room the pool can place without a device sync, or free budget
+ * plus the blocks of later-used tensors, or one later-used block that can be handed
+ * over. */
 static int room_beyond(int device, size_t bytes, int horizon, hwi_tensor *const *keep,
                        int nkeep)
 {
+    if (hwi_res_fits(device, bytes)) return 1;
     hwrt_memory_info m;
     if (hwrt_get_memory_info(device, &m) != HWRT_SUCCESS) return 0;
-    size_t budget = hwi_res_limit(device, bytes);
+    /* free budget the pool cannot place now counts with the blocks evicted next to it
+     * (make_room evicts until the pool can place the block) */
+    size_t budget = hwi_res_budget(device);
     size_t avail = m.allocated < budget ? budget - m.allocated : 0;
-    if (avail >= bytes) return 1;
     for (int i = 0; i < hwi_offload.n; i++) {
         hwi_resident *r = hwi_offload.list[i];
         if (!candidate(r, device, keep, nkeep) || distance(r) <= horizon)

@@ -1,6 +1,7 @@
-/* Residency manager internals shared by residency.c (evict/fetch/write-back and the
- * settling of their outcomes), offload_plan.c (learned order, prefetch, victim choice)
- * and offload_api.c (public calls). The state machine is described in docs/offload.md. */
+/* Residency manager internals shared by the manager's files (residency.c and res_*.c:
+ * evict/fetch/write-back and the settling of their outcomes; their own shared parts are
+ * in res_internal.h), offload_plan.c (learned order, prefetch, victim choice) and
+ * offload_api.c (public calls). The state machine is described in docs/offload.md. */
 #ifndef HWI_RESIDENCY_H
 #define HWI_RESIDENCY_H
 
@@ -84,7 +85,7 @@ typedef struct hwi_offload_mgr {
 
 extern hwi_offload_mgr hwi_offload;
 
-/* residency.c (callers hold hwi_offload.mu) */
+/* residency.c and res_*.c (callers hold hwi_offload.mu) */
 /* The manager's fetch stream on device (made by a fetch before; offload's device part). */
 hwi_stream *hwi_res_fetch_stream(int device);
 hwrt_status hwi_res_evict(hwi_resident *r, const char *api);
@@ -116,10 +117,10 @@ void hwi_res_free_copies(hwi_resident *r);
 /* Free retired xfers; block: wait for those still in flight. */
 void hwi_res_free_retired(int block);
 size_t hwi_res_budget(int device);
-/* The budget, or below it what the device was found to hold for blocks of `bytes` (a
- * pool allocation of that size or smaller failed within the budget: fragmentation);
- * offload makes room below this. */
-size_t hwi_res_limit(int device, size_t bytes);
+/* Do `bytes` more fit the budget, and can the pool place a tensor block of `bytes`
+ * without synchronizing the device (hwi_pool_headroom)? Offload makes room until both
+ * hold. */
+int hwi_res_fits(int device, size_t bytes);
 hwrt_status hwi_res_tier_oom(int device, size_t bytes, const char *api);
 /* Device memory for a tensor's data: make room (evicting), allocate, and on a
  * device-level OOM evict more. order: the stream that first writes the memory (the
@@ -146,8 +147,9 @@ hwi_resident *hwi_plan_pick_victim(int device, hwi_tensor *const *keep, int nkee
  * link busy, while the busy one would hold the fetch until its last use has run. */
 int hwi_plan_prefer_busy(const hwi_resident *busy, const hwi_resident *idle);
 /* A victim whose device block can hold `bytes`, for a stream-ordered hand-over (it may
- * still be used by queued work): the best by the rule of hwi_plan_pick_victim, the
- * smaller block on a tie; NULL if none. */
+ * still be used by queued work): outside the prefetch window the smaller block, then
+ * the oldest last use (the device frees it first, so the copy starts earliest); within
+ * it the farthest next use; NULL if none. */
 hwi_resident *hwi_plan_pick_handover(int device, size_t bytes, hwi_tensor *const *keep,
                                      int nkeep);
 /* Usable bytes of the device block holding r's data (at least r's size). */

@@ -2,8 +2,9 @@
  * test_offload_fragmented; the stack of hwrt-bench offload): per block four weights
  * D x 3D, 3D x D, D x 4D and 4D x D, activations x (B x D), h3 (B x 3D), h4 (B x 4D),
  * each layer a matmul and a relu (x -> h3 -> x -> h4 -> x per block).
- * The including test defines the compile-time constants D, B and W (weights: 4 per
- * block) before including this header. */
+ * The including test defines D, B and W (weights: 4 per block) before including this
+ * header: constants, or variables for a test of several shapes, which then defines
+ * STACK_WMAX, the most weights a net holds (W by default). */
 #ifndef HWRT_TEST_OFFLOAD_STACK_H
 #define HWRT_TEST_OFFLOAD_STACK_H
 
@@ -27,8 +28,12 @@ static inline size_t wbytes(int l)
     return (size_t)r * c * sizeof(float);
 }
 
+#ifndef STACK_WMAX
+#define STACK_WMAX W
+#endif
+
 typedef struct {
-    hwrt_tensor w[W], x, h3, h4;
+    hwrt_tensor w[STACK_WMAX], x, h3, h4;
 } net;
 
 /* The host's weights (seeded, scaled by 1/rows so activations stay bounded; free each

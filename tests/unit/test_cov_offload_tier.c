@@ -1,5 +1,5 @@
 /* The disk tier failing under the residency manager (issue 25 item 3; offload/tier_disk.c,
- * residency.c), each failure an HWRT_ERROR_IO naming the cause with the tensor kept on the
+ * res_evict.c, res_fetch.c), each failure an HWRT_ERROR_IO naming the cause with the tensor kept on the
  * device, its data intact, and the tier usable once the cause is gone:
  * - offload_path removed after hwrt_set_offload_config: the private directory cannot be
  *   made ("No such file or directory", naming offload_path);

@@ -128,7 +128,7 @@ static void shutdown_keeps_first_error(void)
     OK(hwrt_shutdown());
 }
 
-/* residency.c hwi_res_fetch: a disk fetch whose H2D copy faults reports that copy's
+/* res_fetch.c hwi_res_fetch: a disk fetch whose H2D copy faults reports that copy's
  * fault (the mutant `st == SUCCESS && !t->data` made `!=` replaced it with the generic
  * "did not complete"). Copy #1 uploads, #2 evicts, #3 (the fetch) faults. */
 static void disk_fetch_fault_names_copy(void)

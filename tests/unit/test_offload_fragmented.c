@@ -1,6 +1,7 @@
 /* Offload learned mode on a device whose memory is fragmented (issue 19 item 5): the
- * transformer-shaped stack of hwrt-bench offload at D = 384, 4 blocks (weights D x 3D,
- * 3D x D, D x 4D, 4D x D: 1.7 and 2.3 MiB; 31.5 MiB in all), activations B x D, B x 3D
+ * transformer-shaped stacks of hwrt-bench offload, 384:4 and 256:8. At D = 384, 4
+ * blocks (weights D x 3D, 3D x D, D x 4D, 4D x D: 1.7 and 2.3 MiB; 31.5 MiB in all),
+ * activations B x D, B x 3D
  * and B x 4D (6.8 MiB), on a device whose 14 MiB (a quarter of the weights plus the
  * activations) is also the offload budget. The pool commits 2 MiB pages, so the blocks
  * of 2.3 and 3 MiB take 4 MiB segments each and the device holds less than the budget
@@ -8,16 +9,27 @@
  * failing is a device-wide synchronization (the host waits for all queued work).
  *  - Before this fix every learned fetch that found budget left asked the pool, which
  *    failed after that synchronization (34 of them a step): the host could never run
- *    ahead of the device. Now offload learns what the device holds from the first
- *    failure and makes room below it (handing a victim's block over in stream order),
+ *    ahead of the device. Now offload makes room until the pool can place the block
+ *    without a sync (hwi_pool_headroom; handing a victim's block over in stream order),
  *    so the pool synchronizes the device no more once the order is learned.
+ *  - Nor does the host wait for a single victim: with blocks of two sizes on the device
+ *    (the 1.7 MiB weights in the segments' 1.75 MiB holes), a prefetch of a 2.3 MiB
+ *    weight may find no block it can take in stream order; it gave up only after the
+ *    host had waited for a busy victim (4 waits a step), now it gives up at once.
+ *  - A fetch into a busy victim's block has uses of other tensors to overlap: at 384:4
+ *    a mean window of 1.0 uses on 57d9af4 (the device held one weight block: each
+ *    fetch took the block of the weight used last), 5.0 now (expected >= 2.5); at 256:8
+ *    (12 MiB device) 5.2 on 57d9af4 (the busy victim was chosen by farthest next use,
+ *    the tensor used last), 13.1 now (expected >= 8).
  *  - Each weight is fetched at most about once a step, and the results are bit for bit
  *    those of a run with every weight resident.
  * No timing decides a result. */
 #include "harness.h"
 
-enum { D = 384, BLOCKS = 4, W = 4 * BLOCKS, B = 512, STEPS = 5 };
-#include "offload_stack.h"                  /* dims, net, setup, layer, finish */
+enum { B = 512, STEPS = 5, DMAX = 384, WMAX = 32 };
+static int D = 384, W = 16;                       /* the shape of the current case */
+#define STACK_WMAX WMAX
+#include "offload_stack.h"                  /* dims, net, host_init, setup, layer, finish */
 
 /* One step, queued without waiting (x -> h3 -> x -> h4 -> x per block), then a sync. */
 static void step(net *n, const float *x0)
@@ -27,11 +39,17 @@ static void step(net *n, const float *x0)
     OK(hwrt_device_synchronize());
 }
 
-int main(void)
+/* One shape: hidden d, `blocks` blocks, on a device of `mem` (HWRT_SIM_MEMORY: the
+ * budget of hwrt-bench offload plus the 8 MiB context overhead); min_window: the mean
+ * window expected of fetches into a busy victim's block. */
+static void run_shape(int d, int blocks, const char *mem, double min_window)
 {
-    static float x0[B * D], want[B * D];
-    float *host_w[W];
+    D = d;
+    W = 4 * blocks;
+    static float x0[B * DMAX], want[B * DMAX];
+    float *host_w[WMAX];
     size_t total = host_init(host_w, x0);
+    size_t xbytes = sizeof(float) * B * (size_t)D;
 
     TEST_CASE("resident reference");
     setenv("HWRT_SIM_MEMORY", "320MB", 1);
@@ -40,12 +58,13 @@ int main(void)
     net n;
     setup(&n, host_w, x0, 0);
     for (int s = 0; s < 2; s++) step(&n, x0);
-    OK(hwrt_tensor_copy_to_host(n.x, want, sizeof want));
+    OK(hwrt_tensor_copy_to_host(n.x, want, xbytes));
     teardown(&n);
     OK(hwrt_shutdown());
 
-    TEST_CASE("learned, a device fragmented below the budget: no device-wide syncs");
-    setenv("HWRT_SIM_MEMORY", "22MB", 1);       /* 14 MiB after the context overhead */
+    TEST_CASE(D == 384 ? "learned 384:4, a device fragmented below the budget"
+                       : "learned 256:8, a device fragmented below the budget");
+    setenv("HWRT_SIM_MEMORY", mem, 1);
     OK(hwrt_set_device("sim", 0));
     hwrt_offload_config cfg = {.enabled = 1, .auto_offload = 1,
                                .offload_cpu_size = 2 * total, .enable_pinned_mem = 1,
@@ -75,7 +94,26 @@ int main(void)
             (unsigned long long)moved, total,
             (unsigned long long)(after.victim_waits - before.victim_waits));
     EXPECT(syncs == 0);                           /* the host is never made to wait for all */
+    /* nor for one victim: a prefetch that finds no victim able to leave in stream order
+     * gives up (the op fetches on demand) instead of the host waiting */
+    EXPECT(after.victim_waits == before.victim_waits);
+    /* a fetch into a busy victim's block waits on the device for the victim's last
+     * use: the victim is the least recently used beyond the prefetch window, so the
+     * copy has uses of other tensors to overlap (Belady's farthest next use took the
+     * tensor used last: a window of 1 use on this shape) */
+    uint64_t handed = after.fetches_after_victim - before.fetches_after_victim;
+    double window = handed ? (double)(after.fetch_window_uses - before.fetch_window_uses) /
+                             (double)handed : 0;
+    fprintf(stderr, "fetches into a busy victim's block: %llu, mean window %.1f uses\n",
+            (unsigned long long)handed, window);
+    EXPECT(!handed || window >= min_window);
     EXPECT(moved <= total + total / 8);           /* each weight about once a step */
-    finish(&n, want, host_w);                     /* the data is right, then all goes */
+    finish(&n, want, host_w);                     /* the data is right; all released */
+}
+
+int main(void)
+{
+    run_shape(384, 4, "22MB", 2.5);               /* 14 MiB after the context overhead */
+    run_shape(256, 8, "20MB", 8.0);               /* 12 MiB */
     return test_report();
 }
