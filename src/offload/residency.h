@@ -59,6 +59,8 @@ typedef struct hwi_resident {
     uint64_t wait_tick;          /* the last use (tick) of the victims whose memory the
                                     pending fetch waits for on the device; 0: none */
     int window_pending;          /* a fetch whose window is counted at the next use */
+    int hole_block;              /* its block is of its own size, smaller than the learned
+                                    size class, made where no class block fitted */
 } hwi_resident;
 
 typedef struct hwi_offload_mgr {
