@@ -1059,28 +1059,73 @@ static void stale_import_step(void)
 }
 
 
+/* A weighted program's next step: the steps of a training step that does not fit
+ * (pressure, queued compute, bringing back what was evicted, a fault in the transfer that
+ * causes, a changed tier file) drawn more often than the rest. Returns the opcode byte
+ * (op plus a random multiple of nsteps), op in *op. */
+static const uint8_t gen_weight[20] = {
+    2, 1,       /* 0-1 a tensor */          3, 2, 1,    /* 2-4 an op */
+    2, 1,       /* 5-6 read back */         1,          /* 7 copy from host */
+    2, 2,       /* 8-9 offload */           1,          /* 10 synchronize */
+    2,          /* 11 reset, host fn */     1,          /* 12 release */
+    1, 1, 1,    /* 13-15 shutdown, stale import, streams */
+    5,          /* 16 a fault (in an overlap half of the time) */
+    2,          /* 17 tamper */             4,          /* 18 pressure */
+    5};         /* 19 overlap */
+static uint8_t gen_opcode(unsigned *op)
+{
+    unsigned sum = 0, r, k;
+    for (k = 0; k < nsteps; k++) sum += gen_weight[k];
+    r = gen_next() % sum;
+    for (k = 0; r >= gen_weight[k]; k++) r -= gen_weight[k];
+    *op = k;
+    return (uint8_t)(k + nsteps * (gen_next() % ((256 - k + nsteps - 1) / nsteps)));
+}
+
+#ifdef HWRT_LIBFUZZER
+/* The libFuzzer build's mutator: a quarter of the mutations write a fresh weighted
+ * program (as --random's), the rest are libFuzzer's own. Here the bytes are written
+ * ahead of the run, so each step's argument bytes are counted from the step table (the
+ * overlap's pressure bytes assumed when no pressure step came before): a miscount only
+ * shifts the steps after it. HWRT_FUZZ_MUTATOR=libfuzzer leaves libFuzzer's alone. */
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+    static int own = -1;
+    if (own < 0) own = !(getenv("HWRT_FUZZ_MUTATOR") && !strcmp(getenv("HWRT_FUZZ_MUTATOR"), "libfuzzer"));
+    if (!own || enc != 3 || seed % 4 || max_size < 16) return LLVMFuzzerMutate(data, size, max_size);
+    static const uint8_t nargs[20] = {3, 3, 5, 5, 5, 1, 1, 1, 2, 2, 0, 1, 1, 1, 0, 1, 2, 2, 3, 3};
+    G.x = seed * 0x9E3779B97F4A7C15ull + 1;
+    size_t n = 0, cap = max_size < sizeof G.buf ? max_size : sizeof G.buf;
+    for (int k = 0; k < 3; k++) data[n++] = (uint8_t)(gen_next() >> 8);
+    if (data[0] % 4 == 2) data[0] ^= 1;          /* not the threads mode */
+    int steps = 6 + (int)(gen_next() % 35), pressure = 0;
+    while (steps-- > 0 && n < cap) {
+        unsigned op;
+        data[n++] = gen_opcode(&op);
+        unsigned na = nargs[op];
+        if (op == 16 || op == 19) {
+            size_t at = n;
+            for (unsigned k = 0; k < na && n < cap; k++) data[n++] = (uint8_t)(gen_next() >> 8);
+            if (op == 19 || (n > at + 1 && data[at + 1] / 32 >= 4))   /* an overlap */
+                na = (op == 16 ? 3 : 0) + (pressure ? 0 : 3);
+            else na = 0;
+            pressure = 1;
+        } else if (op == 18) pressure = 1;
+        for (unsigned k = 0; k < na && n < cap; k++) data[n++] = (uint8_t)(gen_next() >> 8);
+    }
+    (void)size;
+    return n;
+}
+#endif
+
 static void step(input *in)
 {
     unsigned op;
     if (G.on) {
-        /* a weighted program: the steps of a training step that does not fit (pressure,
-         * queued compute, bringing back what was evicted, a fault in the transfer that
-         * causes, a changed tier file) drawn more often than the rest */
-        static const uint8_t gen_weight[20] = {
-            2, 1,       /* 0-1 a tensor */          3, 2, 1,    /* 2-4 an op */
-            2, 1,       /* 5-6 read back */         1,          /* 7 copy from host */
-            2, 2,       /* 8-9 offload */           1,          /* 10 synchronize */
-            2,          /* 11 reset, host fn */     1,          /* 12 release */
-            1, 1, 1,    /* 13-15 shutdown, stale import, streams */
-            5,          /* 16 a fault (in an overlap half of the time) */
-            2,          /* 17 tamper */             4,          /* 18 pressure */
-            5};         /* 19 overlap */
-        unsigned sum = 0, r;
-        for (unsigned k = 0; k < nsteps; k++) sum += gen_weight[k];
-        r = gen_next() % sum;
-        for (op = 0; r >= gen_weight[op]; op++) r -= gen_weight[op];
+        uint8_t b = gen_opcode(&op);
         if (G.len == sizeof G.buf) { in->n = 0; return; }
-        G.buf[G.len++] = (uint8_t)(op + nsteps * (gen_next() % ((256 - op + nsteps - 1) / nsteps)));
+        G.buf[G.len++] = b;
     } else {
         op = u8(in) % nsteps;
     }
