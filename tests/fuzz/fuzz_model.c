@@ -1083,17 +1083,21 @@ static uint8_t gen_opcode(unsigned *op)
 }
 
 #ifdef HWRT_LIBFUZZER
-/* The libFuzzer build's mutator: a quarter of the mutations write a fresh weighted
- * program (as --random's), the rest are libFuzzer's own. Here the bytes are written
+/* The libFuzzer build's mutator: one in HWRT_FUZZ_MUTATOR (default 4) of the mutations
+ * writes a fresh weighted program (as --random's), the rest are libFuzzer's own. Here the bytes are written
  * ahead of the run, so each step's argument bytes are counted from the step table (the
  * overlap's pressure bytes assumed when no pressure step came before): a miscount only
  * shifts the steps after it. HWRT_FUZZ_MUTATOR=libfuzzer leaves libFuzzer's alone. */
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
 {
-    static int own = -1;
-    if (own < 0) own = !(getenv("HWRT_FUZZ_MUTATOR") && !strcmp(getenv("HWRT_FUZZ_MUTATOR"), "libfuzzer"));
-    if (!own || enc != 3 || seed % 4 || max_size < 16) return LLVMFuzzerMutate(data, size, max_size);
+    static int every = -1;     /* 0: libFuzzer's alone */
+    if (every < 0) {
+        const char *m = getenv("HWRT_FUZZ_MUTATOR");
+        every = !m ? 4 : !strcmp(m, "libfuzzer") ? 0 : atoi(m) > 0 ? atoi(m) : 4;
+    }
+    if (!every || enc != 3 || seed % (unsigned)every || max_size < 16)
+        return LLVMFuzzerMutate(data, size, max_size);
     static const uint8_t nargs[20] = {3, 3, 5, 5, 5, 1, 1, 1, 2, 2, 0, 1, 1, 1, 0, 1, 2, 2, 3, 3};
     G.x = seed * 0x9E3779B97F4A7C15ull + 1;
     size_t n = 0, cap = max_size < sizeof G.buf ? max_size : sizeof G.buf;

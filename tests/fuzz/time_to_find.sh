@@ -29,6 +29,14 @@
 #   HWRT_FUZZ_NO=threads,shutdown,dlpack tests/fuzz/time_to_find.sh 5 60 \
 #     /tmp/ttf/build-fuzz/tests/fuzz/hwrt_fuzz_model
 # (HWRT_FUZZ_NO=...,leaks also masks 15.4, whose crashing inputs never enter the corpus.)
+# Campaign F (docs/RELIABILITY.md): the seeds that do not encode those bugs, then
+#   mkdir /tmp/c && (cd tests/fuzz/corpus-model && cp $(ls -p | grep -v / | grep -v '^issue15') \
+#     enc2/same-dtype-cast-int64 /tmp/c)
+#   MODE=restart CORPUS=/tmp/c HWRT_FUZZ_NO=threads,shutdown,dlpack,leaks \
+#     tests/fuzz/time_to_find.sh 5 60 /tmp/ttf/build-fuzz/tests/fuzz/hwrt_fuzz_model
+#   (cd /tmp/ttf && cmake -S . -B build && cmake --build build -j2 --target hwrt_fuzz_model)
+#   MODE=random HWRT_FUZZ_NO=threads,shutdown,dlpack,leaks \
+#     tests/fuzz/time_to_find.sh 5 60 /tmp/ttf/build/tests/fuzz/hwrt_fuzz_model
 # A crash file whose finding names several wrong tensors gets a label for each.
 set -u
 RUNS=${1:-5}; SECS=${2:-90}
