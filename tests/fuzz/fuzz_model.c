@@ -1083,7 +1083,7 @@ static uint8_t gen_opcode(unsigned *op)
 }
 
 #ifdef HWRT_LIBFUZZER
-/* The libFuzzer build's mutator: one in HWRT_FUZZ_MUTATOR (default 4) of the mutations
+/* The libFuzzer build's mutator: one in HWRT_FUZZ_MUTATOR (default 2) of the mutations
  * writes a fresh weighted program (as --random's), the rest are libFuzzer's own. Here the bytes are written
  * ahead of the run, so each step's argument bytes are counted from the step table (the
  * overlap's pressure bytes assumed when no pressure step came before): a miscount only
@@ -1094,7 +1094,7 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
     static int every = -1;     /* 0: libFuzzer's alone */
     if (every < 0) {
         const char *m = getenv("HWRT_FUZZ_MUTATOR");
-        every = !m ? 4 : !strcmp(m, "libfuzzer") ? 0 : atoi(m) > 0 ? atoi(m) : 4;
+        every = !m ? 2 : !strcmp(m, "libfuzzer") ? 0 : atoi(m) > 0 ? atoi(m) : 2;
     }
     if (!every || enc != 3 || seed % (unsigned)every || max_size < 16)
         return LLVMFuzzerMutate(data, size, max_size);
