@@ -30,9 +30,11 @@
  * Run it under HWRT_SIM_DETERMINISTIC=<seed> (as make test and make fuzz do) and a finding
  * replays exactly. A finding aborts with "hwrt model:" and the reason.
  *
- * Built with -fsanitize=fuzzer it is a libFuzzer target; otherwise main() replays the
- * files or directories given, or with --random SECONDS [SEED] runs random inputs (how the
- * ASan and TSan builds fuzz it without libFuzzer). */
+ * Built with -fsanitize=fuzzer it is a libFuzzer target (with a mutator that writes
+ * weighted programs in one of HWRT_FUZZ_MUTATOR=N mutations); otherwise main() replays the
+ * files or directories given, or with --random SECONDS [SEED [FIRST]] runs random inputs,
+ * uniform bytes and weighted programs in turn (how the ASan and TSan builds fuzz it
+ * without libFuzzer). */
 #define _XOPEN_SOURCE 700
 #define _DEFAULT_SOURCE 1
 #include <hwrt.h>
