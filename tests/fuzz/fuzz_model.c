@@ -30,15 +30,30 @@
  * Run it under HWRT_SIM_DETERMINISTIC=<seed> (as make test and make fuzz do) and a finding
  * replays exactly. A finding aborts with "hwrt model:" and the reason.
  *
- * Built with -fsanitize=fuzzer it is a libFuzzer target; otherwise main() replays the
- * files or directories given, or with --random SECONDS [SEED] runs random inputs (how the
- * ASan and TSan builds fuzz it without libFuzzer). */
+ * Built with -fsanitize=fuzzer it is a libFuzzer target (with a mutator that writes
+ * weighted programs in one of HWRT_FUZZ_MUTATOR=N mutations); otherwise main() replays the
+ * files or directories given, or with --random SECONDS [SEED [FIRST]] runs random inputs,
+ * uniform bytes and weighted programs in turn (how the ASan and TSan builds fuzz it
+ * without libFuzzer). */
 #define _XOPEN_SOURCE 700
 #define _DEFAULT_SOURCE 1
 #include <hwrt.h>
+/* The model's element loops (ref_get/ref_put over up to 128 Ki elements per tensor, the
+ * comparisons, the reference ops) carry no coverage instrumentation: their comparisons
+ * say nothing about the program's shape, and traced they were most of an execution's
+ * time in the libFuzzer build (perf: __sanitizer_cov_trace_*cmp* 35 %). */
+#if defined(__clang__)
+#define NO_COV __attribute__((no_sanitize("coverage")))
+#pragma clang attribute push (__attribute__((no_sanitize("coverage"))), apply_to = function)
+#else
+#define NO_COV
+#endif
 #include "half.h"
-#include "op_table.h"        /* the kernel ops (header-only list) */
 #include "../dtype_ref.h"   /* ref_get / ref_put: the tests' element access */
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
+#include "op_table.h"        /* the kernel ops (header-only list) */
 
 #include <dirent.h>
 #include <errno.h>
@@ -64,8 +79,28 @@ enum { NT = 6, NS = 3, MAXEL = 512 * 256 };
 int sim_fault_load(char *reason, size_t rlen, int arm);
 
 typedef struct { const uint8_t *p; size_t n; } input;
+
+/* --random's weighted programs: the bytes are drawn as the harness reads them (uniform
+ * argument bytes, step opcodes from gen_weight) and recorded in G.buf, so that the
+ * recorded input replays the same program. */
+static struct {
+    int on;
+    uint64_t x;
+    uint8_t buf[600];
+    size_t len;
+    int steps_left;
+} G;
+static unsigned gen_next(void)
+{
+    G.x = G.x * 6364136223846793005ull + 1442695040888963407ull;
+    return (unsigned)(G.x >> 33);
+}
 static unsigned u8(input *in)
 {
+    if (G.on) {
+        if (G.len == sizeof G.buf) { in->n = 0; return 0; }   /* as a replay ends */
+        return G.buf[G.len++] = (uint8_t)(gen_next() >> 8);
+    }
     if (!in->n) return 0;
     in->n--;
     return *in->p++;
@@ -92,6 +127,7 @@ static unsigned nsteps = 20;
 static const uint8_t *cur_data;   /* the input being run (--random writes it on a finding) */
 static size_t cur_size;
 static int dump_input;
+static long cur_index = -1;       /* --random: the input's number in its seed's sequence */
 
 static void at_exit(void);
 
@@ -99,8 +135,12 @@ static void finding(const char *fmt, const char *a, const char *b)
 {
     if (dump_input) {
         FILE *f = fopen("model-finding.bin", "wb");
-        if (f) { fwrite(cur_data, 1, cur_size, f); fclose(f); }
-        fprintf(stderr, "hwrt model: input written to model-finding.bin\n");
+        if (f) {
+            if (G.on) fwrite(G.buf, 1, G.len, f);
+            else fwrite(cur_data, 1, cur_size, f);
+            fclose(f);
+        }
+        fprintf(stderr, "hwrt model: random input %ld written to model-finding.bin\n", cur_index);
     }
     fprintf(stderr, "hwrt model: ");
     fprintf(stderr, fmt, a, b);
@@ -114,16 +154,16 @@ static void finding(const char *fmt, const char *a, const char *b)
 static const hwrt_dtype dtypes[] = {HWRT_FLOAT32, HWRT_FLOAT16, HWRT_BFLOAT16, HWRT_FLOAT64,
                                     HWRT_INT8, HWRT_UINT8, HWRT_INT32, HWRT_INT64, HWRT_BOOL};
 static size_t dsize(hwrt_dtype dt) { return hwrt_dtype_size(dt); }
-static int is_float(hwrt_dtype dt)
+NO_COV static int is_float(hwrt_dtype dt)
 {
     return dt == HWRT_FLOAT32 || dt == HWRT_FLOAT16 || dt == HWRT_BFLOAT16 || dt == HWRT_FLOAT64;
 }
-static int f32_math(hwrt_dtype dt) { return is_float(dt) && dt != HWRT_FLOAT64; }
-static int64_t ldi(hwrt_dtype dt, const void *p, int64_t i)
+NO_COV static int f32_math(hwrt_dtype dt) { return is_float(dt) && dt != HWRT_FLOAT64; }
+NO_COV static int64_t ldi(hwrt_dtype dt, const void *p, int64_t i)
 {
     return dt == HWRT_INT64 ? ((const int64_t *)p)[i] : (int64_t)ref_get(dt, p, i);
 }
-static void sti_wrap(hwrt_dtype dt, void *p, int64_t i, uint64_t r)
+NO_COV static void sti_wrap(hwrt_dtype dt, void *p, int64_t i, uint64_t r)
 {
     switch (dt) {
     case HWRT_INT8: ((int8_t *)p)[i] = (int8_t)r; break;
@@ -132,7 +172,7 @@ static void sti_wrap(hwrt_dtype dt, void *p, int64_t i, uint64_t r)
     default: ((int64_t *)p)[i] = (int64_t)r; break;
     }
 }
-static double eps_of(hwrt_dtype dt)
+NO_COV static double eps_of(hwrt_dtype dt)
 {
     switch (dt) {
     case HWRT_FLOAT16: return 0x1p-10;
@@ -230,6 +270,20 @@ static const struct { int ndim; int64_t d[2]; } shapes[] = {
     {2, {300, 129}}, {2, {256, 256}}, {2, {512, 256}}, {0, {0, 0}}, {1, {0, 0}}, {2, {5, 7}}};
 enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
 
+/* n small values (-8 .. 8 in halves) from seed */
+NO_COV static void seeded_values(hwrt_dtype dt, unsigned char *val, int64_t n, unsigned seed)
+{
+    /* the 34 values, encoded once (ref_put per element was a tenth of an execution) */
+    unsigned char enc_v[34][8];
+    size_t es = dsize(dt);
+    for (int q = 0; q < 34; q++) ref_put(dt, enc_v[q], 0, (double)(q / 2 - 8) / (q % 2 ? 2.0 : 1.0));
+    uint32_t x = seed * 2654435761u + 12345u;
+    for (int64_t k = 0; k < n; k++) {
+        x = x * 1103515245u + 12345u;
+        memcpy(val + (size_t)k * es, enc_v[(x >> 16) % 17 * 2 + ((x >> 8) & 1)], es);
+    }
+}
+
 /* Make slot i a tensor of dt and shape; data: fill from the program (def), or empty. */
 static int mt_new(int i, hwrt_dtype dt, int ndim, const int64_t *shape, int with_data, unsigned seed)
 {
@@ -247,12 +301,7 @@ static int mt_new(int i, hwrt_dtype dt, int ndim, const int64_t *shape, int with
     t->tol = calloc((size_t)n + 1, sizeof *t->tol);
     hwrt_status s;
     if (with_data) {
-        uint32_t x = seed * 2654435761u + 12345u;
-        for (int64_t k = 0; k < n; k++) {
-            x = x * 1103515245u + 12345u;
-            double v = (double)((int)((x >> 16) % 17) - 8) / ((x >> 8) & 1 ? 2.0 : 1.0);
-            ref_put(dt, t->val, k, v);
-        }
+        seeded_values(dt, t->val, n, seed);
         s = CHK(hwrt_tensor_from_host(&t->h, dt, ndim, shape, t->val), A_OOM);
     } else {
         s = CHK(hwrt_tensor_empty(&t->h, dt, ndim, shape), A_OOM);
@@ -288,9 +337,11 @@ static void wrong_flush(void)
 }
 
 /* Compare t's device bytes (in buf) with the model. */
-static void compare(int i, const unsigned char *buf, const char *when)
+NO_COV static void compare(int i, const unsigned char *buf, const char *when)
 {
     mt *t = &M.t[i];
+    /* the same bytes are the same values (an exact tensor: the common case, and fast) */
+    if (!t->approx && !memcmp(buf, t->val, t->nb)) return;
     for (int64_t k = 0; k < t->n; k++) {
         double g = ref_get(t->dt, buf, k), w = ref_get(t->dt, t->val, k);
         int ok;
@@ -412,7 +463,7 @@ static int valid(kop k, const mt *o, const mt *a, const mt *b, int axis)
 }
 
 /* out = op(a, b) on the model (into tmp, then out: operands may alias). */
-static void model_op(kop k, mt *o, const mt *a, const mt *b, double v, int axis)
+NO_COV static void model_op(kop k, mt *o, const mt *a, const mt *b, double v, int axis)
 {
     unsigned char *r = scratch2;
     double *tol = o->tol;
@@ -462,15 +513,23 @@ static void model_op(kop k, mt *o, const mt *a, const mt *b, double v, int axis)
                 }
             }
         approx = is_float(a->dt);
+    } else if (k == K_CAST && o->dt == a->dt) {    /* a byte copy, exact for int64 too */
+        memcpy(r, a->val, o->nb);
+    } else if (a->dt == HWRT_FLOAT32 && o->dt == HWRT_FLOAT32 && k != K_CAST) {
+        /* float32, the common case, typed: the same arithmetic as the loop below (in
+         * double, rounded to float32) without ref_get/ref_put per element */
+        const float *x = (const float *)a->val, *y = b ? (const float *)b->val : x;
+        float *w = (float *)r;
+        double alpha = (double)(float)v;
+        for (int64_t i = 0; i < o->n; i++) {
+            double xi = x[i];
+            w[i] = (float)(k == K_ADD ? xi + y[i] : k == K_MUL ? xi * y[i]
+                           : k == K_SCALE ? alpha * xi : (xi > 0 ? xi : 0));
+        }
     } else {
         int ints = !is_float(a->dt) && a->dt != HWRT_BOOL;
         double alpha = f32_math(a->dt) ? (double)(float)v : v;
         for (int64_t i = 0; i < o->n; i++) {
-            if (k == K_CAST && o->dt == a->dt) {   /* a byte copy, exact for int64 too */
-                memmove((char *)r + i * dsize(o->dt), (const char *)a->val + i * dsize(a->dt),
-                       dsize(o->dt));
-                continue;
-            }
             if (k == K_CAST) { ref_put(o->dt, r, i, ref_get(a->dt, a->val, i)); continue; }
             if (ints && (k == K_ADD || k == K_MUL)) {
                 uint64_t x = (uint64_t)ldi(a->dt, a->val, i), y = (uint64_t)ldi(b->dt, b->val, i);
@@ -1002,9 +1061,80 @@ static void stale_import_step(void)
 }
 
 
+/* A weighted program's next step: the steps of a training step that does not fit
+ * (pressure, queued compute, bringing back what was evicted, a fault in the transfer that
+ * causes, a changed tier file) drawn more often than the rest. Returns the opcode byte
+ * (op plus a random multiple of nsteps), op in *op. */
+static const uint8_t gen_weight[20] = {
+    2, 1,       /* 0-1 a tensor */          3, 2, 1,    /* 2-4 an op */
+    2, 1,       /* 5-6 read back */         1,          /* 7 copy from host */
+    2, 2,       /* 8-9 offload */           1,          /* 10 synchronize */
+    2,          /* 11 reset, host fn */     1,          /* 12 release */
+    1, 1, 1,    /* 13-15 shutdown, stale import, streams */
+    5,          /* 16 a fault (in an overlap half of the time) */
+    2,          /* 17 tamper */             4,          /* 18 pressure */
+    5};         /* 19 overlap */
+static uint8_t gen_opcode(unsigned *op)
+{
+    unsigned sum = 0, r, k;
+    for (k = 0; k < nsteps; k++) sum += gen_weight[k];
+    r = gen_next() % sum;
+    for (k = 0; r >= gen_weight[k]; k++) r -= gen_weight[k];
+    *op = k;
+    return (uint8_t)(k + nsteps * (gen_next() % ((256 - k + nsteps - 1) / nsteps)));
+}
+
+#ifdef HWRT_LIBFUZZER
+/* The libFuzzer build's mutator: one in HWRT_FUZZ_MUTATOR (default 2) of the mutations
+ * writes a fresh weighted program (as --random's), the rest are libFuzzer's own. Here the bytes are written
+ * ahead of the run, so each step's argument bytes are counted from the step table (the
+ * overlap's pressure bytes assumed when no pressure step came before): a miscount only
+ * shifts the steps after it. HWRT_FUZZ_MUTATOR=libfuzzer leaves libFuzzer's alone. */
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+    static int every = -1;     /* 0: libFuzzer's alone */
+    if (every < 0) {
+        const char *m = getenv("HWRT_FUZZ_MUTATOR");
+        every = !m ? 2 : !strcmp(m, "libfuzzer") ? 0 : atoi(m) > 0 ? atoi(m) : 2;
+    }
+    if (!every || enc != 3 || seed % (unsigned)every || max_size < 16)
+        return LLVMFuzzerMutate(data, size, max_size);
+    static const uint8_t nargs[20] = {3, 3, 5, 5, 5, 1, 1, 1, 2, 2, 0, 1, 1, 1, 0, 1, 2, 2, 3, 3};
+    G.x = seed * 0x9E3779B97F4A7C15ull + 1;
+    size_t n = 0, cap = max_size < sizeof G.buf ? max_size : sizeof G.buf;
+    for (int k = 0; k < 3; k++) data[n++] = (uint8_t)(gen_next() >> 8);
+    if (data[0] % 4 == 2) data[0] ^= 1;          /* not the threads mode */
+    int steps = 6 + (int)(gen_next() % 35), pressure = 0;
+    while (steps-- > 0 && n < cap) {
+        unsigned op;
+        data[n++] = gen_opcode(&op);
+        unsigned na = nargs[op];
+        if (op == 16 || op == 19) {
+            size_t at = n;
+            for (unsigned k = 0; k < na && n < cap; k++) data[n++] = (uint8_t)(gen_next() >> 8);
+            if (op == 19 || (n > at + 1 && data[at + 1] / 32 >= 4))   /* an overlap */
+                na = (op == 16 ? 3 : 0) + (pressure ? 0 : 3);
+            else na = 0;
+            pressure = 1;
+        } else if (op == 18) pressure = 1;
+        for (unsigned k = 0; k < na && n < cap; k++) data[n++] = (uint8_t)(gen_next() >> 8);
+    }
+    (void)size;
+    return n;
+}
+#endif
+
 static void step(input *in)
 {
-    unsigned op = u8(in) % nsteps;
+    unsigned op;
+    if (G.on) {
+        uint8_t b = gen_opcode(&op);
+        if (G.len == sizeof G.buf) { in->n = 0; return; }
+        G.buf[G.len++] = b;
+    } else {
+        op = u8(in) % nsteps;
+    }
     if (trace) fprintf(stderr, "step %u\n", op);
     switch (op) {
     case 0: case 1: {
@@ -1328,7 +1458,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     input in = {data, size};
     cur_data = data;
     cur_size = size;
+    if (G.on) in.n = 1;       /* the bytes come from the generator (u8) */
     unsigned b0 = u8(&in), b1 = u8(&in), b2 = u8(&in);
+    if (G.on && b0 % 4 == 2) G.buf[0] = (uint8_t)(b0 ^= 1);   /* threads mode: not lazily */
     /* the schedule is part of the input: the third byte seeds the deterministic
      * simulation (HWRT_FUZZ_SCHED=threaded or jitter runs the threaded engines instead) */
     if (sched == 0) {
@@ -1366,7 +1498,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     sessions_objects();
     int steps = 0;
-    while (in.n && steps++ < 120) step(&in);
+    while (in.n && steps++ < 120) {
+        if (G.on && G.steps_left-- <= 0) break;    /* a replay ends where the bytes do */
+        step(&in);
+    }
     teardown();
     return 0;
 }
@@ -1388,22 +1523,38 @@ int main(int argc, char **argv)
     int files = 0, bad = 0;
     if (argc >= 3 && !strcmp(argv[1], "--random")) {
         /* random programs for a bounded time: fuzzing where libFuzzer is not linked */
+        /* --random SECONDS [SEED [FIRST]]: inputs FIRST, FIRST+1, ... of SEED's sequence
+         * (time_to_find.sh goes on after a finding from the next one). Every other input
+         * is uniform bytes, the others weighted programs (G, step()); a finding writes
+         * the input to model-finding.bin and names its number. */
         double secs = atof(argv[2]);
         uint64_t seed = argc >= 4 ? strtoull(argv[3], NULL, 0) : 1;
+        long first = argc >= 5 ? atol(argv[4]) : 0;
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         static uint8_t buf[600];
         dump_input = 1;
-        do {
+        for (cur_index = 0;; cur_index++) {
             size_t n = 64 + (size_t)(seed % 500);
             for (size_t i = 0; i < n; i++) {
                 seed = seed * 6364136223846793005ull + 1442695040888963407ull;
                 buf[i] = (uint8_t)(seed >> 56);
             }
-            LLVMFuzzerTestOneInput(buf, n);
+            if (cur_index < first) continue;
+            if (cur_index % 2) {          /* weighted: 6-40 steps, seeded by these bytes */
+                G.on = 1;
+                G.len = 0;
+                memcpy(&G.x, buf, sizeof G.x);
+                G.steps_left = 6 + (int)(buf[8] % 35);
+                LLVMFuzzerTestOneInput(NULL, 0);
+                G.on = 0;
+            } else {
+                LLVMFuzzerTestOneInput(buf, n);
+            }
             files++;
             clock_gettime(CLOCK_MONOTONIC, &t1);
-        } while ((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9 < secs);
+            if ((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9 >= secs) break;
+        }
         printf("hwrt model fuzz: %d random inputs ran without a finding\n", files);
         return 0;
     }
