@@ -276,6 +276,3 @@ void pblock_split_high(pblock *b, size_t size)
     b->size = size;
     pblock_coalesce_insert(r);
 }
-
-/* acceptable() for pool_headroom.c. */
-int pbin_acceptable(const pblock *b, size_t size, size_t msz) { return acceptable(b, size, msz); }

@@ -67,7 +67,7 @@ size_t hwi_pool_headroom(hwi_device *d, hwrt_bstream *bs, size_t bytes)
         if (s->sp->owner != bs || s->sp->kind != kind) continue;
         for (pblock *b = s->first; b; b = b->next) {
             if (b->state != B_FREE || b->bin < 0 || b->size <= best ||
-                !pbin_acceptable(b, rsize < b->size ? rsize : b->size, msz))
+                !pblock_acceptable(b, rsize < b->size ? rsize : b->size, msz))
                 continue;
             size_t u = usable_prefix(b, room);
             if (u > best) best = u;

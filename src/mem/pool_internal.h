@@ -320,9 +320,7 @@ static inline void pool_make_free(pblock *b)
 /* For pool_headroom.c (under the lock): the most reserved may grow for a request of
  * rsize without the pool synchronizing the device first (the high-water and
  * garbage-collection rules: in plain mode 0 or SIZE_MAX, as the segment grow asks for
- * first decides; with expandable segments the bytes of pages; pool_grow.c), and whether
- * b would be handed out for a request of size (pool_bins.c). */
+ * first decides; with expandable segments the bytes of pages; pool_grow.c). */
 size_t pool_unsynced_growth(dpool *dp, size_t rsize, size_t cap);
-int pbin_acceptable(const pblock *b, size_t size, size_t msz);
 
 #endif
