@@ -39,4 +39,4 @@ if not cover:
 p1 = [t for t in cover if re.search(dre, t)]
 p2 = [t for t in cover if t not in p1]
 out("covered", "%d of %d measured tests execute %s:%s, %d unmeasured"
-    % (len(cover), len(names) - len(unm), f, line, len(unm)), p1, p2, unm)
+    % (len(cover), len(set(names) - set(unm)), f, line, len(unm)), p1, p2, unm)
