@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 #define KiB ((size_t)1 << 10)
@@ -69,8 +70,44 @@ static void thread_cache_survives_a_slow_allocation(void)
     OK(hwrt_shutdown());
 }
 
+/* dlpack.c from_dl: a vector dtype (lanes != 1) has no hwrt equivalent, uint8 included
+ * (the mutant `d.lanes == 1` made `!=` on the uint8 fallback imported 4-lane uint8 as
+ * plain uint8: a quarter of the elements, each read as one byte of a 4-byte vector). */
+static int dl_deleted;
+static void dl_deleter(DLManagedTensorVersioned *self) { (void)self; dl_deleted++; }
+
+static void vector_uint8_refused(void)
+{
+    TEST_CASE("a uint8 DLPack tensor with 4 lanes is refused");
+    OK(hwrt_set_device("sim", 0));
+    uint8_t v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    int64_t shape[1] = {2};
+    DLManagedTensorVersioned m;
+    memset(&m, 0, sizeof m);
+    m.version.major = DLPACK_MAJOR_VERSION;
+    m.deleter = dl_deleter;
+    m.dl_tensor.data = v;
+    m.dl_tensor.device = (DLDevice){kDLCPU, 0};
+    m.dl_tensor.ndim = 1;
+    m.dl_tensor.shape = shape;
+    m.dl_tensor.dtype = (DLDataType){kDLUInt, 8, 4};
+    hwrt_tensor t = NULL;
+    dl_deleted = 0;
+    FAILS(hwrt_tensor_from_dlpack(&t, &m), HWRT_ERROR_NOT_SUPPORTED,
+          "dtype code 1 bits 8 lanes 4 has no hwrt equivalent");
+    EXPECT(t == NULL && dl_deleted == 0);          /* the producer keeps its tensor */
+    m.dl_tensor.dtype = (DLDataType){kDLUInt, 8, 1};     /* the scalar type is taken */
+    OK(hwrt_tensor_from_dlpack(&t, &m));
+    hwrt_dtype dt;
+    OK(hwrt_tensor_dtype(t, &dt));
+    EXPECT(dt == HWRT_UINT8);
+    if (t) OK(hwrt_tensor_release(t));
+    OK(hwrt_shutdown());
+}
+
 int main(void)
 {
     thread_cache_survives_a_slow_allocation();
+    vector_uint8_refused();
     return test_report();
 }
