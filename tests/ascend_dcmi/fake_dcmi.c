@@ -15,7 +15,8 @@
  * unsupported and the DDR one answers (8192 MB, 6000 available); "noproc" the process
  * query is unsupported (-8255, as in containers); "procfail" it fails on card 3 (-8005);
  * "idle" card 3's chip has no process; "overcount" card 3's query claims 65 processes;
- * "lid64" card 3's chip has logical id 64 (beyond hwrt-smi's 64 devices).
+ * "lid64" card 3's chip has logical id 64 (beyond hwrt-smi's 64 devices); "lidneg" it has
+ * logical id -1 with a success status.
  * Built twice: as is, and with -DFAKE_OLD_NAMES (the card list under its older name
  * dcmi_get_card_num_list only, and no version queries). */
 #include <stdio.h>
@@ -101,7 +102,7 @@ API int dcmi_get_device_num_in_card(int card, int *n) { *n = 1; return 0; }
 API int dcmi_get_device_logic_id(int *lid, int card, int dev)
 {
     CHIP(card, dev);
-    *lid = c == 1 && mode("lid64") ? 64 : c;
+    *lid = c == 1 && mode("lid64") ? 64 : c == 1 && mode("lidneg") ? -1 : c;
     return 0;
 }
 API int dcmi_get_device_chip_info(int card, int dev, struct chip_info *ci)
