@@ -105,9 +105,40 @@ static void vector_uint8_refused(void)
     OK(hwrt_shutdown());
 }
 
+/* collective.c hwrt_group_allgather: when ordering the collective fails (here the stream
+ * sync of a device with a sticky fault) the engine is not called and the fault is the
+ * result (the mutant `st == HWRT_SUCCESS && c.x->nbytes` made `||` called the engine with
+ * the buffers never mapped, NULL, and overwrote the status with the engine's). One
+ * process: the self engine. */
+static void allgather_after_a_fault(void)
+{
+    TEST_CASE("an allgather on a faulted device reports the fault");
+    setenv("HWRT_SIM_FAULTS", "kernel:nth=1", 1);
+    OK(hwrt_set_device("sim", 0));
+    OK(hwrt_dist_init());
+    int64_t n1[1] = {256}, n2[1] = {256};
+    hwrt_tensor in = NULL, out = NULL;
+    OK(hwrt_tensor_empty(&in, HWRT_FLOAT32, 1, n1));
+    OK(hwrt_tensor_empty(&out, HWRT_FLOAT32, 1, n2));
+    OK(hwrt_op_fill(in, 1.0, NULL));               /* kernel #1: a sticky fault */
+    FAILS(hwrt_allgather(out, in, NULL), HWRT_ERROR_DEVICE_FAULT, "sticky fault");
+    OK(hwrt_device_reset(0));
+    OK(hwrt_op_fill(in, 2.0, NULL));
+    OK(hwrt_allgather(out, in, NULL));             /* after the reset it runs */
+    float got[256];
+    OK(hwrt_tensor_copy_to_host(out, got, sizeof got));
+    EXPECT(got[0] == 2.0f && got[255] == 2.0f);
+    OK(hwrt_tensor_release(in));
+    OK(hwrt_tensor_release(out));
+    OK(hwrt_dist_finalize());
+    unsetenv("HWRT_SIM_FAULTS");
+    OK(hwrt_shutdown());
+}
+
 int main(void)
 {
     thread_cache_survives_a_slow_allocation();
     vector_uint8_refused();
+    allgather_after_a_fault();
     return test_report();
 }
