@@ -9,9 +9,12 @@
 # --seed SEED from all the stratum's candidates, rebuilds build-mut incrementally (the mutated
 # file and the link; executables are not relinked against a changed libhwrt.so,
 # CMAKE_LINK_DEPENDS_NO_SHARED) and runs scripts/mutation-test.sh: the plain CTest suites,
-# the directory's suites first, stopping at the first failing test.
+# the directory's suites first, stopping at the first failing test; with a per-test coverage
+# map of HEAD (build it first: `nice -n 5 scripts/mutation-covmap.sh`, BUILD/covmap.json) only
+# the tests that execute the mutated line, else every suite (mutation-test.sh says which).
 # src/backends/cuda is sampled only in its files that run without a GPU here (CUDA_FILES);
-# a survivor on a line no test here executes is reported apart, not counted.
+# a survivor on a line no test here executes is reported apart ("not covered", with a map),
+# not counted.
 # Output in build-mut/mutation-SEED/: strata-STRATUM.log (one line per mutant; "/" is "_";
 # the strata named on the command line are run again, the others' logs are kept), NNN.log
 # per mutant (diff, phase, failing test), summary.txt (counts per stratum, over every
@@ -73,9 +76,12 @@ done <<< "$strata"
 
 {
   echo "seed $SEED"
-  awk '/^== /{d=$2} /^killed/{k[d]++; t[d]++} /^SURVIVED/{s[d]++; t[d]++}
-       END{for (d in t) {printf "%-18s %3d mutants %3d killed %3d survived\n", d, t[d], k[d], s[d]; K+=k[d]; T+=t[d]}
-           printf "total %d mutants, %d killed, %d survived\n", T, K, T-K}' "$OUT"/strata-*.log | sort
+  touch "$OUT/not-covered.txt"
+  awk 'FNR==NR{nc[$1]=1; next} /^== /{d=$2} /^killed/{k[d]++; t[d]++}
+       /^SURVIVED/{t[d]++; loc=$2; sub(/:$/, "", loc); if (loc in nc) c[d]++; else s[d]++}
+       END{for (d in t) {printf "%-18s %3d mutants %3d killed %3d survived %3d not covered\n", d, t[d], k[d], s[d], c[d]; K+=k[d]; T+=t[d]; C+=c[d]}
+           printf "total %d mutants, %d killed, %d survived, %d not covered\n", T, K, T-K-C, C}' \
+      "$OUT/not-covered.txt" "$OUT"/strata-*.log | sort
   grep -h '^SURVIVED' "$OUT"/strata-*.log
 } > "$OUT/summary.txt"
 cat "$OUT/summary.txt"

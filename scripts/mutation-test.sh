@@ -5,11 +5,25 @@
 #
 #   scripts/mutation-test.sh BUILD LOGDIR
 #
-# The mutated file is the one `git diff HEAD -- src` names (mutants.py writes the mutant into
-# the tree; mutation-run.sh starts only from a clean src/). Phase 1 runs the suites of that
-# file's directory (the regex below), phase 2 every other test; both stop at the first failing
-# test (one failure kills a mutant; tests running beside it are stopped, not waited for). Exit 0 only when both phases passed: then the mutant ran
-# against the whole plain suite, phase 1 and phase 2 together being every test of `ctest -N`.
+# The mutated file and line are the ones `git diff -U0 HEAD -- src` names (mutants.py writes
+# the mutant into the tree; mutation-run.sh starts only from a clean src/).
+#
+# Test selection by coverage: when the per-test coverage map (MAP, default BUILD/covmap.json,
+# built by scripts/mutation-covmap.sh) has HEAD's key, only the tests that execute the mutated
+# line run (scripts/mutation-select.py): a test that does not execute it runs the same code as
+# on the unmutated tree, so it cannot notice the mutant. Phase 1 runs the covering tests of
+# the file's directory (the regex below), phase 2 the other covering tests, phase 3 the map's
+# unmeasured tests (those whose lines are not known: they run for every mutant); each phase
+# stops at the first failing test. A mutant on a line that gcov counts but no measured test
+# executes is "not covered": only phase 3 runs, and if it passes the verdict is "not covered"
+# and FILE:LINE goes to LOGDIR/not-covered.txt (mutation-run.sh's summary counts it apart).
+# Without a map, with a stale one (of another tree), or on a line gcov has no counter for (an
+# initializer, a macro's body), everything runs, as before the map: phase 1 the suites of the
+# file's directory, phase 2 every other test of `ctest -N`.
+# Either way the mutant survives (exit 0) only when every test that can notice it passed; one
+# failure kills it (tests running beside it are stopped, not waited for). With
+# HWRT_MUTATION_CONFIRM=1 a survivor of the selection then runs every other test as well
+# (phase 4: a check of the map; the log gives the time the selection took and the total).
 # On an unmutated tree it runs the whole suite once per tree state and remembers the pass
 # (BUILD/mutation-baseline.ok, keyed by the src/ and tests/ trees), so that mutants.py's check of the unmutated tree,
 # made once per directory, does not rerun the suite.
@@ -17,6 +31,7 @@
 set -u
 BUILD=${1:?build dir}
 LOGDIR=${2:?log dir}
+MAP=${HWRT_MUTATION_MAP:-$BUILD/covmap.json}
 ROOT=$(git rev-parse --show-toplevel)
 cd "$ROOT" || exit 2
 mkdir -p "$LOGDIR"
@@ -54,9 +69,13 @@ case "$f" in
   *)                      re='conformance_sim$' ;;
 esac
 
+line=$(git diff -U0 HEAD -- src | sed -n 's/^@@ -\([0-9]*\).*/\1/p' | head -1)
 n=$(ls "$LOGDIR" | grep -c '^[0-9]*\.log$')
 log=$LOGDIR/$(printf %03d $((n + 1))).log
-{ git diff HEAD -- src; echo "phase 1: -R '$re'"; } > "$log"
+git diff HEAD -- src > "$log"
+sel=$(/usr/bin/python3 scripts/mutation-select.py "$MAP" "$f" "$line" "$re" "$(scripts/mutation-covmap.sh --key)")
+kind=$(echo "$sel" | head -1 | cut -d' ' -f1)
+echo "selection: $(echo "$sel" | head -1)" >> "$log"
 # One phase: ctest in its own process group, stopped as soon as one test has failed (the
 # tests still running in parallel are not waited for: one failure decides).
 phase() {
@@ -73,17 +92,49 @@ phase() {
   wait "$pid"
 }
 start=$SECONDS
-phase -j2 "${CTEST_ARGS[@]}" -R "$re"
-rc=$?
+rc=0
 phase=1
-if [ $rc -eq 0 ]; then
-  phase=2
-  phase -j4 "${CTEST_ARGS[@]}" -E "$re"
+: > "$log.ctest"
+if [ "$kind" != covered ] && [ "$kind" != not-covered ]; then
+  echo "phase 1: -R '$re'" >> "$log"
+  phase -j2 "${CTEST_ARGS[@]}" -R "$re"
   rc=$?
+  if [ $rc -eq 0 ]; then
+    phase=2
+    phase -j4 "${CTEST_ARGS[@]}" -E "$re"
+    rc=$?
+  fi
+else
+  for p in 1 2 3; do
+    r=$(echo "$sel" | sed -n "$((p + 1))p")
+    [ -n "$r" ] || continue
+    phase=$p
+    echo "phase $p: $(echo "$r" | tr '|' '\n' | wc -l) tests: $(echo "$r" | cut -c1-300)" >> "$log"
+    phase -j4 "${CTEST_ARGS[@]}" -R "$r"
+    rc=$?
+    [ $rc -eq 0 ] || break
+  done
+  # HWRT_MUTATION_CONFIRM=1: a survivor of the selection also runs every other test (phase
+  # 4), a check of the map (a test the map missed would kill it here, and say so)
+  if [ $rc -eq 0 ] && [ "${HWRT_MUTATION_CONFIRM:-0}" = 1 ]; then
+    ran=$(echo "$sel" | sed -n '2,4p' | sed 's/^\^(//; s/)\$$//' | tr '|\n' '||' | sed 's/^|*//; s/|*$//; s/||*/|/g')
+    phase=4
+    echo "phase 4 (confirm): every other test, after $((SECONDS - start)) s" >> "$log"
+    if [ -n "$ran" ]; then phase -j4 "${CTEST_ARGS[@]}" -E "^($ran)\$"; else phase -j4 "${CTEST_ARGS[@]}"; fi
+    rc=$?
+  fi
+fi
+verdict="killed in phase $phase"
+if [ $rc -eq 0 ]; then
+  verdict=survived
+  if [ "$kind" = not-covered ]; then
+    verdict="not covered"
+    echo "$f:$line" >> "$LOGDIR/not-covered.txt"
+  fi
 fi
 {
   grep -E "tests passed|\*\*\*|Failed|Timeout|Exception|Not Run" "$log.ctest" | grep -v "^ *[0-9]*/[0-9]* Test *#[0-9]*: .*Passed" | tail -8
-  echo "verdict: $([ $rc -eq 0 ] && echo survived || echo "killed in phase $phase") after $((SECONDS - start)) s"
+  echo "verdict: $verdict after $((SECONDS - start)) s"
 } >> "$log"
 rm -f "$log.ctest"
 exit $rc

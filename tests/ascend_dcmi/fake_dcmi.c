@@ -15,7 +15,9 @@
  * unsupported and the DDR one answers (8192 MB, 6000 available); "noproc" the process
  * query is unsupported (-8255, as in containers); "procfail" it fails on card 3 (-8005);
  * "idle" card 3's chip has no process; "overcount" card 3's query claims 65 processes;
- * "lid64" card 3's chip has logical id 64 (beyond hwrt-smi's 64 devices).
+ * "lid64" card 3's chip has logical id 64 (beyond hwrt-smi's 64 devices); "lidneg" it has
+ * logical id -1 with a success status; "verfail" the DCMI version
+ * query fails (-8005) after writing a version.
  * Built twice: as is, and with -DFAKE_OLD_NAMES (the card list under its older name
  * dcmi_get_card_num_list only, and no version queries). */
 #include <stdio.h>
@@ -84,7 +86,7 @@ API int dcmi_get_driver_version(char *v, unsigned int len)
 API int dcmi_get_dcmi_version(char *v, unsigned int len)
 {
     snprintf(v, len, "7.0.0");
-    return 0;
+    return mode("verfail") ? -8005 : 0;
 }
 #endif
 
@@ -101,7 +103,7 @@ API int dcmi_get_device_num_in_card(int card, int *n) { *n = 1; return 0; }
 API int dcmi_get_device_logic_id(int *lid, int card, int dev)
 {
     CHIP(card, dev);
-    *lid = c == 1 && mode("lid64") ? 64 : c;
+    *lid = c == 1 && mode("lid64") ? 64 : c == 1 && mode("lidneg") ? -1 : c;
     return 0;
 }
 API int dcmi_get_device_chip_info(int card, int dev, struct chip_info *ci)

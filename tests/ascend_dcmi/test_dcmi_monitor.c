@@ -248,6 +248,30 @@ static void lid64(void)
                                "logical id 64); not shown") != NULL);
 }
 
+/* ascend_dcmi.c chip: a negative logical id is refused even when DCMI reports success
+ * (the seed-2026 mutant `r != HD_DCMI_OK || lid < 0` made `&&` showed it as device -1) */
+static void lidneg(void)
+{
+    TEST_CASE("lidneg");
+    setenv("FAKE_DCMI_MODE", "lidneg", 1);
+    hwrt_smi_snapshot *s = published(fake_lib);
+    EXPECT(s->ndevices == 1 && s->devices[0].id == 0 && s->nprocesses == 2);
+    EXPECT(strstr(s->warnings, "card 3 chip 0: a logical id outside 0..63 (DCMI error 0, "
+                               "logical id -1); not shown") != NULL);
+}
+
+/* ascend_dcmi.c driver_line: a DCMI version query that fails names no DCMI version, even
+ * if it wrote one (the seed-2027 mutant `== HD_DCMI_OK && api[0]` made `||` showed it) */
+static void verfail(void)
+{
+    TEST_CASE("verfail");
+    setenv("FAKE_DCMI_MODE", "verfail", 1);
+    hwrt_smi_snapshot *s = published(fake_lib);
+    EXPECT(s->ndevices == 2);
+    EXPECT(!strcmp(s->driver, "Ascend driver 25.2.0"));
+    if (strcmp(s->driver, "Ascend driver 25.2.0")) fprintf(stderr, "  driver: \"%s\"\n", s->driver);
+}
+
 /* ACL device 0 is the driver's logical device 1 when ASCEND_RT_VISIBLE_DEVICES=1 */
 static void visible(void)
 {
@@ -293,6 +317,8 @@ int main(int argc, char **argv)
     mon_run("idle", idle);
     mon_run("overcount", overcount);
     mon_run("lid64", lid64);
+    mon_run("lidneg", lidneg);
+    mon_run("verfail", verfail);
     mon_board_remove(board);
     return test_report();
 }

@@ -1,0 +1,45 @@
+/* The MPI plugin's count limit (src/plugins/mpi/mpi_plugin.c check_count), called through
+ * its C ABI (src/distributed/mpi_plugin.h) in one rank under mpirun -np 1: a collective of
+ * exactly INT_MAX elements (bytes) fits MPI's int count and runs; INT_MAX + 1 is refused
+ * with the sentence naming the limit and the fix. The seed-2026 mutant `count > INT_MAX`
+ * made `>=` refused the largest count MPI takes. The buffer is never touched (a one-rank
+ * broadcast moves no byte), so its 2 GiB stay virtual.
+ *   test_mpi_plugin_int_max PATH/libhwrt_mpi.so */
+#include "harness.h"
+#include "distributed/mpi_plugin.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+    TEST_CASE("a broadcast of INT_MAX bytes runs, INT_MAX + 1 is refused");
+    void *h = argc > 1 ? dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL) : NULL;
+    EXPECT(h != NULL);
+    if (!h) { fprintf(stderr, "  dlopen: %s\n", dlerror()); return test_report(); }
+    hwi_mpi_entry_fn entry = (hwi_mpi_entry_fn)dlsym(h, HWI_MPI_ENTRY);
+    const hwi_mpi_plugin *p = entry ? entry(HWI_MPI_ABI) : NULL;
+    EXPECT(p != NULL);
+    if (!p) return test_report();
+    int rank = -1, size = -1, threads_ok = 0, in_call = 0;
+    char version[256], err[512] = "";
+    EXPECT(p->init(&rank, &size, &threads_ok, &in_call, version, sizeof version, err,
+                   sizeof err) == HWRT_SUCCESS);
+    EXPECT(rank == 0 && size == 1);
+    char *buf = malloc((size_t)INT_MAX + 1);
+    EXPECT(buf != NULL);
+    if (buf) {
+        err[0] = 0;
+        int st = p->broadcast(NULL, buf, (size_t)INT_MAX, 0, 60.0, err, sizeof err);
+        EXPECT(st == HWRT_SUCCESS);
+        if (st != HWRT_SUCCESS) fprintf(stderr, "  INT_MAX bytes: %d: %s\n", st, err);
+        err[0] = 0;
+        st = p->broadcast(NULL, buf, (size_t)INT_MAX + 1, 0, 60.0, err, sizeof err);
+        EXPECT(st == HWRT_ERROR_NOT_SUPPORTED);
+        EXPECT(strstr(err, "exceeds MPI's int count limit (2147483647); split the tensor") != NULL);
+        free(buf);
+    }
+    EXPECT(p->finalize(err, sizeof err) == HWRT_SUCCESS);
+    return test_report();
+}

@@ -1,0 +1,53 @@
+/* A device-to-device copy on the opencl backend whose clEnqueueCopyBuffer the driver
+ * refuses (ocl_stream.c, the copy between two buffers; issue 25's mutation run, seed 2027:
+ * the mutant `e != CL_SUCCESS` made `==` reported the refused copy as done and tracked the
+ * event it never got). Run through fail_cl.c, the forwarding loader, whose
+ * fail_cl_fail_next makes the next clEnqueueCopyBuffer call fail with a chosen code. */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include "harness.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+
+enum { N = 4096 };
+
+static void (*fail_cl)(const char *fn, long count, cl_int code);
+
+int main(void)
+{
+    const char *lib = getenv("HWRT_OPENCL_LIBRARY");
+    OK(hwrt_set_device("opencl", 0));
+    void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    if (h) *(void **)&fail_cl = dlsym(h, "fail_cl_fail_next");
+    if (!fail_cl) {
+        fprintf(stderr, "HWRT_OPENCL_LIBRARY (%s) is not tests/opencl/fail_cl.c\n", lib ? lib : "unset");
+        return 1;
+    }
+    static unsigned char a[N], b[N];
+    for (int i = 0; i < N; i++) a[i] = (unsigned char)(i * 7 + 1);
+    void *src = NULL, *dst = NULL;
+    OK(hwrt_malloc(&src, N));
+    OK(hwrt_malloc(&dst, N));
+    OK(hwrt_memcpy(src, a, N, HWRT_MEMCPY_HOST_TO_DEVICE));
+    OK(hwrt_memcpy(dst, b, N, HWRT_MEMCPY_HOST_TO_DEVICE));   /* zeros */
+
+    TEST_CASE("a refused device-to-device copy is reported, the destination untouched");
+    fail_cl("clEnqueueCopyBuffer", 1, CL_OUT_OF_RESOURCES);
+    FAILS(hwrt_memcpy(dst, src, N, HWRT_MEMCPY_DEVICE_TO_DEVICE), HWRT_ERROR_OUT_OF_MEMORY,
+          "clEnqueueCopyBuffer of 4096 bytes");
+    OK(hwrt_memcpy(b, dst, N, HWRT_MEMCPY_DEVICE_TO_HOST));
+    int zero = 1;
+    for (int i = 0; i < N; i++) zero &= b[i] == 0;
+    EXPECT(zero);
+
+    TEST_CASE("the next copy runs");
+    OK(hwrt_memcpy(dst, src, N, HWRT_MEMCPY_DEVICE_TO_DEVICE));
+    OK(hwrt_memcpy(b, dst, N, HWRT_MEMCPY_DEVICE_TO_HOST));
+    EXPECT(!memcmp(a, b, N));
+    OK(hwrt_free(src));
+    OK(hwrt_free(dst));
+    OK(hwrt_shutdown());
+    return test_report();
+}
