@@ -8,23 +8,18 @@
 
 #include "harness.h"
 
-#include <dlfcn.h>
+#include "fail_cl_next.h"
 #include <stdlib.h>
 
 enum { N = 4096 };
 
-static void (*fail_cl)(const char *fn, long count, cl_int code);
+static fail_cl_next_fn fail_cl;
 
 int main(void)
 {
-    const char *lib = getenv("HWRT_OPENCL_LIBRARY");
     OK(hwrt_set_device("opencl", 0));
-    void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    if (h) *(void **)&fail_cl = dlsym(h, "fail_cl_fail_next");
-    if (!fail_cl) {
-        fprintf(stderr, "HWRT_OPENCL_LIBRARY (%s) is not tests/opencl/fail_cl.c\n", lib ? lib : "unset");
-        return 1;
-    }
+    fail_cl = fail_cl_next_lookup();
+    if (!fail_cl) return 1;
     static unsigned char a[N], b[N];
     for (int i = 0; i < N; i++) a[i] = (unsigned char)(i * 7 + 1);
     void *src = NULL, *dst = NULL;

@@ -10,24 +10,19 @@
 
 #include "harness.h"
 
-#include <dlfcn.h>
+#include "fail_cl_next.h"
 #include <stdlib.h>
 
 #define MiB ((size_t)1 << 20)
 
-static void (*fail_cl)(const char *fn, long count, cl_int code);
+static fail_cl_next_fn fail_cl;
 #define fail_next(n, code) fail_cl("clCreateBuffer", n, code)
 
 int main(void)
 {
-    const char *lib = getenv("HWRT_OPENCL_LIBRARY");
     OK(hwrt_set_device("opencl", 0));
-    void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    if (h) *(void **)&fail_cl = dlsym(h, "fail_cl_fail_next");
-    if (!fail_cl) {
-        fprintf(stderr, "HWRT_OPENCL_LIBRARY (%s) is not tests/opencl/fail_cl.c\n", lib ? lib : "unset");
-        return 1;
-    }
+    fail_cl = fail_cl_next_lookup();
+    if (!fail_cl) return 1;
     void *p = NULL, *q = NULL;
     OK(hwrt_host_alloc(&p, MiB, HWRT_HOST_PINNED));       /* the pinned context is made */
     OK(hwrt_host_free(p));                                 /* and this buffer cached */

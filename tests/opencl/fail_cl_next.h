@@ -1,0 +1,25 @@
+/* The OpenCL failure-injection tests' way to fail_cl.c's fail_cl_fail_next: the library
+ * HWRT_OPENCL_LIBRARY names (already loaded by hwrt_set_device("opencl", ...)). NULL, with
+ * a line on stderr, when that library is not fail_cl.c. */
+#ifndef HWRT_TEST_FAIL_CL_NEXT_H
+#define HWRT_TEST_FAIL_CL_NEXT_H
+
+#include <CL/cl.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef void (*fail_cl_next_fn)(const char *fn, long count, cl_int code);
+
+static inline fail_cl_next_fn fail_cl_next_lookup(void)
+{
+    const char *lib = getenv("HWRT_OPENCL_LIBRARY");
+    void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
+    fail_cl_next_fn f = NULL;
+    if (h) *(void **)&f = dlsym(h, "fail_cl_fail_next");
+    if (!f)
+        fprintf(stderr, "HWRT_OPENCL_LIBRARY (%s) is not tests/opencl/fail_cl.c\n", lib ? lib : "unset");
+    return f;
+}
+
+#endif
