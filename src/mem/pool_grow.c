@@ -17,6 +17,15 @@
  * when rounding one to the granule would waste half a granule or more and two fit in a
  * shared segment's size (a K/V buffer of 20 MiB + 1 KiB: 42 MiB for two, not 22 MiB
  * each); its second block serves the next request of the run. */
+/* A shared segment of at least want bytes holding a whole number of blocks of rsize. */
+static size_t shared_size(dpool *dp, size_t rsize, size_t want)
+{
+    size_t g = pseg_granule(dp);
+    if (g < POOL_SMALL_SEG) g = POOL_SMALL_SEG;
+    size_t size = pool_round_to((want + rsize - 1) / rsize * rsize, g);
+    return size > want ? size : want;
+}
+
 static size_t large_seg_size(dpool *dp, size_t rsize)
 {
     size_t g = pseg_granule(dp);
@@ -25,8 +34,13 @@ static size_t large_seg_size(dpool *dp, size_t rsize)
         size_t one = pool_round_to(rsize, g), two = pool_round_to(2 * rsize, g);
         return 2 * rsize <= dp->shared_seg && two - 2 * rsize < 2 * (one - rsize) ? two : one;
     }
-    size_t size = pool_round_to((dp->shared_seg + rsize - 1) / rsize * rsize, g);
-    return size > dp->shared_seg ? size : dp->shared_seg;
+    size_t want = dp->shared_seg;
+    if (pool_growing(dp)) {
+        size_t quarter = pool_round_to(pool_device_total(dp) / 4, g);
+        want = POOL_GROW_SEG < quarter ? POOL_GROW_SEG : quarter;
+        if (want < dp->shared_seg) want = dp->shared_seg;
+    }
+    return shared_size(dp, rsize, want);
 }
 
 size_t pool_device_total(dpool *dp)
@@ -63,7 +77,7 @@ hwrt_status pool_grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc,
          * much address space is not to be had, and for the small kind */
         size_t g = pseg_granule(dp), total = pool_device_total(dp);
         size_t va = pool_round_to(rsize, g);
-        size_t chunks[2] = {pool_round_to(total / (sp->kind == PK_SMALL ? 8 : 2), g), pool_round_to(total / 8, g)};
+        size_t chunks[2] = {pool_round_to(total / (sp->kind == PK_LARGE ? 2 : 8), g), pool_round_to(total / 8, g)};
         for (int i = 0; i < 2; i++) {
             size_t len = va < chunks[i] ? chunks[i] : va;
             if (i && len == (va < chunks[0] ? chunks[0] : va)) break;   /* tried that */
@@ -94,6 +108,10 @@ hwrt_status pool_grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc,
         return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "the max_device_memory cap is reached");
     hwrt_status st = pseg_new(dp, sp, need, 0, &seg);
     /* a shared segment made larger for whole blocks: the plain shared size first */
+    if (st == HWRT_ERROR_OUT_OF_MEMORY && sp->kind == PK_SHARED && pool_growing(dp)) {
+        size_t usual = shared_size(dp, rsize, dp->shared_seg);   /* the size before growth */
+        if (usual < need) st = pseg_new(dp, sp, need = usual, 0, &seg);
+    }
     if (st == HWRT_ERROR_OUT_OF_MEMORY && sp->kind != PK_SMALL && rsize < dp->shared_below &&
         exact < dp->shared_seg && dp->shared_seg < need)
         st = pseg_new(dp, sp, dp->shared_seg, 0, &seg);
