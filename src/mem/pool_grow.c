@@ -8,15 +8,6 @@
 #include "../runtime/device_ops.h"
 #include "pool_internal.h"
 
-/* A new large segment for a request of rsize: a dedicated one of the request rounded to
- * the granule, or, below shared_below, a shared one of at least shared_seg bytes that
- * holds a whole number of blocks of the request's size (rounded to the granule): K/V
- * caches and activations come in runs of equal sizes, and 64 MiB of 14 MiB blocks would
- * leave 8 MiB that the next block of the run cannot use (hwrt-bench pool
- * --min-capacity, docs/memory.md). A dedicated segment holds two blocks of the request
- * when rounding one to the granule would waste half a granule or more and two fit in a
- * shared segment's size (a K/V buffer of 20 MiB + 1 KiB: 42 MiB for two, not 22 MiB
- * each); its second block serves the next request of the run. */
 /* A shared segment of at least want bytes holding a whole number of blocks of rsize. */
 static size_t shared_size(dpool *dp, size_t rsize, size_t want)
 {
@@ -26,6 +17,18 @@ static size_t shared_size(dpool *dp, size_t rsize, size_t want)
     return size > want ? size : want;
 }
 
+/* A new large segment for a request of rsize: a dedicated one of the request rounded to
+ * the granule, or, below shared_below, a shared one of at least shared_seg bytes that
+ * holds a whole number of blocks of the request's size (rounded to the granule): K/V
+ * caches and activations come in runs of equal sizes, and 64 MiB of 14 MiB blocks would
+ * leave 8 MiB that the next block of the run cannot use (hwrt-bench pool
+ * --min-capacity, docs/memory.md). A dedicated segment holds two blocks of the request
+ * when rounding one to the granule would waste half a granule or more and two fit in a
+ * shared segment's size (a K/V buffer of 20 MiB + 1 KiB: 42 MiB for two, not 22 MiB
+ * each); its second block serves the next request of the run. Once the pool has seen
+ * buffers grow (pool_note_growth), shared segments are made of 512 MiB (at most a
+ * quarter of the device): a K/V cache reallocated a chunk larger leaves a hole just too
+ * small for its successor, which the free space beside it in a large segment absorbs. */
 static size_t large_seg_size(dpool *dp, size_t rsize)
 {
     size_t g = pseg_granule(dp);
