@@ -12,8 +12,7 @@
  * - Requests round up to 512 B. Requests <= 1 MiB come from 2 MiB "small" segments,
  *   larger ones from "large" segments (shared ones of 20 MiB below 10 MiB, on devices of
  *   2 GiB or more 64 MiB below 20 MiB, made larger to hold a whole number of blocks of
- *   the request that creates one, and of 512 MiB (at most a quarter of the device) once
- *   buffers were seen to grow (pool_note_growth); else the request rounded to the device granule, a
+ *   the request that creates one; else the request rounded to the device granule, a
  *   dedicated segment, or two of the request when rounding one would waste half a
  *   granule or more), or from expandable address ranges per stream (half the device
  *   for large blocks, an eighth for small ones and one for 256 KiB - 1 MiB) whose

@@ -101,9 +101,6 @@ hwrt_status pool_hand_out(dpool *dp, pblock *b, size_t req, size_t rsize, int no
         pblock_coalesce_insert(b);
         return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "device memory pool: host out of memory");
     }
-    dp->probe_sp = b->seg->sp;                 /* pool_note_growth */
-    dp->probe_size = b->size;
-    dp->probe_seq = dp->free_seq;
     pool_stat_add(&dp->st.allocation, 1);
     pool_stat_add(&dp->st.allocated_bytes, (int64_t)b->size);
     pool_stat_add(&dp->st.requested_bytes, (int64_t)req);

@@ -64,7 +64,6 @@ free_slow(void *p, const char *api, int user, hwrt_bstream *rec, int rec_device)
     pool_stat_sub(&dp->st.requested_bytes, (int64_t)b->requested);
     free(b->tag);
     b->tag = NULL;
-    pool_note_growth(dp, b);
     b->freed_at = ++dp->free_seq;
     if (b->nuses) pool_record_events(dp, b);
     if (b->nevs) {

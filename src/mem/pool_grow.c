@@ -8,15 +8,6 @@
 #include "../runtime/device_ops.h"
 #include "pool_internal.h"
 
-/* A shared segment of at least want bytes holding a whole number of blocks of rsize. */
-static size_t shared_size(dpool *dp, size_t rsize, size_t want)
-{
-    size_t g = pseg_granule(dp);
-    if (g < POOL_SMALL_SEG) g = POOL_SMALL_SEG;
-    size_t size = pool_round_to((want + rsize - 1) / rsize * rsize, g);
-    return size > want ? size : want;
-}
-
 /* A new large segment for a request of rsize: a dedicated one of the request rounded to
  * the granule, or, below shared_below, a shared one of at least shared_seg bytes that
  * holds a whole number of blocks of the request's size (rounded to the granule): K/V
@@ -25,10 +16,7 @@ static size_t shared_size(dpool *dp, size_t rsize, size_t want)
  * --min-capacity, docs/memory.md). A dedicated segment holds two blocks of the request
  * when rounding one to the granule would waste half a granule or more and two fit in a
  * shared segment's size (a K/V buffer of 20 MiB + 1 KiB: 42 MiB for two, not 22 MiB
- * each); its second block serves the next request of the run. Once the pool has seen
- * buffers grow (pool_note_growth), shared segments are made of 512 MiB (at most a
- * quarter of the device): a K/V cache reallocated a chunk larger leaves a hole just too
- * small for its successor, which the free space beside it in a large segment absorbs. */
+ * each); its second block serves the next request of the run. */
 static size_t large_seg_size(dpool *dp, size_t rsize)
 {
     size_t g = pseg_granule(dp);
@@ -37,13 +25,8 @@ static size_t large_seg_size(dpool *dp, size_t rsize)
         size_t one = pool_round_to(rsize, g), two = pool_round_to(2 * rsize, g);
         return 2 * rsize <= dp->shared_seg && two - 2 * rsize < 2 * (one - rsize) ? two : one;
     }
-    size_t want = dp->shared_seg;
-    if (pool_growing(dp)) {
-        size_t quarter = pool_round_to(pool_device_total(dp) / 4, g);
-        want = POOL_GROW_SEG < quarter ? POOL_GROW_SEG : quarter;
-        if (want < dp->shared_seg) want = dp->shared_seg;
-    }
-    return shared_size(dp, rsize, want);
+    size_t size = pool_round_to((dp->shared_seg + rsize - 1) / rsize * rsize, g);
+    return size > dp->shared_seg ? size : dp->shared_seg;
 }
 
 /* Before reserved grows by need (a segment, or pages to map): does the caller have to
@@ -103,7 +86,8 @@ hwrt_status pool_grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc,
         /* the range costs address space, not capacity: half the device for the large
          * kind, so that one range holds a stream's large blocks in one address order
          * (fewer range ends, each of which strands part of a page); an eighth when that
-         * much address space is not to be had, and for the small kind */
+         * much address space is not to be had, and for the small kind and the 256 KiB -
+         * 1 MiB one (PK_SHARED: address-ordered like the large kind) */
         size_t g = pseg_granule(dp), total = pool_device_total(dp);
         size_t va = pool_round_to(rsize, g);
         size_t chunks[2] = {pool_round_to(total / (sp->kind == PK_LARGE ? 2 : 8), g), pool_round_to(total / 8, g)};
@@ -129,10 +113,6 @@ hwrt_status pool_grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc,
         return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "the max_device_memory cap is reached");
     hwrt_status st = pseg_new(dp, sp, need, 0, &seg);
     /* a shared segment made larger for whole blocks: the plain shared size first */
-    if (st == HWRT_ERROR_OUT_OF_MEMORY && sp->kind == PK_SHARED && pool_growing(dp)) {
-        size_t usual = shared_size(dp, rsize, dp->shared_seg);   /* the size before growth */
-        if (usual < need) st = pseg_new(dp, sp, need = usual, 0, &seg);
-    }
     if (st == HWRT_ERROR_OUT_OF_MEMORY && sp->kind != PK_SMALL && rsize < dp->shared_below &&
         exact < dp->shared_seg && dp->shared_seg < need)
         st = pseg_new(dp, sp, dp->shared_seg, 0, &seg);

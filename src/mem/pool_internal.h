@@ -26,9 +26,6 @@
                                                     pool's shared_below) share PK_SHARED segments */
 #define POOL_OVERSIZE_SLACK ((size_t)20 << 20)   /* oversize reuse tolerance (PyTorch's) */
 #define POOL_DEDICATED_SLACK ((size_t)4 << 20)   /* what a request may leave of a dedicated block */
-#define POOL_GROW_SEG ((size_t)512 << 20)        /* plain shared segments once buffers grow
-                                                    (at most a quarter of the device) */
-#define POOL_GROWTHS 4                           /* growing buffers seen before that */
 #define POOL_EXACT_BINS 4096                     /* one bin per 512 B step up to 2 MiB */
 #define POOL_NBINS (POOL_EXACT_BINS + 44 * 8)    /* + 8 sub-bins per power of two above */
 #define POOL_SITE_DEPTH 6
@@ -129,13 +126,6 @@ struct hwi_pool {
     size_t gc_need;              /* bytes the allocation asking for a collection needs */
     size_t trim_need;            /* bytes the allocation asking for a trim needs */
     size_t shared_seg, shared_below;   /* large requests below shared_below share segments */
-    /* growing buffers (pool_note_growth): the last allocation's pool and size, and the
-     * free sequence then; growths: how many were seen (POOL_GROWTHS: shared segments are
-     * made larger) */
-    spool *probe_sp;
-    size_t probe_size;
-    uint64_t probe_seq;
-    unsigned growths;
     size_t reported_resv, reported_alloc;   /* last figures given to the monitor */
     unsigned report_skips;
 };
@@ -199,19 +189,6 @@ hwrt_status pool_sync_unlocked(dpool *dp, const char *api, uint64_t *snap);
  * release, retry, the last resort, OOM. */
 hwrt_status pool_alloc_retry(dpool *dp, hwrt_bstream *bs, size_t bytes, size_t rsize,
                              hwrt_status st, pool_want want, pblock **b);
-
-/* pool_free.c: a block b about to be freed right after the allocation of a larger one
- * on its pool (up to twice its size, nothing freed in between) is a buffer that grows
- * (allocate the larger, copy, free the smaller: K/V caches, vectors); once POOL_GROWTHS
- * were seen the plain pool makes its shared segments larger (pool_grow.c). */
-static inline void pool_note_growth(dpool *dp, const pblock *b)
-{
-    if (dp->probe_seq == dp->free_seq && dp->probe_sp == b->seg->sp &&
-        b->seg->sp->kind == PK_SHARED && !b->seg->expandable &&
-        dp->probe_size > b->size && dp->probe_size <= 2 * b->size && dp->growths < POOL_GROWTHS)
-        dp->growths++;
-}
-static inline int pool_growing(const dpool *dp) { return dp->growths >= POOL_GROWTHS; }
 
 /* pool_events.c: cross-stream reuse. */
 /* Move PENDING blocks whose events have all completed to the free bins. */
