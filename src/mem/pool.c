@@ -15,11 +15,12 @@
  *   the request that creates one; else the request rounded to the device granule, a
  *   dedicated segment, or two of the request when rounding one would waste half a
  *   granule or more), or from expandable address ranges per stream (half the device
- *   for large blocks, an eighth for small ones) whose granules are mapped on demand
+ *   for large blocks, an eighth for small ones and one for 256 KiB - 1 MiB) whose
+ *   granules are mapped on demand
  *   (expandable_segments). In plain mode the shared segments are a pool of their own
  *   (pool_kind_of), which also takes requests of 256 KiB - 1 MiB.
  * - Free blocks are kept per (device, stream it was allocated for, small/large), best fit
- *   (in expandable large ranges, from an address-ordered index (pool_addr.c): the
+ *   (in expandable ranges but the small one, from an address-ordered index (pool_addr.c): the
  *   lowest-addressed block that fits, and for requests
  *   of a shared segment's size or more the highest, placed at its end), split on
  *   allocation and coalesced with free neighbours on free.

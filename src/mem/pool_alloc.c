@@ -49,7 +49,8 @@ int pool_use_expandable(const dpool *dp)
 int pool_kind_of(const dpool *dp, size_t rsize)
 {
     if (rsize >= dp->shared_below) return PK_LARGE;
-    if (rsize > POOL_SHARED_MIN && !pool_use_expandable(dp)) return PK_SHARED;
+    if (rsize > POOL_SHARED_MIN && (rsize <= POOL_SMALL_MAX || !pool_use_expandable(dp)))
+        return PK_SHARED;
     return rsize <= POOL_SMALL_MAX ? PK_SMALL : PK_LARGE;
 }
 

@@ -29,6 +29,32 @@ static size_t large_seg_size(dpool *dp, size_t rsize)
     return size > dp->shared_seg ? size : dp->shared_seg;
 }
 
+/* Before reserved grows by need (a segment, or pages to map): does the caller have to
+ * sync the device and give cached memory back first (*want)? When growing would pass
+ * the reserved high-water mark while something is trimmable (WANT_TRIM), or the
+ * garbage-collection threshold (WANT_GC); no_trim / no_gc: that was done already. */
+static int clean_first(dpool *dp, size_t need, size_t cap, int no_gc, int no_trim,
+                       pool_want *want)
+{
+    size_t resv = (size_t)dp->st.reserved_bytes.current;
+    if (!no_trim && resv + need > dp->hw_reserved && pool_trimmable(dp)) {
+        dp->trim_need = need;
+        *want = WANT_TRIM;
+        return 1;
+    }
+    if (!no_gc && pool_gc_wanted(dp, need, cap)) {
+        *want = WANT_GC;
+        return 1;
+    }
+    return 0;
+}
+
+static void note_high_water(dpool *dp)
+{
+    size_t resv = (size_t)dp->st.reserved_bytes.current;
+    if (resv > dp->hw_reserved) dp->hw_reserved = resv;
+}
+
 size_t pool_device_total(dpool *dp)
 {
     size_t f, t, o;
@@ -60,10 +86,11 @@ hwrt_status pool_grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc,
         /* the range costs address space, not capacity: half the device for the large
          * kind, so that one range holds a stream's large blocks in one address order
          * (fewer range ends, each of which strands part of a page); an eighth when that
-         * much address space is not to be had, and for the small kind */
+         * much address space is not to be had, and for the small kind and the 256 KiB -
+         * 1 MiB one (PK_SHARED: address-ordered like the large kind) */
         size_t g = pseg_granule(dp), total = pool_device_total(dp);
         size_t va = pool_round_to(rsize, g);
-        size_t chunks[2] = {pool_round_to(total / (sp->kind == PK_SMALL ? 8 : 2), g), pool_round_to(total / 8, g)};
+        size_t chunks[2] = {pool_round_to(total / (sp->kind == PK_LARGE ? 2 : 8), g), pool_round_to(total / 8, g)};
         for (int i = 0; i < 2; i++) {
             size_t len = va < chunks[i] ? chunks[i] : va;
             if (i && len == (va < chunks[0] ? chunks[0] : va)) break;   /* tried that */
@@ -81,15 +108,7 @@ hwrt_status pool_grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc,
     /* growing past the high-water mark while whole segments sit cached (ones the
      * dedicated rule kept for their own size, say): give those back first, so the peak
      * does not grow by what the cache holds */
-    if (!no_trim && resv + need > dp->hw_reserved && pool_trimmable(dp)) {
-        dp->trim_need = need;
-        *want = WANT_TRIM;
-        return HWRT_ERROR_OUT_OF_MEMORY;
-    }
-    if (!no_gc && pool_gc_wanted(dp, need, cap)) {
-        *want = WANT_GC;
-        return HWRT_ERROR_OUT_OF_MEMORY;
-    }
+    if (clean_first(dp, need, cap, no_gc, no_trim, want)) return HWRT_ERROR_OUT_OF_MEMORY;
     if (cap && resv + need > cap)
         return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "the max_device_memory cap is reached");
     hwrt_status st = pseg_new(dp, sp, need, 0, &seg);
@@ -105,8 +124,7 @@ hwrt_status pool_grow(dpool *dp, spool *sp, size_t rsize, size_t cap, int no_gc,
      * or the device made it the request's size, so that its rest serves the next ones */
     seg->dedicated = sp->kind == PK_LARGE && !(rsize < dp->shared_below &&
                      (seg->size == large_seg_size(dp, rsize) || seg->size == dp->shared_seg));
-    if ((size_t)dp->st.reserved_bytes.current > dp->hw_reserved)
-        dp->hw_reserved = (size_t)dp->st.reserved_bytes.current;
+    note_high_water(dp);
     *out = seg->first;
     return HWRT_SUCCESS;
 }
@@ -120,19 +138,9 @@ hwrt_status pool_map_block(dpool *dp, pblock *b, size_t cap, int no_gc, int no_t
 {
     size_t need = pseg_unmapped_in(b->seg, b->base, b->size);
     if (!need) return HWRT_SUCCESS;
-    size_t resv = (size_t)dp->st.reserved_bytes.current;
-    if (!no_trim && resv + need > dp->hw_reserved && pool_trimmable(dp)) {
-        dp->trim_need = need;
-        *want = WANT_TRIM;
-        return HWRT_ERROR_OUT_OF_MEMORY;
-    }
-    if (!no_gc && pool_gc_wanted(dp, need, cap)) {
-        *want = WANT_GC;
-        return HWRT_ERROR_OUT_OF_MEMORY;
-    }
+    if (clean_first(dp, need, cap, no_gc, no_trim, want)) return HWRT_ERROR_OUT_OF_MEMORY;
     HWI_TRY(pseg_map_range(b->seg, b->base, b->size, cap));
-    resv = (size_t)dp->st.reserved_bytes.current;
-    if (resv > dp->hw_reserved) dp->hw_reserved = resv;
+    note_high_water(dp);
     return HWRT_SUCCESS;
 }
 

@@ -33,8 +33,9 @@
 
 /* Which free blocks a request may take (each (device, stream, kind) has its own bins):
  * PK_SMALL 2 MiB segments; PK_LARGE dedicated segments (and, with expandable segments,
- * everything above 1 MiB); PK_SHARED, plain mode only, the shared segments (kept apart
- * from dedicated ones, see pool_kind_of in pool_alloc.c). */
+ * everything above 1 MiB); PK_SHARED, in plain mode the shared segments (kept apart
+ * from dedicated ones), with expandable segments a range of its own for 256 KiB - 1 MiB
+ * (see pool_kind_of in pool_alloc.c). */
 enum { PK_SMALL, PK_LARGE, PK_SHARED };
 enum { B_FREE, B_ALLOC, B_PENDING };
 
