@@ -15,6 +15,7 @@ static int learned(void)
 void hwi_plan_note_use(hwi_resident *r)
 {
     r->last_use = ++hwi_offload.tick;
+    r->use_no = ++hwi_offload.uses;
     if (!hwi_cfg_int(HWI_CFG_AUTO_OFFLOAD))
         return;
     if (hwi_offload.recording) {

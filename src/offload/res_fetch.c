@@ -38,7 +38,7 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_tensor *const *keep, int nkeep,
     char what[160];
     hwi_res_describe(t, what, sizeof what);
     /* the memory is first written by the fetch stream: victims may leave in its order */
-    MGR.victim_tick = 0;
+    MGR.victim_use = 0;
     size_t bytes = hwi_plan_block_bytes(r);
     /* a tensor whose block of the learned size class the pool cannot place asks for
      * its own size where that fits a hole the class does not (the rest of a segment:
@@ -57,7 +57,7 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_tensor *const *keep, int nkeep,
     }
     HWI_TRY(hwi_res_alloc(d, bytes, keep ? keep : self, keep ? nkeep : 1, fs, api, &p));
     r->hole_block = hole;
-    r->wait_tick = MGR.victim_tick;
+    r->wait_use = MGR.victim_use;
     r->window_pending = 1;
     hwi_xfer *x = NULL;
     hwrt_status st = HWRT_SUCCESS;

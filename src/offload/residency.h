@@ -48,7 +48,9 @@ typedef struct hwi_resident {
     int has_host, has_disk;      /* copies that held the data when last written */
     int dirty;                   /* the device copy is newer than the host/disk copies */
     hwi_disk_region disk;        /* disk tier copy (has_disk) */
-    uint64_t last_use;           /* LRU tick */
+    uint64_t last_use;           /* LRU tick (uses and fetches) */
+    uint64_t use_no;             /* the uses of offloadable tensors so far (MGR.uses) at
+                                    its last use: the clock of the overlap window */
     int order_pos;               /* position in the learned order, -1 unknown */
     hwi_xfer *fetch;             /* the fetch that filled t->data (pending or settled) */
     hwi_xfer *wb;                /* a stream-ordered write-back in flight: t->data is NULL,
@@ -56,7 +58,7 @@ typedef struct hwi_resident {
                                     fetch) until the write-back lands */
     hwi_res_use use[HWI_RES_USES];
     int prefetched;
-    uint64_t wait_tick;          /* the last use (tick) of the victims whose memory the
+    uint64_t wait_use;           /* the last use (use_no) of the victims whose memory the
                                     pending fetch waits for on the device; 0: none */
     int window_pending;          /* a fetch whose window is counted at the next use */
     int hole_block;              /* its block is of its own size, smaller than the learned
@@ -68,6 +70,7 @@ typedef struct hwi_offload_mgr {
     hwi_resident **list;
     int n, cap;
     uint64_t tick;
+    uint64_t uses;               /* uses of offloadable tensors (fetches not counted) */
     size_t host_used, disk_used;
     hwrt_offload_stats stats;
     /* learned order (auto_offload) */
@@ -81,7 +84,7 @@ typedef struct hwi_offload_mgr {
                                     used later than this many uses ahead */
     int need_dist;               /* while a fetch makes room: uses from the cursor to the
                                     fetched tensor's use (learned order), else 1 */
-    uint64_t victim_tick;        /* while a fetch makes room: see wait_tick */
+    uint64_t victim_use;         /* while a fetch makes room: see wait_use */
     hwi_xfer *retired;           /* xfers nobody needs, freed once done */
 } hwi_offload_mgr;
 
