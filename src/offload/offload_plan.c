@@ -193,6 +193,21 @@ void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep
     }
 }
 
+/* The part of the budget the offloadable tensors can have: the budget less the device
+ * memory of everything else (activations, tensors not under the manager). */
+static size_t offload_share(int device)
+{
+    hwrt_memory_info m;
+    if (hwrt_get_memory_info(device, &m) != HWRT_SUCCESS) return 0;
+    size_t mine = 0;
+    for (int i = 0; i < hwi_offload.n; i++) {
+        const hwi_resident *o = hwi_offload.list[i];
+        if (o->t->device == device && o->t->data) mine += hwi_res_block_bytes(o);
+    }
+    size_t other = m.allocated > mine ? m.allocated - mine : 0, budget = hwi_res_budget(device);
+    return budget > other ? budget - other : 0;
+}
+
 size_t hwi_plan_block_bytes(const hwi_resident *r)
 {
     size_t n = r->t->nbytes, max = 0;
@@ -201,7 +216,12 @@ size_t hwi_plan_block_bytes(const hwi_resident *r)
         const hwi_tensor *o = hwi_offload.order[i]->t;
         if (o->device == r->t->device && o->nbytes > max) max = o->nbytes;
     }
-    return max && n >= max / 2 && n < max ? max : n;
+    if (!max || n < max / 2 || n >= max) return n;
+    /* one size class only where the offloadable share holds two class blocks: with one
+     * (D = 512 in hwrt-bench offload: 7 MiB for weights of 3 and 4 MiB) every fetch would
+     * take the block of the tensor used right before and wait for its op, compute and
+     * transfer in series; exact sizes keep a 3 MiB block beside the 4 MiB one */
+    return offload_share(r->t->device) >= 2 * max ? max : n;
 }
 
 void hwi_plan_forget(hwi_resident *r)
