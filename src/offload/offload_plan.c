@@ -179,8 +179,12 @@ void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep
         /* a write-back in flight would make the host wait: fetched on demand instead */
         if (next->wb) continue;
         if (inflight + next->t->nbytes > inwin && inflight > 0) return;
-        int horizon = distance(next);
-        if (!room_beyond(next->t->device, hwi_plan_block_bytes(next), horizon, keep, nkeep)) return;
+        int horizon = distance(next), hole;
+        /* the size the fetch will ask for: its class block, or its own size in a hole */
+        hwi_offload.horizon = horizon;
+        size_t want = hwi_plan_fetch_bytes(next, keep, nkeep, &hole);
+        hwi_offload.horizon = 0;
+        if (!room_beyond(next->t->device, want, horizon, keep, nkeep)) return;
         hwi_offload.horizon = horizon;
         hwi_offload.need_dist = horizon;
         hwrt_status st = hwi_res_fetch(next, keep, nkeep, "prefetch");
@@ -206,6 +210,21 @@ static size_t offload_share(int device)
     }
     size_t other = m.allocated > mine ? m.allocated - mine : 0, budget = hwi_res_budget(device);
     return budget > other ? budget - other : 0;
+}
+
+size_t hwi_plan_fetch_bytes(const hwi_resident *r, hwi_tensor *const *keep, int nkeep,
+                            int *hole)
+{
+    const hwi_tensor *t = r->t;
+    size_t bytes = hwi_plan_block_bytes(r);
+    *hole = 0;
+    if (bytes > t->nbytes && !hwi_res_fits(t->device, bytes)) {
+        hwi_resident *h = hwi_plan_pick_handover(t->device, t->nbytes, keep, nkeep);
+        *hole = hwi_res_fits(t->device, t->nbytes) ||
+                (h && h->hole_block && hwi_res_block_bytes(h) < bytes);
+        if (*hole) bytes = t->nbytes;
+    }
+    return bytes;
 }
 
 size_t hwi_plan_block_bytes(const hwi_resident *r)

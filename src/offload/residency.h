@@ -167,5 +167,16 @@ void hwi_plan_forget(hwi_resident *r);
  * victim's block can be handed over to any such fetch in stream order (one size class);
  * else r's size. */
 size_t hwi_plan_block_bytes(const hwi_resident *r);
+/* Bytes the fetch of r asks for: its block (hwi_plan_block_bytes), or, where the pool
+ * cannot place a class block while r's own size fits a hole the class does not (the rest
+ * of a segment: at D = 384 the 1.75 MiB next to a 2.25 MiB activation in its 4 MiB
+ * segment) or a victim's block made for such a hole holds it, r's own size (*hole set):
+ * more tensors stay on the device, and the class blocks stay for the tensors that need
+ * them (blocks of other sizes, a recording step's, still become class blocks, so a
+ * class-size fetch finds a class block to take in stream order). The prefetch asks for
+ * room for the same size: checking for a class block only, it gave up on every tensor
+ * that goes to a hole, which the op then fetched on demand. keep: the tensors that stay. */
+size_t hwi_plan_fetch_bytes(const hwi_resident *r, hwi_tensor *const *keep, int nkeep,
+                            int *hole);
 
 #endif
