@@ -76,12 +76,7 @@ static void run_shape(int d, int blocks, const char *mem, double min_window, int
              blocks, lockstep ? " (host in lockstep)" : "");
     TEST_CASE(what);
     setenv("HWRT_SIM_MEMORY", mem, 1);
-    OK(hwrt_set_device("sim", 0));
-    hwrt_offload_config cfg = {.enabled = 1, .auto_offload = 1,
-                               .offload_cpu_size = 2 * total, .enable_pinned_mem = 1,
-                               .prefetch_depth = 2};
-    OK(hwrt_set_offload_config(&cfg));
-    setup(&n, host_w, x0, 1);
+    setup_learned(&n, host_w, x0, 2 * total);
     step(&n, x0, lockstep);                       /* step 0 records the order */
     OK(hwrt_offload_step());
     step(&n, x0, lockstep);                       /* the first learned step */

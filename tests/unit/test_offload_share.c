@@ -62,12 +62,7 @@ int main(void)
 
     TEST_CASE("learned 512:2: the weights' share holds one 4 MiB class block");
     setenv("HWRT_SIM_MEMORY", "24MB", 1);        /* 16 MiB after the context overhead */
-    OK(hwrt_set_device("sim", 0));
-    hwrt_offload_config cfg = {.enabled = 1, .auto_offload = 1,
-                               .offload_cpu_size = 2 * total, .enable_pinned_mem = 1,
-                               .prefetch_depth = 2};
-    OK(hwrt_set_offload_config(&cfg));
-    setup(&n, host_w, x0, 1);
+    setup_learned(&n, host_w, x0, 2 * total);
     hwrt_tensor xb;                               /* the bench's second B x D activation */
     int64_t xs[2] = {B, D};
     OK(hwrt_tensor_empty(&xb, HWRT_FLOAT32, 2, xs));
