@@ -114,8 +114,11 @@ hwrt_status hwi_offload_ensure(hwi_tensor *const *ts, const int *writes, int n, 
         hwi_plan_note_use(r);
         if (st == HWRT_SUCCESS && r->window_pending) {
             r->window_pending = 0;
-            if (r->wait_tick) {            /* its copy waited for a victim's last use */
-                uint64_t w = r->last_use > r->wait_tick + 1 ? r->last_use - r->wait_tick - 1 : 0;
+            if (r->wait_use) {             /* its copy waited for a victim's last use */
+                /* the uses of offloadable tensors in between (fetches do not count:
+                   before, each fetch's tick did, so a fetch right after its victim's
+                   use read a window of 1 and none read 0) */
+                uint64_t w = r->use_no > r->wait_use + 1 ? r->use_no - r->wait_use - 1 : 0;
                 MGR.stats.fetches_after_victim++;
                 MGR.stats.fetch_window_uses += w;
                 if (!w) MGR.stats.fetches_exposed++;

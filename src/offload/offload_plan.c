@@ -15,6 +15,7 @@ static int learned(void)
 void hwi_plan_note_use(hwi_resident *r)
 {
     r->last_use = ++hwi_offload.tick;
+    r->use_no = ++hwi_offload.uses;
     if (!hwi_cfg_int(HWI_CFG_AUTO_OFFLOAD))
         return;
     if (hwi_offload.recording) {
@@ -178,8 +179,12 @@ void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep
         /* a write-back in flight would make the host wait: fetched on demand instead */
         if (next->wb) continue;
         if (inflight + next->t->nbytes > inwin && inflight > 0) return;
-        int horizon = distance(next);
-        if (!room_beyond(next->t->device, hwi_plan_block_bytes(next), horizon, keep, nkeep)) return;
+        int horizon = distance(next), hole;
+        /* the size the fetch will ask for: its class block, or its own size in a hole */
+        hwi_offload.horizon = horizon;
+        size_t want = hwi_plan_fetch_bytes(next, keep, nkeep, &hole);
+        hwi_offload.horizon = 0;
+        if (!room_beyond(next->t->device, want, horizon, keep, nkeep)) return;
         hwi_offload.horizon = horizon;
         hwi_offload.need_dist = horizon;
         hwrt_status st = hwi_res_fetch(next, keep, nkeep, "prefetch");
@@ -192,6 +197,36 @@ void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep
     }
 }
 
+/* The part of the budget the offloadable tensors can have: the budget less the device
+ * memory of everything else (activations, tensors not under the manager). */
+static size_t offload_share(int device)
+{
+    hwrt_memory_info m;
+    if (hwrt_get_memory_info(device, &m) != HWRT_SUCCESS) return 0;
+    size_t mine = 0;
+    for (int i = 0; i < hwi_offload.n; i++) {
+        const hwi_resident *o = hwi_offload.list[i];
+        if (o->t->device == device && o->t->data) mine += hwi_res_block_bytes(o);
+    }
+    size_t other = m.allocated > mine ? m.allocated - mine : 0, budget = hwi_res_budget(device);
+    return budget > other ? budget - other : 0;
+}
+
+size_t hwi_plan_fetch_bytes(const hwi_resident *r, hwi_tensor *const *keep, int nkeep,
+                            int *hole)
+{
+    const hwi_tensor *t = r->t;
+    size_t bytes = hwi_plan_block_bytes(r);
+    *hole = 0;
+    if (bytes > t->nbytes && !hwi_res_fits(t->device, bytes)) {
+        hwi_resident *h = hwi_plan_pick_handover(t->device, t->nbytes, keep, nkeep);
+        *hole = hwi_res_fits(t->device, t->nbytes) ||
+                (h && h->hole_block && hwi_res_block_bytes(h) < bytes);
+        if (*hole) bytes = t->nbytes;
+    }
+    return bytes;
+}
+
 size_t hwi_plan_block_bytes(const hwi_resident *r)
 {
     size_t n = r->t->nbytes, max = 0;
@@ -200,7 +235,12 @@ size_t hwi_plan_block_bytes(const hwi_resident *r)
         const hwi_tensor *o = hwi_offload.order[i]->t;
         if (o->device == r->t->device && o->nbytes > max) max = o->nbytes;
     }
-    return max && n >= max / 2 && n < max ? max : n;
+    if (!max || n < max / 2 || n >= max) return n;
+    /* one size class only where the offloadable share holds two class blocks: with one
+     * (D = 512 in hwrt-bench offload: 7 MiB for weights of 3 and 4 MiB) every fetch would
+     * take the block of the tensor used right before and wait for its op, compute and
+     * transfer in series; exact sizes keep a 3 MiB block beside the 4 MiB one */
+    return offload_share(r->t->device) >= 2 * max ? max : n;
 }
 
 void hwi_plan_forget(hwi_resident *r)

@@ -23,9 +23,9 @@ static hwrt_status make_room(int device, size_t bytes, hwi_tensor *const *keep, 
         /* a busy victim that can leave in stream order costs the host nothing either:
          * it goes first when the idle one is needed soon (hwi_plan_prefer_busy) */
         hwi_resident *h = order ? hwi_plan_pick_handover(device, bytes, keep, nkeep) : NULL;
-        uint64_t h_use = h ? h->last_use : 0;
+        uint64_t h_use = h ? h->use_no : 0;
         if (h && (!v || hwi_plan_prefer_busy(h, v)) && hwi_res_hand_over(h, bytes, order, handed)) {
-            if (h_use > MGR.victim_tick) MGR.victim_tick = h_use;
+            if (h_use > MGR.victim_use) MGR.victim_use = h_use;
             return HWRT_SUCCESS;
         }
         if (!v) {

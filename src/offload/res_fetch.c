@@ -38,26 +38,12 @@ hwrt_status hwi_res_fetch(hwi_resident *r, hwi_tensor *const *keep, int nkeep,
     char what[160];
     hwi_res_describe(t, what, sizeof what);
     /* the memory is first written by the fetch stream: victims may leave in its order */
-    MGR.victim_tick = 0;
-    size_t bytes = hwi_plan_block_bytes(r);
-    /* a tensor whose block of the learned size class the pool cannot place asks for
-     * its own size where that fits a hole the class does not (the rest of a segment:
-     * at D = 384 the 1.75 MiB next to a 2.25 MiB activation in its 4 MiB segment), or
-     * where a victim's block made for such a hole holds it: more tensors stay on the
-     * device, and the class-size blocks stay for the tensors that need them (blocks of
-     * other sizes, a recording step's, still become class blocks, so a class-size fetch
-     * finds a class block to take in stream order) */
+    MGR.victim_use = 0;
     int hole = 0;
-    if (bytes > t->nbytes && !hwi_res_fits(t->device, bytes)) {
-        hwi_resident *h = hwi_plan_pick_handover(t->device, t->nbytes, keep ? keep : self,
-                                                 keep ? nkeep : 1);
-        hole = hwi_res_fits(t->device, t->nbytes) ||
-               (h && h->hole_block && hwi_res_block_bytes(h) < bytes);
-        if (hole) bytes = t->nbytes;
-    }
+    size_t bytes = hwi_plan_fetch_bytes(r, keep ? keep : self, keep ? nkeep : 1, &hole);
     HWI_TRY(hwi_res_alloc(d, bytes, keep ? keep : self, keep ? nkeep : 1, fs, api, &p));
     r->hole_block = hole;
-    r->wait_tick = MGR.victim_tick;
+    r->wait_use = MGR.victim_use;
     r->window_pending = 1;
     hwi_xfer *x = NULL;
     hwrt_status st = HWRT_SUCCESS;

@@ -48,7 +48,9 @@ typedef struct hwi_resident {
     int has_host, has_disk;      /* copies that held the data when last written */
     int dirty;                   /* the device copy is newer than the host/disk copies */
     hwi_disk_region disk;        /* disk tier copy (has_disk) */
-    uint64_t last_use;           /* LRU tick */
+    uint64_t last_use;           /* LRU tick (uses and fetches) */
+    uint64_t use_no;             /* the uses of offloadable tensors so far (MGR.uses) at
+                                    its last use: the clock of the overlap window */
     int order_pos;               /* position in the learned order, -1 unknown */
     hwi_xfer *fetch;             /* the fetch that filled t->data (pending or settled) */
     hwi_xfer *wb;                /* a stream-ordered write-back in flight: t->data is NULL,
@@ -56,7 +58,7 @@ typedef struct hwi_resident {
                                     fetch) until the write-back lands */
     hwi_res_use use[HWI_RES_USES];
     int prefetched;
-    uint64_t wait_tick;          /* the last use (tick) of the victims whose memory the
+    uint64_t wait_use;           /* the last use (use_no) of the victims whose memory the
                                     pending fetch waits for on the device; 0: none */
     int window_pending;          /* a fetch whose window is counted at the next use */
     int hole_block;              /* its block is of its own size, smaller than the learned
@@ -68,6 +70,7 @@ typedef struct hwi_offload_mgr {
     hwi_resident **list;
     int n, cap;
     uint64_t tick;
+    uint64_t uses;               /* uses of offloadable tensors (fetches not counted) */
     size_t host_used, disk_used;
     hwrt_offload_stats stats;
     /* learned order (auto_offload) */
@@ -81,7 +84,7 @@ typedef struct hwi_offload_mgr {
                                     used later than this many uses ahead */
     int need_dist;               /* while a fetch makes room: uses from the cursor to the
                                     fetched tensor's use (learned order), else 1 */
-    uint64_t victim_tick;        /* while a fetch makes room: see wait_tick */
+    uint64_t victim_use;         /* while a fetch makes room: see wait_use */
     hwi_xfer *retired;           /* xfers nobody needs, freed once done */
 } hwi_offload_mgr;
 
@@ -164,5 +167,16 @@ void hwi_plan_forget(hwi_resident *r);
  * victim's block can be handed over to any such fetch in stream order (one size class);
  * else r's size. */
 size_t hwi_plan_block_bytes(const hwi_resident *r);
+/* Bytes the fetch of r asks for: its block (hwi_plan_block_bytes), or, where the pool
+ * cannot place a class block while r's own size fits a hole the class does not (the rest
+ * of a segment: at D = 384 the 1.75 MiB next to a 2.25 MiB activation in its 4 MiB
+ * segment) or a victim's block made for such a hole holds it, r's own size (*hole set):
+ * more tensors stay on the device, and the class blocks stay for the tensors that need
+ * them (blocks of other sizes, a recording step's, still become class blocks, so a
+ * class-size fetch finds a class block to take in stream order). The prefetch asks for
+ * room for the same size: checking for a class block only, it gave up on every tensor
+ * that goes to a hole, which the op then fetched on demand. keep: the tensors that stay. */
+size_t hwi_plan_fetch_bytes(const hwi_resident *r, hwi_tensor *const *keep, int nkeep,
+                            int *hole);
 
 #endif

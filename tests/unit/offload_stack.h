@@ -72,6 +72,18 @@ static inline void setup(net *n, float *const *host_w, const float *x0, int offl
     OK(hwrt_tensor_empty(&n->h4, HWRT_FLOAT32, 2, s4));
 }
 
+/* The sim device (HWRT_SIM_MEMORY as set) with learned offload (auto_offload, pinned
+ * host tier of cpu_size, prefetch_depth 2), then the net with offloadable weights. */
+static inline void setup_learned(net *n, float *const *host_w, const float *x0,
+                                 size_t cpu_size)
+{
+    OK(hwrt_set_device("sim", 0));
+    hwrt_offload_config cfg = {.enabled = 1, .auto_offload = 1, .offload_cpu_size = cpu_size,
+                               .enable_pinned_mem = 1, .prefetch_depth = 2};
+    OK(hwrt_set_offload_config(&cfg));
+    setup(n, host_w, x0, 1);
+}
+
 /* Layer l, queued on the current stream: its matmul, then relu in place. */
 static inline void layer(net *n, int l)
 {

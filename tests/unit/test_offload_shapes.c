@@ -67,12 +67,7 @@ int main(void)
     /* a 4 MiB device: weights (14 MiB) about 4x the part the activations leave */
     setenv("HWRT_SIM_MEMORY", "8MB", 1);
     size_t act = sizeof(float) * B * D * 9, budget = 4u << 20;
-    OK(hwrt_set_device("sim", 0));
-    hwrt_offload_config cfg = {.enabled = 1, .auto_offload = 1,
-                               .offload_cpu_size = 4 * total, .enable_pinned_mem = 1,
-                               .prefetch_depth = 2};
-    OK(hwrt_set_offload_config(&cfg));
-    setup(&n, host_w, x0, 1);
+    setup_learned(&n, host_w, x0, 4 * total);
     step(&n, x0, 0, 0);                           /* step 0 records the order */
     OK(hwrt_device_synchronize());
     OK(hwrt_offload_step());
