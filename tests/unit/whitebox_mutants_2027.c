@@ -2,8 +2,10 @@
  * later; docs/RELIABILITY.md "Mutation score (issue 25 item 2)") that need libhwrt's
  * internals: libhwrt linked statically, calloc wrapped (-Wl,--wrap=calloc) so that an
  * array of device records (bind.c's dev_rec, 464 bytes) gets a poisoned record after its
- * end. Each case names its mutant. */
+ * end, nanosleep wrapped so that the sim's jitter delays are recorded instead of slept.
+ * Each case names its mutant. */
 #include "harness.h"
+#include "backends/sim/sim_sched.h"
 #include "base/status.h"
 #include "distributed/dist.h"
 #include "runtime/device.h"
@@ -11,6 +13,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- calloc with a canary record after every array of bind.c's dev_rec ---- */
 
@@ -115,10 +118,50 @@ static void failed_ranks_counted_within_the_world(void)
     hwi_dist_g = saved;
 }
 
+/* ---- nanosleep recording the delays asked for, on the thread that says so ---- */
+
+int __real_nanosleep(const struct timespec *req, struct timespec *rem);
+int __wrap_nanosleep(const struct timespec *req, struct timespec *rem);
+static _Thread_local int recording;
+static long delays[4];                /* <100 us, <1 ms, <5 ms, longer */
+int __wrap_nanosleep(const struct timespec *req, struct timespec *rem)
+{
+    if (!recording) return __real_nanosleep(req, rem);
+    long long ns = (long long)req->tv_sec * 1000000000ll + req->tv_nsec;
+    delays[ns < 100000 ? 0 : ns < 1000000 ? 1 : ns < 5000000 ? 2 : 3]++;
+    return 0;
+}
+
+/* sim_sched.c sim_sched_jitter: the documented mix of delays (docs/RELIABILITY.md
+ * "HWRT_SIM_JITTER": 85 % none, 11 % up to 100 us, 3.5 % up to 1 ms, 0.5 % up to 5 ms),
+ * each bucket within 0.05 % over 2,000,000 seeded draws (a draw's bucket is uniform over
+ * 1000 values, so moving one bucket edge by one, as the mutant `r < 995` made `<=` did,
+ * moves 0.1 % of the draws: 0.4 % up to 5 ms). */
+static void jitter_mix(void)
+{
+    TEST_CASE("the jitter's delays follow the documented mix");
+    setenv("HWRT_SIM_JITTER", "20261201", 1);
+    sim_sched_load();
+    enum { N = 2000000 };
+    recording = 1;
+    for (int i = 0; i < N; i++) sim_sched_jitter();
+    recording = 0;
+    unsetenv("HWRT_SIM_JITTER");
+    sim_sched_load();                             /* off again */
+    long none = N - delays[0] - delays[1] - delays[2] - delays[3];
+    const long want[4] = {N / 1000 * 850, N / 1000 * 110, N / 1000 * 35, N / 1000 * 5};
+    const long got[4] = {none, delays[0], delays[1], delays[2]};
+    for (int b = 0; b < 4; b++) EXPECT(labs(got[b] - want[b]) < N / 2000);
+    EXPECT(delays[3] == 0);
+    fprintf(stderr, "  jitter over %d draws: %ld none, %ld < 100 us, %ld < 1 ms, %ld < 5 ms, %ld longer\n",
+            N, none, delays[0], delays[1], delays[2], delays[3]);
+}
+
 int main(void)
 {
     setenv("HWRT_SIM_DEVICES", "1", 1);
     first_part_failure_wins();
     failed_ranks_counted_within_the_world();
+    jitter_mix();
     return test_report();
 }
