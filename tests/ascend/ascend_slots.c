@@ -32,6 +32,7 @@ static void (*inject)(int code, int times);
 static int (*counter)(int which);
 static uint32_t (*stream_priority)(void *s);
 static void (*foreign_context)(void);
+static void (*soc)(int mode);
 enum { C_MEMCPY_ASYNC, C_MEMCPY, C_MEMSET, C_CALLBACK_OK, C_CALLBACK_BAD, C_SUBSCRIBED,
        C_WRONG_CONTEXT };
 
@@ -81,7 +82,8 @@ int main(void)
     *(void **)&counter = dlsym(dbl, "acl_double_counter");
     *(void **)&stream_priority = dlsym(dbl, "acl_double_stream_priority");
     *(void **)&foreign_context = dlsym(dbl, "acl_double_foreign_context");
-    if (!inject || !counter || !stream_priority || !foreign_context) {
+    *(void **)&soc = dlsym(dbl, "acl_double_soc");
+    if (!inject || !counter || !stream_priority || !foreign_context || !soc) {
         fprintf(stderr, "HWRT_ASCEND_LIBRARY is not the device test double\n");
         return 1;
     }
@@ -98,6 +100,17 @@ int main(void)
     EXPECT(props.total_memory == (64ull << 30) && props.compute_units == 24);
     EXPECT(!strcmp(props.backend, "ascend") && !props.simulated);
     FAILS(B->device_props(1, &props), HWRT_ERROR_INVALID_DEVICE, "1 device");
+    /* a runtime that reports no SoC name (NULL, or ""): said so, never an empty name
+     * (ascend_device.c soc_name; issue 25's seed-3001 mutation run: `soc && *soc` made
+     * `||` gave the empty name and read through NULL) */
+    for (int mode = 1; mode <= 2; mode++) {
+        soc(mode);
+        OK(B->device_props(0, &props));
+        EXPECT(!strncmp(props.name, "Ascend (SoC not reported)", 25));
+        if (strncmp(props.name, "Ascend (SoC not reported)", 25))
+            fprintf(stderr, "  SoC %s: name \"%s\"\n", mode == 1 ? "NULL" : "\"\"", props.name);
+    }
+    soc(0);
 
     TEST_CASE("open, memory");
     hwrt_bdev *d = NULL;
