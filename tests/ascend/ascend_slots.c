@@ -220,6 +220,16 @@ int main(void)
     inject(207003, 1);
     OK(B->stream_synchronize(s));
 
+    TEST_CASE("a failure that is not sticky leaves the device working, no reset");
+    /* (ascend_api.c asc_err; issue 25's seed-3001 mutation run: `d && asc_sticky(r)` made
+     * `||` made every failed call on a device its sticky fault) */
+    inject(207001, 1);                       /* ACL_ERROR_RT_MEMORY_ALLOCATION */
+    FAILS(B->stream_synchronize(s), HWRT_ERROR_OUT_OF_MEMORY, "207001");
+    EXPECT(strstr(hwrt_last_error(), "sticky") == NULL);
+    OK(B->memset_async(s, seg, 0, 64));
+    OK(B->stream_synchronize(s));
+    OK(B->device_synchronize(d));
+
     TEST_CASE("sticky fault, recovered by reset");
     int set1 = counter(C_MEMSET);
     inject(507015, 2);                       /* this sync and reset's first */
