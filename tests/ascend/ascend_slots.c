@@ -18,6 +18,7 @@
  *   - kernels without the aclnn libraries fail with the reason; empty ones need none. */
 #include "harness.h"
 #include "backends/backend.h"
+#include "backends/ascend/ascend_internal.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -307,5 +308,25 @@ int main(void)
     B->device_close(d);
     /* no call, the destroy paths' included, was made without the right context */
     EXPECT(counter(C_WRONG_CONTEXT) == 0);
+
+    TEST_CASE("virtual memory only with all six of ACL's VMM entry points");
+    /* a CANN lacking any one of them: no VMM (granularity 0), the device opens and works
+     * (ascend_device.c vmm_granularity; issue 25's seed-3001 mutation run: an `||` of the
+     * check made `&&` took VMM with one missing) */
+    void **eps[] = {(void **)&hacl.ReserveMemAddress, (void **)&hacl.ReleaseMemAddress,
+                    (void **)&hacl.MallocPhysical, (void **)&hacl.FreePhysical,
+                    (void **)&hacl.MapMem, (void **)&hacl.UnmapMem};
+    for (size_t i = 0; i < sizeof eps / sizeof eps[0]; i++) {
+        void *saved = *eps[i];
+        *eps[i] = NULL;
+        hwrt_bdev *d2 = NULL;
+        OK(B->device_open(0, &d2));
+        if (d2) {
+            EXPECT(B->va_granularity(d2) == 0);
+            if (B->va_granularity(d2)) fprintf(stderr, "  VMM entry point %zu missing: granularity %zu\n", i, B->va_granularity(d2));
+            B->device_close(d2);
+        }
+        *eps[i] = saved;
+    }
     return test_report();
 }
