@@ -231,6 +231,18 @@ int main(void)
     OK(B->stream_synchronize(s));
     OK(B->device_synchronize(d));
 
+    TEST_CASE("a runtime without aclrtStreamQuery: queried with an event recorded now");
+    /* (ascend_stream.c asc_stream_query; issue 25's seed-3001 mutation run: the record
+     * skipped, `r == HACL_SUCCESS` made `!=`, left an idle stream NOT_READY for good) */
+    {
+        __typeof__(hacl.StreamQuery) saved = hacl.StreamQuery;
+        hacl.StreamQuery = NULL;
+        OK(B->memset_async(s, seg, 1, 64));
+        OK(B->stream_synchronize(s));
+        OK(B->stream_query(s));                  /* idle: done */
+        hacl.StreamQuery = saved;
+    }
+
     TEST_CASE("sticky fault, recovered by reset");
     int set1 = counter(C_MEMSET);
     inject(507015, 2);                       /* this sync and reset's first */
