@@ -5,6 +5,7 @@
  * end, nanosleep wrapped so that the sim's jitter delays are recorded instead of slept.
  * Each case names its mutant. */
 #include "harness.h"
+#include "backends/backend.h"
 #include "backends/sim/sim_sched.h"
 #include "base/status.h"
 #include "distributed/dist.h"
@@ -157,11 +158,64 @@ static void jitter_mix(void)
             N, none, delays[0], delays[1], delays[2], delays[3]);
 }
 
+/* sim_activity.c sim_activity_query: once the engines have taken every per-engine slot of
+ * retired-op counters (256, for good: engines take one when they start) the ones started
+ * later share the last, and a query reads all 257 (the mutant `SLOTS + 1` made `SLOTS - 1`
+ * missed the shared slot: the profiler's query said NOT_READY for good). */
+extern const hwrt_backend_ops hwrt_backend_sim;
+static _Atomic size_t activity_records;
+static void count_activity(void *ctx, const hwrt_activity *recs, size_t n)
+{
+    (void)ctx, (void)recs;
+    activity_records += n;
+}
+
+static void activity_past_the_slots(void)
+{
+    TEST_CASE("the activity query counts the engines past the 256 slots");
+    const hwrt_backend_ops *B = &hwrt_backend_sim;
+    int n = 0;
+    char reason[256];
+    OK(B->probe(&n, reason, sizeof reason));
+    for (int i = 0; i < 60; i++) {                /* 5 engines a device: 300 slots asked */
+        hwrt_bdev *d = NULL;
+        OK(B->device_open(0, &d));
+        if (d) B->device_close(d);
+    }
+    OK(B->activity_enable(count_activity, NULL));
+    hwrt_bdev *d = NULL;
+    hwrt_bstream *s = NULL;
+    void *seg = NULL;
+    OK(B->device_open(0, &d));
+    if (!d) return;
+    OK(B->stream_create(d, 0, &s));
+    OK(B->segment_alloc(d, 1 << 20, &seg));
+    hwi_backend_correlation = 4242;
+    OK(B->memset_async(s, seg, 1, 4096));
+    hwi_backend_correlation = 0;
+    OK(B->stream_synchronize(s));
+    /* reported at the latest when the engine goes idle: wait for that, 10 s at most */
+    hwrt_status st = HWRT_ERROR_NOT_READY;
+    for (int i = 0; i < 1000 && (st = B->activity_query()) == HWRT_ERROR_NOT_READY; i++) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    EXPECT(st == HWRT_SUCCESS && activity_records == 1);
+    if (st != HWRT_SUCCESS || activity_records != 1)
+        fprintf(stderr, "  activity query %s, %zu records\n", hwrt_status_name(st),
+                (size_t)activity_records);
+    OK(B->activity_enable(NULL, NULL));
+    OK(B->segment_free(d, seg, 1 << 20));
+    B->stream_destroy(s);
+    B->device_close(d);
+}
+
 int main(void)
 {
     setenv("HWRT_SIM_DEVICES", "1", 1);
     first_part_failure_wins();
     failed_ranks_counted_within_the_world();
     jitter_mix();
+    activity_past_the_slots();
     return test_report();
 }
