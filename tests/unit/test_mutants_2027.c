@@ -31,9 +31,39 @@ static void fault_plan_of_the_buffer_length(void)
     OK(hwrt_shutdown());
 }
 
+/* sim_config.c sim_config_get: the sim's configuration is read while no sim device is
+ * open, and kept while one is: the environment changed under an open device changes
+ * nothing until the next first open (the mutant `cfg.devices == 0` made `!=` reread it at
+ * every call: an open device's backend changed its device count, and failed outright once
+ * the environment held a bad value). */
+static void sim_config_kept_while_open(void)
+{
+    TEST_CASE("the sim's configuration is kept while a device is open");
+    setenv("HWRT_SIM_DEVICES", "2", 1);
+    int n = 0;
+    OK(hwrt_set_device("sim", 0));
+    OK(hwrt_device_count("sim", &n));
+    EXPECT(n == 2);
+    setenv("HWRT_SIM_DEVICES", "3", 1);
+    OK(hwrt_device_count("sim", &n));
+    EXPECT(n == 2);                               /* read at the first open, kept */
+    setenv("HWRT_SIM_DEVICES", "many", 1);
+    OK(hwrt_device_count("sim", &n));
+    EXPECT(n == 2);
+    OK(hwrt_set_device("sim", 1));                /* the second device opens as configured */
+    hwrt_device_props p;
+    OK(hwrt_get_device_props(1, &p));
+    OK(hwrt_shutdown());
+    setenv("HWRT_SIM_DEVICES", "3", 1);           /* no device open: read again */
+    OK(hwrt_device_count("sim", &n));
+    EXPECT(n == 3);
+    unsetenv("HWRT_SIM_DEVICES");
+}
+
 int main(void)
 {
     unsetenv("HWRT_SIM_FAULTS");
     fault_plan_of_the_buffer_length();
+    sim_config_kept_while_open();
     return test_report();
 }
