@@ -227,6 +227,12 @@ int main(void)
     inject(207001, 1);                       /* ACL_ERROR_RT_MEMORY_ALLOCATION */
     FAILS(B->stream_synchronize(s), HWRT_ERROR_OUT_OF_MEMORY, "207001");
     EXPECT(strstr(hwrt_last_error(), "sticky") == NULL);
+    /* the runtime has no recent message here (aclGetRecentErrMsg: NULL): none quoted
+     * (issue 25's seed-3002 mutation run: `msg && *msg` made `||` printed "(null)") */
+    EXPECT(strstr(hwrt_last_error(), "ACL_ERROR_RT_MEMORY_ALLOCATION (207001); free device "
+                  "memory or allocate less") != NULL);
+    EXPECT(strstr(hwrt_last_error(), "(null)") == NULL);
+    if (strstr(hwrt_last_error(), "(null)")) fprintf(stderr, "  %s\n", hwrt_last_error());
     OK(B->memset_async(s, seg, 0, 64));
     OK(B->stream_synchronize(s));
     OK(B->device_synchronize(d));
