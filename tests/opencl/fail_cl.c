@@ -96,7 +96,16 @@ cl_context clCreateContext(const cl_context_properties *p, cl_uint n, const cl_d
                            void (CL_CALLBACK *f)(const char *, const void *, size_t, void *),
                            void *u, cl_int *e)
 { OBJ_CALL(clCreateContext, e, p, n, d, f, u, e); }
-cl_int clReleaseContext(cl_context c) { PASS(clReleaseContext, c); }
+/* fail_cl_released_contexts(): clReleaseContext calls so far (a test's check that a
+ * context is given back when, and only when, its last user is gone) */
+static _Atomic long released_contexts;
+long fail_cl_released_contexts(void);
+long fail_cl_released_contexts(void) { return atomic_load(&released_contexts); }
+cl_int clReleaseContext(cl_context c)
+{
+    atomic_fetch_add(&released_contexts, 1);
+    PASS(clReleaseContext, c);
+}
 cl_command_queue clCreateCommandQueue(cl_context c, cl_device_id d, cl_command_queue_properties p,
                                       cl_int *e)
 { OBJ_CALL(clCreateCommandQueue, e, c, d, p, e); }
