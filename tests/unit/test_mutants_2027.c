@@ -60,10 +60,47 @@ static void sim_config_kept_while_open(void)
     unsetenv("HWRT_SIM_DEVICES");
 }
 
+/* capture.c check_eager_wait: while another stream captures, an eager stream may wait for
+ * an event recorded eagerly (issue 25's seed-3002 mutation run: the scan's
+ * `i < MAX_ACTIVE && st == HWRT_SUCCESS` made `||` never ended when no capture held the
+ * event: it ran past the 64 capture slots). */
+static void eager_wait_beside_a_capture(void)
+{
+    TEST_CASE("an eager wait for an eager event while another stream captures");
+    OK(hwrt_set_device("sim", 0));
+    hwrt_stream cap, a, b;
+    hwrt_event e;
+    void *x = NULL;
+    unsigned char h[256];
+    OK(hwrt_stream_create(&cap, 0));
+    OK(hwrt_stream_create(&a, 0));
+    OK(hwrt_stream_create(&b, 0));
+    OK(hwrt_event_create(&e, 0));
+    OK(hwrt_malloc(&x, sizeof h));
+    OK(hwrt_stream_begin_capture(cap));
+    OK(hwrt_memset_async(x, 0x11, sizeof h, a));
+    OK(hwrt_event_record(e, a));
+    OK(hwrt_stream_wait_event(b, e));             /* recorded outside any capture: fine */
+    OK(hwrt_memset_async(x, 0x22, sizeof h, b));  /* ordered after a's memset */
+    hwrt_graph g = NULL;
+    OK(hwrt_stream_end_capture(cap, &g));         /* host syncs wait for the capture's end */
+    if (g) OK(hwrt_graph_destroy(g));
+    OK(hwrt_stream_synchronize(b));
+    OK(hwrt_memcpy(h, x, sizeof h, HWRT_MEMCPY_DEVICE_TO_HOST));
+    EXPECT(h[0] == 0x22 && h[sizeof h - 1] == 0x22);
+    OK(hwrt_free(x));
+    OK(hwrt_event_destroy(e));
+    OK(hwrt_stream_destroy(a));
+    OK(hwrt_stream_destroy(b));
+    OK(hwrt_stream_destroy(cap));
+    OK(hwrt_shutdown());
+}
+
 int main(void)
 {
     unsetenv("HWRT_SIM_FAULTS");
     fault_plan_of_the_buffer_length();
     sim_config_kept_while_open();
+    eager_wait_beside_a_capture();
     return test_report();
 }
