@@ -96,11 +96,35 @@ static void eager_wait_beside_a_capture(void)
     OK(hwrt_shutdown());
 }
 
+/* tensor.c shape check: the element count may reach 2^60 on the way (a zero extent later
+ * makes the tensor empty); one more is an overflow (issue 25's seed-3002 mutation run:
+ * `n > 2^60 / shape[i]` made `>=` refused a count of exactly 2^60). */
+static void element_count_at_the_limit(void)
+{
+    TEST_CASE("an element count of exactly 2^60 on the way is taken");
+    OK(hwrt_set_device("sim", 0));
+    hwrt_tensor t = NULL;
+    const int64_t at[3] = {(int64_t)1 << 30, (int64_t)1 << 30, 0};
+    OK(hwrt_tensor_empty(&t, HWRT_UINT8, 3, at));
+    int64_t n = -1;
+    if (t) {
+        OK(hwrt_tensor_numel(t, &n));
+        EXPECT(n == 0);
+        OK(hwrt_tensor_release(t));
+    }
+    const int64_t past[3] = {((int64_t)1 << 30) + 1, (int64_t)1 << 30, 0};
+    t = NULL;
+    FAILS(hwrt_tensor_empty(&t, HWRT_UINT8, 3, past), HWRT_ERROR_INVALID_ARGUMENT,
+          "the shape's element count overflows (dimension 1 = 1073741824)");
+    OK(hwrt_shutdown());
+}
+
 int main(void)
 {
     unsetenv("HWRT_SIM_FAULTS");
     fault_plan_of_the_buffer_length();
     sim_config_kept_while_open();
     eager_wait_beside_a_capture();
+    element_count_at_the_limit();
     return test_report();
 }
