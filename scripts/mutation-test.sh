@@ -37,7 +37,7 @@ cd "$ROOT" || exit 2
 mkdir -p "$LOGDIR"
 # The suites mostly wait (sleeps, subprocesses, mpirun): the whole suite takes ~2 min of CPU
 # in ~5 min at -j2 on a loaded machine, so phase 2 runs 4 at a time.
-CTEST_ARGS=(--timeout 300 --stop-on-failure)
+CTEST_ARGS=(--timeout 300 --stop-on-failure --output-on-failure)
 
 files=$(git diff --name-only HEAD -- src)
 if [ -z "$files" ]; then
@@ -136,5 +136,11 @@ fi
   grep -E "tests passed|\*\*\*|Failed|Timeout|Exception|Not Run" "$log.ctest" | grep -v "^ *[0-9]*/[0-9]* Test *#[0-9]*: .*Passed" | tail -8
   echo "verdict: $verdict after $((SECONDS - start)) s"
 } >> "$log"
+# a kill's evidence: the failing test's own output (the first 60 lines after its name), so
+# that a kill by a test that does not reach the mutated code can be told from a real one
+if [ $rc -ne 0 ]; then
+  t=$(grep -E '\*\*\*(Failed|Timeout|Exception)' "$log.ctest" | head -1 | sed 's/.*Test *#[0-9]*: \([^ ]*\).*/\1/')
+  [ -n "$t" ] && { echo "output of $t:"; grep -A60 -E "Test +#[0-9]+: $t " "$log.ctest" | sed -n '2,61p'; } >> "$log"
+fi
 rm -f "$log.ctest"
 exit $rc

@@ -334,6 +334,9 @@ hwrt_status hwrt_device_count(const char *backend, int *count)
         if (pick_auto(name, sizeof name) != HWRT_SUCCESS) { *count = 0; return HWRT_SUCCESS; }
         backend = name;
     }
+    if (!hwi_backend_known(backend))
+        return hwi_err(HWRT_ERROR_INVALID_DEVICE, "hwrt_device_count: unknown backend \"%s\"; "
+                       "use \"sim\", \"opencl\", \"cuda\", \"ascend\" or \"auto\"", backend);
     hwrt_backend_desc info;
     HWI_TRY(hwrt_backend_info(backend, &info));
     *count = info.device_count;

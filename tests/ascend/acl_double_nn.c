@@ -33,6 +33,19 @@ struct aclOpExecutor {
 
 static _Atomic int live, executors, runs;
 int acl_double_live(void) { return live + executors; }
+/* acl_double_fail_create(n): the nth descriptor creation from now (aclCreateTensor,
+ * aclCreateScalar, aclCreateIntArray, counted together) returns NULL, as aclnn does when
+ * it cannot allocate; 0 fails none. acl_double_phase1s() counts the GetWorkspaceSize calls. */
+static _Atomic int create_countdown, phase1s;
+void acl_double_fail_create(int nth) { create_countdown = nth; }
+int acl_double_phase1s(void) { return phase1s; }
+static int create_fails(void)
+{
+    int c = create_countdown;
+    if (c <= 0) return 0;
+    create_countdown = c - 1;
+    return c == 1;
+}
 int acl_double_runs(void) { return runs; }
 static _Atomic uint64_t ws_ask = 0;
 void acl_double_workspace(uint64_t bytes) { ws_ask = bytes; }   /* phase 1's answer */
@@ -49,6 +62,7 @@ hacl_tensor *aclCreateTensor(const int64_t *dims, uint64_t rank, hacl_data_type 
 {
     if (rank < 1 || rank > 8 || fmt != HACL_FORMAT_ND || off || srank != rank)
         die("aclCreateTensor: not a contiguous ND tensor");
+    if (create_fails()) return NULL;
     hacl_tensor *t = calloc(1, sizeof *t);
     int64_t st = 1;
     for (int i = (int)rank - 1; i >= 0; i--) {
@@ -63,6 +77,7 @@ hacl_tensor *aclCreateTensor(const int64_t *dims, uint64_t rank, hacl_data_type 
 hacl_nn_status aclDestroyTensor(const hacl_tensor *t) { live--; free((void *)t); return 0; }
 hacl_scalar *aclCreateScalar(void *v, hacl_data_type dt)
 {
+    if (create_fails()) return NULL;
     hacl_scalar *s = calloc(1, sizeof *s);
     s->dt = dt;
     s->v = dt == HACL_FLOAT ? *(float *)v : dt == HACL_DOUBLE ? *(double *)v
@@ -73,6 +88,7 @@ hacl_scalar *aclCreateScalar(void *v, hacl_data_type dt)
 hacl_nn_status aclDestroyScalar(const hacl_scalar *s) { live--; free((void *)s); return 0; }
 hacl_int_array *aclCreateIntArray(const int64_t *v, uint64_t n)
 {
+    if (create_fails()) return NULL;
     hacl_int_array *a = calloc(1, sizeof *a);
     memcpy(a->v, v, n * sizeof *v);
     a->n = n;
@@ -91,6 +107,7 @@ static hacl_nn_status phase1(int op, const hacl_tensor *a, const hacl_tensor *b,
     *ws = e->ws;
     *ex = e;
     executors++;
+    phase1s++;
     return HACL_NN_SUCCESS;
 }
 

@@ -6,7 +6,8 @@
  * one destroyed, each executor run once with the workspace phase 1 asked for (grown when
  * an op asks for more), KEEP_DTYPE for a float32 matmul on Ascend910B3, ReduceSum of
  * [m, k, nn] over dimension 1; a dtype the op refuses in phase 1 is NOT_SUPPORTED with the
- * op, the dtypes and the SoC named. */
+ * op, the dtypes and the SoC named; a descriptor aclnn cannot create (the double's
+ * acl_double_fail_create) is HOST_OUT_OF_MEMORY before phase 1, nothing left behind. */
 #include "harness.h"
 #include "backends/backend.h"
 
@@ -19,6 +20,8 @@ static const hwrt_backend_ops *B = &hwrt_backend_ascend;
 static int (*live)(void);
 static int (*runs)(void);
 static void (*ask_workspace)(uint64_t bytes);
+static void (*fail_create)(int nth);
+static int (*phase1s)(void);
 
 static hwrt_bstream *s;
 static float *dev;                  /* device memory: a 64 Ki float segment */
@@ -53,7 +56,9 @@ int main(void)
     *(void **)&live = dlsym(dbl, "acl_double_live");
     *(void **)&runs = dlsym(dbl, "acl_double_runs");
     *(void **)&ask_workspace = dlsym(dbl, "acl_double_workspace");
-    if (!live || !runs || !ask_workspace) {
+    *(void **)&fail_create = dlsym(dbl, "acl_double_fail_create");
+    *(void **)&phase1s = dlsym(dbl, "acl_double_phase1s");
+    if (!live || !runs || !ask_workspace || !fail_create || !phase1s) {
         fprintf(stderr, "HWRT_ASCEND_LIBRARY is not the test double with aclnn\n");
         return 1;
     }
@@ -145,6 +150,35 @@ int main(void)
     k.m = 1, k.k = 3, k.nn = 2;
     k.out_dtype = HWRT_INT32;               /* ReduceSum's dtype must be out's float32 */
     FAILS(B->kernel_launch(s, &k), HWRT_ERROR_NOT_SUPPORTED, "of float32 -> int32");
+
+    TEST_CASE("a descriptor aclnn cannot create: HOST_OUT_OF_MEMORY, nothing run or left");
+    /* each op's descriptors (out, a, b, its scalar, ReduceSum's dims), the nth failing in
+     * turn (issue 25's seed-2027 mutation run: each `||` of the check in ascend_kernels.c
+     * made `&&` let a NULL descriptor through to phase 1) */
+    static const struct { hwrt_kernel_op op; int n; } creates[] = {
+        {HWRT_K_ADD, 4}, {HWRT_K_MUL, 3}, {HWRT_K_SCALE, 3}, {HWRT_K_RELU, 2},
+        {HWRT_K_CAST, 2}, {HWRT_K_MATMUL, 3}, {HWRT_K_SUM, 3}, {HWRT_K_FILL, 2}};
+    for (size_t c = 0; c < sizeof creates / sizeof creates[0]; c++) {
+        k = kern(creates[c].op, 6);
+        if (k.op == HWRT_K_CAST) k.out_dtype = HWRT_INT32;
+        if (k.op == HWRT_K_MATMUL) k.n = 0, k.m = 2, k.k = 3, k.nn = 2;
+        if (k.op == HWRT_K_SUM) k.n = 0, k.m = 1, k.k = 3, k.nn = 2;
+        for (int nth = 1; nth <= creates[c].n; nth++) {
+            int p0 = phase1s(), runs0 = runs();
+            fail_create(nth);
+            hwrt_status st = B->kernel_launch(s, &k);
+            EXPECT(st == HWRT_ERROR_HOST_OUT_OF_MEMORY &&
+                   strstr(hwrt_last_error(), "ascend: creating the aclnn descriptors of "));
+            EXPECT(phase1s() == p0 && runs() == runs0 && live() == 0);
+            if (st != HWRT_ERROR_HOST_OUT_OF_MEMORY || phase1s() != p0 || live())
+                fprintf(stderr, "  op %d, creation %d failing: %s \"%s\", %d phase 1 calls, %d "
+                        "objects left\n", (int)k.op, nth, hwrt_status_name(st), hwrt_last_error(),
+                        phase1s() - p0, live());
+        }
+        fail_create(creates[c].n + 1);            /* one past the op's descriptors: runs */
+        OK(B->kernel_launch(s, &k));
+        fail_create(0);
+    }
 
     TEST_CASE("every descriptor and executor released");
     EXPECT(live() == 0);

@@ -18,6 +18,7 @@
  *   - kernels without the aclnn libraries fail with the reason; empty ones need none. */
 #include "harness.h"
 #include "backends/backend.h"
+#include "backends/ascend/ascend_internal.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -32,6 +33,7 @@ static void (*inject)(int code, int times);
 static int (*counter)(int which);
 static uint32_t (*stream_priority)(void *s);
 static void (*foreign_context)(void);
+static void (*soc)(int mode);
 enum { C_MEMCPY_ASYNC, C_MEMCPY, C_MEMSET, C_CALLBACK_OK, C_CALLBACK_BAD, C_SUBSCRIBED,
        C_WRONG_CONTEXT };
 
@@ -81,7 +83,8 @@ int main(void)
     *(void **)&counter = dlsym(dbl, "acl_double_counter");
     *(void **)&stream_priority = dlsym(dbl, "acl_double_stream_priority");
     *(void **)&foreign_context = dlsym(dbl, "acl_double_foreign_context");
-    if (!inject || !counter || !stream_priority || !foreign_context) {
+    *(void **)&soc = dlsym(dbl, "acl_double_soc");
+    if (!inject || !counter || !stream_priority || !foreign_context || !soc) {
         fprintf(stderr, "HWRT_ASCEND_LIBRARY is not the device test double\n");
         return 1;
     }
@@ -98,6 +101,17 @@ int main(void)
     EXPECT(props.total_memory == (64ull << 30) && props.compute_units == 24);
     EXPECT(!strcmp(props.backend, "ascend") && !props.simulated);
     FAILS(B->device_props(1, &props), HWRT_ERROR_INVALID_DEVICE, "1 device");
+    /* a runtime that reports no SoC name (NULL, or ""): said so, never an empty name
+     * (ascend_device.c soc_name; issue 25's seed-3001 mutation run: `soc && *soc` made
+     * `||` gave the empty name and read through NULL) */
+    for (int mode = 1; mode <= 2; mode++) {
+        soc(mode);
+        OK(B->device_props(0, &props));
+        EXPECT(!strncmp(props.name, "Ascend (SoC not reported)", 25));
+        if (strncmp(props.name, "Ascend (SoC not reported)", 25))
+            fprintf(stderr, "  SoC %s: name \"%s\"\n", mode == 1 ? "NULL" : "\"\"", props.name);
+    }
+    soc(0);
 
     TEST_CASE("open, memory");
     hwrt_bdev *d = NULL;
@@ -207,6 +221,34 @@ int main(void)
     inject(207003, 1);
     OK(B->stream_synchronize(s));
 
+    TEST_CASE("a failure that is not sticky leaves the device working, no reset");
+    /* (ascend_api.c asc_err; issue 25's seed-3001 mutation run: `d && asc_sticky(r)` made
+     * `||` made every failed call on a device its sticky fault) */
+    inject(207001, 1);                       /* ACL_ERROR_RT_MEMORY_ALLOCATION */
+    FAILS(B->stream_synchronize(s), HWRT_ERROR_OUT_OF_MEMORY, "207001");
+    EXPECT(strstr(hwrt_last_error(), "sticky") == NULL);
+    /* the runtime has no recent message here (aclGetRecentErrMsg: NULL): none quoted
+     * (issue 25's seed-3002 mutation run: `msg && *msg` made `||` printed "(null)") */
+    EXPECT(strstr(hwrt_last_error(), "ACL_ERROR_RT_MEMORY_ALLOCATION (207001); free device "
+                  "memory or allocate less") != NULL);
+    EXPECT(strstr(hwrt_last_error(), "(null)") == NULL);
+    if (strstr(hwrt_last_error(), "(null)")) fprintf(stderr, "  %s\n", hwrt_last_error());
+    OK(B->memset_async(s, seg, 0, 64));
+    OK(B->stream_synchronize(s));
+    OK(B->device_synchronize(d));
+
+    TEST_CASE("a runtime without aclrtStreamQuery: queried with an event recorded now");
+    /* (ascend_stream.c asc_stream_query; issue 25's seed-3001 mutation run: the record
+     * skipped, `r == HACL_SUCCESS` made `!=`, left an idle stream NOT_READY for good) */
+    {
+        __typeof__(hacl.StreamQuery) saved = hacl.StreamQuery;
+        hacl.StreamQuery = NULL;
+        OK(B->memset_async(s, seg, 1, 64));
+        OK(B->stream_synchronize(s));
+        OK(B->stream_query(s));                  /* idle: done */
+        hacl.StreamQuery = saved;
+    }
+
     TEST_CASE("sticky fault, recovered by reset");
     int set1 = counter(C_MEMSET);
     inject(507015, 2);                       /* this sync and reset's first */
@@ -284,5 +326,25 @@ int main(void)
     B->device_close(d);
     /* no call, the destroy paths' included, was made without the right context */
     EXPECT(counter(C_WRONG_CONTEXT) == 0);
+
+    TEST_CASE("virtual memory only with all six of ACL's VMM entry points");
+    /* a CANN lacking any one of them: no VMM (granularity 0), the device opens and works
+     * (ascend_device.c vmm_granularity; issue 25's seed-3001 mutation run: an `||` of the
+     * check made `&&` took VMM with one missing) */
+    void **eps[] = {(void **)&hacl.ReserveMemAddress, (void **)&hacl.ReleaseMemAddress,
+                    (void **)&hacl.MallocPhysical, (void **)&hacl.FreePhysical,
+                    (void **)&hacl.MapMem, (void **)&hacl.UnmapMem};
+    for (size_t i = 0; i < sizeof eps / sizeof eps[0]; i++) {
+        void *saved = *eps[i];
+        *eps[i] = NULL;
+        hwrt_bdev *d2 = NULL;
+        OK(B->device_open(0, &d2));
+        if (d2) {
+            EXPECT(B->va_granularity(d2) == 0);
+            if (B->va_granularity(d2)) fprintf(stderr, "  VMM entry point %zu missing: granularity %zu\n", i, B->va_granularity(d2));
+            B->device_close(d2);
+        }
+        *eps[i] = saved;
+    }
     return test_report();
 }

@@ -89,5 +89,16 @@ int main(void)
     TEST_CASE("a matmul beyond the grid");
     e = (hwrt_kernel){.op = HWRT_K_MATMUL, .dtype = HWRT_FLOAT32, .m = 65535ll * 16 + 1, .k = 1, .nn = 1};
     FAILS(cu_launch_prepare(&e, &L, &empty), HWRT_ERROR_NOT_SUPPORTED, "exceeds the kernel's grid");
+    /* the largest grids taken (issue 25's seed-3001 mutation run: `> 65535` made `>=`
+     * refused 65535 row tiles): 65535 tiles of rows, 2^31 - 1 tiles of columns */
+    TEST_CASE("a matmul of the largest grid");
+    e = (hwrt_kernel){.op = HWRT_K_MATMUL, .dtype = HWRT_FLOAT32, .m = 65535ll * 16, .k = 1, .nn = 1};
+    OK(cu_launch_prepare(&e, &L, &empty));
+    EXPECT(L.gy == 65535 && L.gx == 1 && empty == 0);
+    e = (hwrt_kernel){.op = HWRT_K_MATMUL, .dtype = HWRT_FLOAT32, .m = 1, .k = 1, .nn = 0x7fffffffll * 16};
+    OK(cu_launch_prepare(&e, &L, &empty));
+    EXPECT(L.gx == 0x7fffffffu && L.gy == 1);
+    e.nn = 0x7fffffffll * 16 + 1;
+    FAILS(cu_launch_prepare(&e, &L, &empty), HWRT_ERROR_NOT_SUPPORTED, "exceeds the kernel's grid");
     return test_report();
 }

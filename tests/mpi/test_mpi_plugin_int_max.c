@@ -3,7 +3,8 @@
  * exactly INT_MAX elements (bytes) fits MPI's int count and runs; INT_MAX + 1 is refused
  * with the sentence naming the limit and the fix. The seed-2026 mutant `count > INT_MAX`
  * made `>=` refused the largest count MPI takes. The buffer is never touched (a one-rank
- * broadcast moves no byte), so its 2 GiB stay virtual.
+ * broadcast moves no byte), so its 2 GiB stay virtual. A reduction with no MPI type or no
+ * MPI operator is refused by the plugin (INVALID_ARGUMENT), each alone.
  *   test_mpi_plugin_int_max PATH/libhwrt_mpi.so */
 #include "harness.h"
 #include "distributed/mpi_plugin.h"
@@ -40,6 +41,23 @@ int main(int argc, char **argv)
         EXPECT(strstr(err, "exceeds MPI's int count limit (2147483647); split the tensor") != NULL);
         free(buf);
     }
+    /* a reduction with no MPI type (bool) or no MPI operator (op 7) is refused, each alone
+     * (issue 25's seed-3002 mutation run, mpi_plugin.c type_op: `*t == MPI_DATATYPE_NULL ||
+     * *o == MPI_OP_NULL` made `&&` let either one alone through to MPI) */
+    TEST_CASE("a reduction without an MPI type or operator is refused");
+    float v[4] = {1, 2, 3, 4};
+    err[0] = 0;
+    EXPECT(p->allreduce(NULL, v, 4, HWRT_BOOL, HWRT_REDUCE_SUM, 60.0, err, sizeof err) ==
+           HWRT_ERROR_INVALID_ARGUMENT);
+    EXPECT(strstr(err, "MPI allreduce: no MPI type/operator for dtype 8, op 0") != NULL);
+    err[0] = 0;
+    EXPECT(p->allreduce(NULL, v, 4, HWRT_FLOAT32, 7, 60.0, err, sizeof err) ==
+           HWRT_ERROR_INVALID_ARGUMENT);
+    EXPECT(strstr(err, "no MPI type/operator for dtype 0, op 7") != NULL);
+    err[0] = 0;
+    EXPECT(p->allreduce(NULL, v, 4, HWRT_FLOAT32, HWRT_REDUCE_SUM, 60.0, err, sizeof err) ==
+           HWRT_SUCCESS);                         /* one rank: the sum of one */
+    EXPECT(v[0] == 1 && v[3] == 4);
     EXPECT(p->finalize(err, sizeof err) == HWRT_SUCCESS);
     return test_report();
 }

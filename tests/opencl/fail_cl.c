@@ -7,7 +7,8 @@
  * run) and the retain/release calls. fail_cl_calls() says how many
  * were counted so far; fail_cl_fail_next(fn, count, code) makes the next count calls of fn
  * fail with code; FAIL_CL_BACKTRACE=1 prints the failed call's stack;
- * FAIL_CL_PROFILING_FROM makes event timestamps unreadable (below). Each wrapper has cl.h's own prototype, so the compiler checks it. */
+ * FAIL_CL_PROFILING_FROM makes event timestamps unreadable (below);
+ * fail_cl_event_status_next(st, count) makes commands report a failed execution status. Each wrapper has cl.h's own prototype, so the compiler checks it. */
 #define CL_TARGET_OPENCL_VERSION 120
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
@@ -95,7 +96,16 @@ cl_context clCreateContext(const cl_context_properties *p, cl_uint n, const cl_d
                            void (CL_CALLBACK *f)(const char *, const void *, size_t, void *),
                            void *u, cl_int *e)
 { OBJ_CALL(clCreateContext, e, p, n, d, f, u, e); }
-cl_int clReleaseContext(cl_context c) { PASS(clReleaseContext, c); }
+/* fail_cl_released_contexts(): clReleaseContext calls so far (a test's check that a
+ * context is given back when, and only when, its last user is gone) */
+static _Atomic long released_contexts;
+long fail_cl_released_contexts(void);
+long fail_cl_released_contexts(void) { return atomic_load(&released_contexts); }
+cl_int clReleaseContext(cl_context c)
+{
+    atomic_fetch_add(&released_contexts, 1);
+    PASS(clReleaseContext, c);
+}
 cl_command_queue clCreateCommandQueue(cl_context c, cl_device_id d, cl_command_queue_properties p,
                                       cl_int *e)
 { OBJ_CALL(clCreateCommandQueue, e, c, d, p, e); }
@@ -150,8 +160,31 @@ cl_int clSetEventCallback(cl_event e, cl_int t, void (CL_CALLBACK *f)(cl_event, 
                           void *u)
 { INT_CALL(clSetEventCallback, e, t, f, u); }
 cl_int clWaitForEvents(cl_uint n, const cl_event *l) { INT_CALL(clWaitForEvents, n, l); }
+/* fail_cl_event_status_next(st, count): the next count queries of an event's
+ * CL_EVENT_COMMAND_EXECUTION_STATUS answer st, as a driver answers for a command that
+ * failed on the device (a negative status: an error code, or -1, which drivers use as a
+ * generic failure) */
+static _Atomic long status_more;
+static _Atomic cl_int status_code;
+void fail_cl_event_status_next(cl_int st, long count);
+void fail_cl_event_status_next(cl_int st, long count)
+{
+    atomic_store(&status_code, st);
+    atomic_store(&status_more, count);
+}
 cl_int clGetEventInfo(cl_event e, cl_event_info i, size_t s, void *v, size_t *r)
-{ PASS(clGetEventInfo, e, i, s, v, r); }
+{
+    if (i == CL_EVENT_COMMAND_EXECUTION_STATUS && v && s >= sizeof(cl_int)) {
+        long more = atomic_load(&status_more);
+        while (more > 0 && !atomic_compare_exchange_weak(&status_more, &more, more - 1)) {}
+        if (more > 0) {
+            *(cl_int *)v = atomic_load(&status_code);
+            if (r) *r = sizeof(cl_int);
+            return CL_SUCCESS;
+        }
+    }
+    PASS(clGetEventInfo, e, i, s, v, r);
+}
 /* FAIL_CL_PROFILING_FROM=N: the Nth CL_PROFILING_COMMAND_END query and every later one
  * fail with CL_PROFILING_INFO_NOT_AVAILABLE (the first ones are a device's clock
  * calibration at open: 3 per device) */

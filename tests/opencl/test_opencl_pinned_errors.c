@@ -11,6 +11,7 @@
 #include "harness.h"
 
 #include "fail_cl_next.h"
+#include <dlfcn.h>
 #include <stdlib.h>
 
 #define MiB ((size_t)1 << 20)
@@ -53,6 +54,33 @@ int main(void)
     OK(hwrt_host_alloc(&q, 4 * MiB, HWRT_HOST_PINNED));
     memset(q, 0xa5, 4 * MiB);
     OK(hwrt_host_free(q));
+
+    /* the pinned memory's own context is given back when the last pinned buffer is freed,
+     * not before (ocl_host.c ocl_host_free; issue 25's seed-3002 mutation run: `npins == 0`
+     * made `!=` released it under a buffer still pinned, and kept it once none was) */
+    TEST_CASE("the pinned context lives as long as a pinned buffer");
+    long (*released)(void) = NULL;
+    void *h = dlopen(getenv("HWRT_OPENCL_LIBRARY"), RTLD_NOW | RTLD_NOLOAD);
+    if (h) *(void **)&released = dlsym(h, "fail_cl_released_contexts");
+    EXPECT(released != NULL);
+    if (released) {
+        void *a = NULL, *b = NULL, *dev = NULL;
+        OK(hwrt_host_alloc(&a, MiB, HWRT_HOST_PINNED));
+        OK(hwrt_host_alloc(&b, MiB, HWRT_HOST_PINNED));
+        long r0 = released();
+        OK(hwrt_host_free(a));
+        EXPECT(released() == r0);                          /* b still pinned: kept */
+        memset(b, 0x3c, MiB);
+        OK(hwrt_malloc(&dev, MiB));
+        OK(hwrt_memcpy(dev, b, MiB, HWRT_MEMCPY_HOST_TO_DEVICE));
+        memset(b, 0, MiB);
+        OK(hwrt_memcpy(b, dev, MiB, HWRT_MEMCPY_DEVICE_TO_HOST));
+        EXPECT(((unsigned char *)b)[0] == 0x3c && ((unsigned char *)b)[MiB - 1] == 0x3c);
+        OK(hwrt_free(dev));
+        OK(hwrt_host_free(b));
+        EXPECT(released() == r0 + 1);                      /* the last one: given back */
+        if (released() != r0 + 1) fprintf(stderr, "  %ld contexts released, want 1\n", released() - r0);
+    }
     OK(hwrt_shutdown());
     return test_report();
 }

@@ -5,7 +5,7 @@
      mode, processes run without the registry and warn;
   2. an object of the right size whose header is not the registry's: "a foreign header";
   3. HWRT_SIM_REGISTRY that is not a shared-memory name ("a/b", 201 characters): a warning
-     naming it, and the default registry is used;
+     naming it, and the default registry is used; one of 200 characters is used;
   4. a slot whose contents fail validation (its check word edited while its owner runs):
      hwrt-smi leaves it out and says so in its warnings.
 usage: test_cov_registry.py HWRT_SMI SMI_HOLDER"""
@@ -109,6 +109,15 @@ def bad_name():
               "is not a shared-memory name" in out.stderr and
               "using the default registry" in out.stderr,
               "hwrt-smi warns naming the value: %r" % out.stderr[-300:])
+    # 200 characters, the longest name taken (issue 25's seed-3001 mutation run:
+    # `strlen(rest) > 200` made `>=` refused it)
+    name = BASE + "-" + "y" * (199 - len(BASE))
+    unlink(name)
+    out = smi(name)
+    check(len(name) == 200 and out.returncode == 0 and "is not a shared-memory name" not in
+          out.stderr and os.path.exists(shm(name)),
+          "a 200-character name is used: %r" % out.stderr[-300:])
+    unlink(name)
 
 
 def corrupt_slot():

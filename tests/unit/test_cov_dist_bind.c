@@ -8,7 +8,8 @@
  *   hwrt_device_count(NULL) is 0 (success); "" is no backend (INVALID_DEVICE), for
  *   hwrt_device_count and hwrt_dist_bind_device alike (only NULL and "auto" mean auto);
  *   HWRT_BACKEND=sim: NULL and "auto" count sim's devices, before any device is set, and
- *   binding to "" is still refused, leaving no device set;
+ *   binding to "" is still refused, leaving no device set; an unknown name is refused in
+ *   a sentence that names hwrt_dist_bind_device (hwrt_device_count: itself);
  * - hwrt_dist_check_devices where the device's properties cannot be read: that error. */
 #include "harness.h"
 
@@ -66,6 +67,16 @@ static void auto_is_sim(void)
     /* auto would find sim here, but "" does not mean auto: refused, nothing bound */
     FAILS(hwrt_dist_bind_device(""), HWRT_ERROR_INVALID_DEVICE, "unknown backend \"\"");
     EXPECT(hwrt_current_backend()[0] == 0);
+    /* the sentence names the call made (it named hwrt_backend_info, which the caller never
+     * called), the rank, and the names to use */
+    FAILS(hwrt_dist_bind_device("warp"), HWRT_ERROR_INVALID_DEVICE, "unknown backend \"warp\"");
+    const char *e = hwrt_last_error();
+    EXPECT(!strncmp(e, "hwrt_dist_bind_device: rank 0 on host ", 38));
+    EXPECT(strstr(e, "hwrt_backend_info") == NULL && strstr(e, "\"auto\"") != NULL);
+    if (strncmp(e, "hwrt_dist_bind_device: ", 23) || strstr(e, "hwrt_backend_info"))
+        fprintf(stderr, "  bind_device(\"warp\"): %s\n", e);
+    /* hwrt_device_count names itself too */
+    FAILS(hwrt_device_count("warp", &n), HWRT_ERROR_INVALID_DEVICE, "hwrt_device_count: unknown backend \"warp\"");
     setenv("HWRT_BACKEND", "auto", 1);             /* auto: probe the backends in order */
     n = -1;
     OK(hwrt_device_count(NULL, &n));

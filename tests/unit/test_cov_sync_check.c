@@ -42,6 +42,32 @@ static void copy_hazards(void)
     EXPECT(strstr(last_report(), "(read after write): MemcpyDtoD") != NULL);
     OK(hwrt_device_synchronize());
 
+    /* ... and a host-to-device or device-to-device copy writes its destination: read
+     * unordered on another stream, a read-after-write hazard naming the copy (issue 25's
+     * seed-3002 mutation run: `k == H2D || k == D2D` made `&&` recorded no copy's write) */
+    TEST_CASE("a copy's destination is a write: read unordered on another stream");
+    void *hp = NULL, *other = NULL;
+    OK(hwrt_host_alloc(&hp, N, HWRT_HOST_PINNED));
+    OK(hwrt_malloc(&other, N));
+    memset(hp, 3, N);
+    OK(hwrt_device_synchronize());
+    OK(hwrt_diag_reset());
+    OK(hwrt_memcpy_async(dst, hp, N, HWRT_MEMCPY_HOST_TO_DEVICE, a));     /* written on a */
+    OK(hwrt_memcpy_async(other, dst, N, HWRT_MEMCPY_DEVICE_TO_DEVICE, b)); /* read on b */
+    EXPECT(hwrt_diag_hazard_count() == 1);
+    EXPECT(strstr(last_report(), "(read after write)") && strstr(last, "MemcpyHtoD"));
+    OK(hwrt_device_synchronize());
+    OK(hwrt_diag_reset());
+    OK(hwrt_memcpy_async(dst, src, N, HWRT_MEMCPY_DEVICE_TO_DEVICE, a));  /* written on a */
+    OK(hwrt_memset_async(src, 0, N, a));                                   /* (a's own) */
+    OK(hwrt_memcpy_async(other, dst, N, HWRT_MEMCPY_DEVICE_TO_DEVICE, b)); /* read on b */
+    EXPECT(hwrt_diag_hazard_count() == 1);
+    EXPECT(strstr(last_report(), "(read after write)") != NULL);
+    if (hwrt_diag_hazard_count() != 1) fprintf(stderr, "  hazards %d: %s\n", (int)hwrt_diag_hazard_count(), last);
+    OK(hwrt_device_synchronize());
+    OK(hwrt_host_free(hp));
+    OK(hwrt_free(other));
+
     TEST_CASE("ordered by an event: silent, and the data arrive");
     hwrt_event e;
     OK(hwrt_event_create(&e, HWRT_EVENT_DISABLE_TIMING));

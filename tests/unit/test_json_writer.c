@@ -96,6 +96,34 @@ int main(void)
     EXPECT(strstr(buf, "\"u\": 18446744073709551615") != NULL);
     EXPECT(strstr(buf, "[1, {}, [], {\"child\": [1, 2.5e3, \"x\"]}]") != NULL);
 
+    TEST_CASE("compact, a line per element of break_depth");
+    /* "," and ":", and ",\n" after each element at depth 2 only (the profiler's export: one
+     * event per line; issue 25's seed-3002 mutation run: `j->depth == j->break_depth` made
+     * `!=` broke every other level instead) */
+    f = open_mem();
+    hwi_jw_begin(&j, f, 0);
+    j.compact = 1;
+    j.break_depth = 2;
+    hwi_jw_obj(&j);
+    hwi_jw_kint(&j, "n", 2);
+    hwi_jw_key(&j, "events");
+    hwi_jw_arr(&j);
+    for (int e = 0; e < 3; e++) {
+        hwi_jw_obj(&j);
+        hwi_jw_kint(&j, "id", e);
+        hwi_jw_kstr(&j, "op", "add");
+        hwi_jw_close(&j);
+    }
+    hwi_jw_close(&j);
+    hwi_jw_close(&j);
+    EXPECT(hwi_jw_end(&j) == 0);
+    fclose(f);
+    const char *want_compact = "{\"n\":2,\"events\":[{\"id\":0,\"op\":\"add\"},\n"
+                               "{\"id\":1,\"op\":\"add\"},\n{\"id\":2,\"op\":\"add\"}]}\n";
+    EXPECT(!strcmp(buf, want_compact));
+    if (strcmp(buf, want_compact)) printf("compact document:\n%s", buf);
+    EXPECT(hwi_jw_valid(buf, len));
+
     TEST_CASE("misuse is reported");
     struct { const char *what; int steps; } cases[] = {
         {"value without key", 1}, {"key in array", 2}, {"unclosed", 3}, {"extra close", 4},

@@ -1,7 +1,7 @@
 /* The sim registry's SIGBUS guard takes only its own faults: a SIGBUS of the application
  * (a truncated file it mapped itself) still reaches the application's handler, or kills
- * the process as before when there is none; a truncation of the registry itself reaches
- * neither. */
+ * the process as before when there is none; a SIGBUS sent by kill() to a process that
+ * ignores SIGBUS stays ignored; a truncation of the registry itself reaches neither. */
 #include "harness.h"
 
 #include <fcntl.h>
@@ -57,6 +57,25 @@ int main(void)
     /* killed by SIGBUS; under ASan its own handler (there first) reports and exits 1 */
     EXPECT((WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS) ||
            (WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) < 100));
+
+    TEST_CASE("SIGBUS ignored before hwrt: one sent by kill() is still ignored");
+    /* (the mutant `si->si_code <= 0` made `< 0` of issue 25's seed-3001 run let kill()'s
+     * SI_USER, 0, through to the default action: the process died) */
+    child = fork();
+    if (child == 0) {
+        signal(SIGBUS, SIG_IGN);
+        if (hwrt_set_device("sim", 0) != HWRT_SUCCESS) _exit(103);   /* the guard installed */
+        kill(getpid(), SIGBUS);
+        union sigval v = {0};
+        sigqueue(getpid(), SIGBUS, v);     /* SI_QUEUE, below 0 */
+        _exit(hwrt_shutdown() == HWRT_SUCCESS ? 0 : 105);
+    }
+    status = 0;
+    waitpid(child, &status, 0);
+    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status))
+        fprintf(stderr, "  child: %s %d\n", WIFSIGNALED(status) ? "killed by signal" : "exit",
+                WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 
     TEST_CASE("the application's handler gets the application's SIGBUS");
     struct sigaction sa = {0};

@@ -5,7 +5,8 @@
  *   last bytes of the range are handed out (mutant of issue 25's seeded run: `len < len`
  *   made `<=` skipped an exact fit);
  * - ranges given back merge with the free neighbour before, after or both, so the whole
- *   range is one free range again;
+ *   range is one free range again; one given back before every free range reads no entry
+ *   before the list;
  * - a range given back while host memory is out is free again: take reserved its entry
  *   (before, a give that had to grow the free list returned 0, which no caller checked,
  *   and the range was lost to the device for good);
@@ -136,10 +137,40 @@ static void cycles_stay_small(void)
     hwi_range_destroy(&r);
 }
 
+/* hwi_range_give reads the free range before the insertion point only when there is one
+ * (the mutant `i > 0` made `>=` of issue 25's seed-3001 run read free[-1] for a range given
+ * back before every free range). The free list is moved into an array of the test's, after
+ * an entry that looks like a free neighbour: read, it merges the range into it. */
+static void no_neighbour_before_the_first(void)
+{
+    TEST_CASE("a range given back before every free range reads no entry before the list");
+    hwi_range_alloc r;
+    EXPECT(hwi_range_init(&r, 300));
+    size_t a, b;
+    EXPECT(hwi_range_take(&r, 100, &a) && a == 0 && hwi_range_take(&r, 100, &b) && b == 100);
+    EXPECT(r.n == 1 && is_free(&r, 200, 100));
+    struct hwi_range buf[8] = {{0, 100}};         /* [0]: a "free" range ending at b */
+    struct hwi_range *own = r.free;
+    int cap = r.cap;
+    memcpy(&buf[1], own, (size_t)r.n * sizeof *own);
+    r.free = &buf[1];
+    r.cap = 7;                                    /* room: no realloc of the test's array */
+    hwi_range_give(&r, b, 100);                   /* merges with [200, 300) only */
+    EXPECT(r.n == 1 && is_free(&r, 100, 200));
+    EXPECT(buf[0].off == 0 && buf[0].len == 100); /* the entry before the list untouched */
+    memcpy(own, r.free, (size_t)r.n * sizeof *own);
+    r.free = own;
+    r.cap = cap;
+    hwi_range_give(&r, a, 100);
+    EXPECT(r.n == 1 && is_free(&r, 0, 300));
+    hwi_range_destroy(&r);
+}
+
 int main(void)
 {
     exact_fit();
     merges();
+    no_neighbour_before_the_first();
     out_of_host_memory();
     cycles_stay_small();
     return test_report();

@@ -83,7 +83,11 @@ hold_then() {
     done
     rm -f "$log"
     gone "$dir" "$@" || return 1
+    # the processes the teardown killed leave /proc when they have exited, which under load
+    # can take a moment after the holders are gone: wait up to 10 s for each namespace
+    t=0
     for p in $nslist; do
+        while [ -n "$(_pids_in_ns "$p")" ] && [ $t -lt 100 ]; do sleep 0.1; t=$((t + 1)); done
         if [ -n "$(_pids_in_ns "$p")" ]; then
             echo "FAILED: processes $(_pids_in_ns "$p" | tr '\n' ' ')still run in $p" >&2; return 1
         fi

@@ -1,0 +1,124 @@
+/* Loading hwrt's CUDA kernels (cuda_launch.c module_get), white-box, without a GPU: the
+ * driver table `hcu` filled with fakes that record what the backend asks for.
+ * - a good module: cuModuleLoadData once, then cuModuleGetFunction for each of the 5
+ *   kernels, in order, by name, and no more; the launch uses the function of its op; a
+ *   second launch loads nothing again;
+ * - a module lacking a kernel: the lookups stop at the first failure, its sentence names
+ *   the kernel and the driver's error, the module is unloaded, the status is UNAVAILABLE
+ *   (OUT_OF_MEMORY when the driver ran out), and the outcome is kept (no reload).
+ * (Issue 25's seed-2027 mutation run: `r == HCU_SUCCESS && i < CU_K_COUNT` made `||` in the
+ * lookup loop went on past a failure, and past the 5 kernels; no test reached the loop.) */
+#include "harness.h"
+#include "backends/cuda/cuda_internal.h"
+
+#include <pthread.h>
+
+static struct hcu_mod_st { int id; } the_module;
+static int loads, unloads, lookups, launches, fail_at = -1;
+static hcu_result fail_with = HCU_ERROR_NOT_FOUND;
+static const char *looked_up[16];
+static hcu_function launched;
+
+static hcu_result f_load(hcu_module *m, const void *image)
+{
+    loads++;
+    EXPECT(image == hwi_cuda_kernels_ptx);
+    *m = (hcu_module)&the_module;
+    return HCU_SUCCESS;
+}
+static hcu_result f_unload(hcu_module m)
+{
+    EXPECT(m == (hcu_module)&the_module);
+    unloads++;
+    return HCU_SUCCESS;
+}
+static hcu_result f_get(hcu_function *f, hcu_module m, const char *name)
+{
+    EXPECT(m == (hcu_module)&the_module);
+    if (lookups < 16) looked_up[lookups] = name;
+    int i = lookups++;
+    if (i == fail_at) return fail_with;
+    *f = (hcu_function)(uintptr_t)(0x1000 + i);
+    return HCU_SUCCESS;
+}
+static hcu_result f_ctx(hcu_context c) { (void)c; return HCU_SUCCESS; }
+static hcu_result f_launch(hcu_function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                           unsigned by, unsigned bz, unsigned shm, hcu_stream s, void **args,
+                           void **extra)
+{
+    (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shm, (void)s, (void)args;
+    (void)extra;
+    launches++;
+    launched = f;
+    return HCU_SUCCESS;
+}
+
+static void fresh(cu_dev *d)
+{
+    memset(d, 0, sizeof *d);
+    pthread_mutex_init(&d->mod_mu, NULL);
+    d->mod_status = -1;
+    loads = unloads = lookups = launches = 0;
+    memset(looked_up, 0, sizeof looked_up);
+    launched = NULL;
+}
+
+static hwrt_kernel fill(void)
+{
+    static float out[16];
+    hwrt_kernel k;
+    memset(&k, 0, sizeof k);
+    k.op = HWRT_K_FILL;
+    k.dtype = k.out_dtype = HWRT_FLOAT32;
+    k.out = out;
+    k.n = 16;
+    k.scalar = 1;
+    return k;
+}
+
+int main(void)
+{
+    hcu.ModuleLoadData = f_load;
+    hcu.ModuleUnload = f_unload;
+    hcu.ModuleGetFunction = f_get;
+    hcu.CtxSetCurrent = f_ctx;
+    hcu.LaunchKernel = f_launch;
+    static const char *const names[5] = {"hwrt_ew_f32", "hwrt_ew", "hwrt_cast", "hwrt_matmul",
+                                         "hwrt_sum"};
+    cu_dev d;
+    cu_stream s = {&d, NULL, 0};
+    hwrt_kernel k = fill();
+    cu_launch L;
+    int empty = 0;
+    OK(cu_launch_prepare(&k, &L, &empty));
+
+    TEST_CASE("a good module: each kernel looked up once, by name, in order");
+    fresh(&d);
+    OK(cu_kernel_launch(&s, &k));
+    EXPECT(loads == 1 && lookups == 5 && unloads == 0 && launches == 1);
+    for (int i = 0; i < 5 && i < lookups; i++) {
+        EXPECT(looked_up[i] && !strcmp(looked_up[i], names[i]));
+        EXPECT(d.fn[i] == (hcu_function)(uintptr_t)(0x1000 + i));
+    }
+    EXPECT(launched == d.fn[L.which] && launched != NULL);
+    OK(cu_kernel_launch(&s, &k));                 /* loaded once: nothing looked up again */
+    EXPECT(loads == 1 && lookups == 5 && launches == 2);
+
+    TEST_CASE("a module lacking a kernel: the lookups stop there, named, kept");
+    fresh(&d);
+    fail_at = 2;                                  /* hwrt_cast */
+    FAILS(cu_kernel_launch(&s, &k), HWRT_ERROR_UNAVAILABLE,
+          "cuda device 0: loading hwrt's kernels failed at hwrt_cast: CUDA_ERROR_NOT_FOUND (500)");
+    EXPECT(loads == 1 && lookups == 3 && unloads == 1 && launches == 0);
+    EXPECT(d.mod == NULL);
+    FAILS(cu_kernel_launch(&s, &k), HWRT_ERROR_UNAVAILABLE, "failed at hwrt_cast");
+    EXPECT(loads == 1 && lookups == 3 && launches == 0);   /* the outcome is kept */
+
+    TEST_CASE("the driver out of memory at the last lookup: OUT_OF_MEMORY");
+    fresh(&d);
+    fail_at = 4;                                  /* hwrt_sum */
+    fail_with = HCU_ERROR_OUT_OF_MEMORY;
+    FAILS(cu_kernel_launch(&s, &k), HWRT_ERROR_OUT_OF_MEMORY, "failed at hwrt_sum");
+    EXPECT(loads == 1 && lookups == 5 && unloads == 1 && launches == 0);
+    return test_report();
+}
