@@ -183,6 +183,23 @@ static void monitor_view(int lock_fd)
     atomic_store(&reg->slot[23].seq, 8);                   /* even again, for later cases */
     atomic_store(&reg->slot[23].pid, 0);
 
+    TEST_CASE("a slot mid-claim (lock held, start time and namespace not yet written) is kept");
+    /* a claimer locks, sets the pid, then writes the rest: a reader in between saw the
+     * last owner's (or zero) start time, judged the pid reused and freed the slot (the
+     * CI failure of mpi_hosts_bind, 2026-12-07: "the entry of device 1 was removed by
+     * another process", then the exclusive device was not refused) */
+    s = put(24, 1); s->start_ticks = 0; s->pidns = 0; seal(s);
+    s = put(25, 1); s->start_ticks = child_ticks + 1; seal(s);
+    struct flock mid = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = LOCK_BASE + 24,
+                        .l_len = 2};
+    EXPECT(fcntl(lock_fd, F_OFD_SETLK, &mid) == 0);
+    OK(hwrt_smi_query("sim", 0, &snap));
+    EXPECT(atomic_load(&reg->slot[24].pid) == child && atomic_load(&reg->slot[25].pid) == child);
+    mid.l_type = F_UNLCK;
+    EXPECT(fcntl(lock_fd, F_OFD_SETLK, &mid) == 0);
+    OK(hwrt_smi_query("sim", 0, &snap));                   /* lock free: judged by pid */
+    EXPECT(atomic_load(&reg->slot[24].pid) == 0 && atomic_load(&reg->slot[25].pid) == 0);
+
     TEST_CASE("a foreign-namespace owner whose lock is free is reaped");
     fl.l_type = F_UNLCK;
     EXPECT(fcntl(lock_fd, F_OFD_SETLK, &fl) == 0);

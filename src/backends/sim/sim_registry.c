@@ -11,7 +11,9 @@
  * Pids mean nothing across namespaces, so each owner also holds an open-file-description
  * lock on byte LOCK_BASE + slot of the object while it lives (the kernel drops it when the
  * process dies, whatever its namespace): an owner in another namespace is reaped only
- * when that lock is free, and never when it cannot be checked.
+ * when that lock is free, and never when it cannot be checked. A held lock keeps any slot:
+ * the claimer takes it before setting the pid, so a slot mid-claim (pid set, start time
+ * and namespace still the last owner's) is never reaped by a racing reader.
  *
  * Truncation: another process of the user may truncate the object while it is mapped;
  * touching the lost pages raises SIGBUS. Every access runs under a guard (a per-thread
@@ -167,10 +169,16 @@ static int lock_slot(int i, short type)
     return errno == EAGAIN || errno == EACCES ? 1 : -1;   /* 1: another process holds it */
 }
 
+/* A claimer takes slot i's lock before it sets the pid and writes start_ticks and pidns
+ * after: a held lock means a live owner whatever those fields say (they may be another
+ * owner's, or zero, mid-claim). A free lock decides only across namespaces; in ours an
+ * owner that never took it (a forked child sharing the description) is checked by pid. */
 static int alive(int i, int pid, uint64_t ticks, uint64_t ns)
 {
     if (pid <= 0) return 0;
-    if (foreign_ns(ns)) return lock_held(i) != 0;       /* pids are not ours: the lock */
+    int held = lock_held(i);
+    if (held == 1) return 1;
+    if (foreign_ns(ns)) return held != 0;               /* pids are not ours: the lock */
     if (kill(pid, 0) != 0 && errno == ESRCH) return 0;
     uint64_t now = start_ticks(pid);
     return now == 0 || now == ticks;    /* unreadable /proc: trust kill() */
