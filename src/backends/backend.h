@@ -190,6 +190,10 @@ typedef struct hwrt_backend_ops {
 const hwrt_backend_ops *hwi_backend_find(const char *name);
 /* 1 if hwrt knows the name (even when that backend is not compiled in). */
 int hwi_backend_known(const char *name);
+/* HWRT_SUCCESS if hwrt knows name; else HWRT_ERROR_INVALID_DEVICE with the sentence
+ * "CALLER: unknown backend "NAME"; use "cuda", ... (or "auto": with_auto)", caller NULL:
+ * no prefix. */
+hwrt_status hwi_backend_check(const char *caller, const char *name, int with_auto);
 /* 1 if "auto" may pick it. */
 int hwi_backend_in_auto(const char *name);
 /* Names of every backend hwrt knows, in "auto" preference order, NULL-terminated. */

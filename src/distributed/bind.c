@@ -124,10 +124,9 @@ static hwrt_status pick_device(const char *backend, int *want)
     hwrt_status st = hwi_backend_resolve(backend, bname, sizeof bname);
     if (st != HWRT_SUCCESS)
         return hwi_err_prefix(st, "hwrt_dist_bind_device: rank %d on host %s", d->rank, host);
-    if (!hwi_backend_known(bname))
-        return hwi_err(HWRT_ERROR_INVALID_DEVICE, "hwrt_dist_bind_device: rank %d on host %s: "
-                       "unknown backend \"%s\"; use \"sim\", \"opencl\", \"cuda\", \"ascend\" or "
-                       "\"auto\"", d->rank, host, bname);
+    st = hwi_backend_check(NULL, bname, 1);
+    if (st != HWRT_SUCCESS)
+        return hwi_err_prefix(st, "hwrt_dist_bind_device: rank %d on host %s", d->rank, host);
     int count = 0, dev_id = d->info.device_id;
     *want = dev_id >= 0 ? dev_id : d->local_rank;
     HWI_TRY(hwrt_device_count(bname, &count));

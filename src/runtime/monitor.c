@@ -19,8 +19,7 @@ hwrt_status hwrt_smi_query(const char *backend, int sample_ms, hwrt_smi_snapshot
         name = hwrt_current_backend();
         if (!*name) name = "sim";
     }
-    if (!hwi_backend_known(name))
-        return hwi_err(HWRT_ERROR_INVALID_DEVICE, "hwrt_smi_query: unknown backend \"%s\"", name);
+    HWI_TRY(hwi_backend_check("hwrt_smi_query", name, 1));
     const hwrt_backend_ops *ops = hwi_backend_find(name);
     if (!ops)
         return hwi_err(HWRT_ERROR_UNAVAILABLE, "hwrt_smi_query: the %s backend is not compiled "

@@ -2,7 +2,9 @@
  * accelerators first, then the simulated NPU; OpenCL only when asked by name, since on
  * a machine without a GPU it runs on the host CPU through PoCL). */
 #include "../backends/backend.h"
+#include "../base/status.h"
 
+#include <stdio.h>
 #include <string.h>
 
 _Thread_local uint64_t hwi_backend_correlation;   /* see backend.h */
@@ -52,3 +54,18 @@ int hwi_backend_in_auto(const char *name)
 }
 
 const char *const *hwi_backend_names(void) { return names; }
+
+hwrt_status hwi_backend_check(const char *caller, const char *name, int with_auto)
+{
+    if (name && hwi_backend_known(name))
+        return HWRT_SUCCESS;
+    char list[128] = "";
+    size_t n = sizeof table / sizeof table[0], len = 0;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s\"%s\"",
+                                i == 0 ? "" : i + 1 < n || with_auto ? ", " : " or ", table[i].name);
+    if (with_auto)
+        snprintf(list + len, sizeof list - len, " or \"auto\"");
+    return hwi_err(HWRT_ERROR_INVALID_DEVICE, "%s%sunknown backend \"%s\"; use %s",
+                   caller ? caller : "", caller ? ": " : "", name ? name : "(null)", list);
+}

@@ -152,10 +152,7 @@ static hwrt_status select_locked(const char *name, int ordinal, used_backend **o
         HWI_TRY(pick_auto(buf, sizeof buf));
         name = buf;
     }
-    if (!hwi_backend_known(name))
-        return hwi_err(HWRT_ERROR_INVALID_DEVICE,
-                       "unknown backend \"%s\"; use \"sim\", \"opencl\", \"cuda\", \"ascend\" or "
-                       "\"auto\"", name);
+    HWI_TRY(hwi_backend_check(NULL, name, 1));
     int n = atomic_load(&nused);
     for (int i = 0; i < n; i++)
         if (!strcmp(hwi_backend_name(used[i].ops), name)) { *out = &used[i]; return HWRT_SUCCESS; }
@@ -306,10 +303,7 @@ hwrt_status hwrt_backend_info(const char *backend, hwrt_backend_desc *out)
 {
     if (!out)
         return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "hwrt_backend_info: out is NULL");
-    if (!backend || !hwi_backend_known(backend))
-        return hwi_err(HWRT_ERROR_INVALID_DEVICE,
-                       "hwrt_backend_info: unknown backend \"%s\"; use sim, opencl, cuda or ascend",
-                       backend ? backend : "(null)");
+    HWI_TRY(hwi_backend_check("hwrt_backend_info", backend, 0));
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", backend);
     const hwrt_backend_ops *ops;
@@ -334,9 +328,7 @@ hwrt_status hwrt_device_count(const char *backend, int *count)
         if (pick_auto(name, sizeof name) != HWRT_SUCCESS) { *count = 0; return HWRT_SUCCESS; }
         backend = name;
     }
-    if (!hwi_backend_known(backend))
-        return hwi_err(HWRT_ERROR_INVALID_DEVICE, "hwrt_device_count: unknown backend \"%s\"; "
-                       "use \"sim\", \"opencl\", \"cuda\", \"ascend\" or \"auto\"", backend);
+    HWI_TRY(hwi_backend_check("hwrt_device_count", backend, 1));
     hwrt_backend_desc info;
     HWI_TRY(hwrt_backend_info(backend, &info));
     *count = info.device_count;

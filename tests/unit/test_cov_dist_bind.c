@@ -77,6 +77,10 @@ static void auto_is_sim(void)
         fprintf(stderr, "  bind_device(\"warp\"): %s\n", e);
     /* hwrt_device_count names itself too */
     FAILS(hwrt_device_count("warp", &n), HWRT_ERROR_INVALID_DEVICE, "hwrt_device_count: unknown backend \"warp\"");
+    /* hwrt_backend_info takes no "auto" and does not offer it */
+    hwrt_backend_desc bd;
+    FAILS(hwrt_backend_info("warp", &bd), HWRT_ERROR_INVALID_DEVICE,
+          "hwrt_backend_info: unknown backend \"warp\"; use \"cuda\", \"ascend\", \"sim\" or \"opencl\"");
     setenv("HWRT_BACKEND", "auto", 1);             /* auto: probe the backends in order */
     n = -1;
     OK(hwrt_device_count(NULL, &n));

@@ -34,6 +34,9 @@ int main(void)
           "sample_ms -1 is out of range 0..60000");
     FAILS(hwrt_smi_query("sim", 60001, &s), HWRT_ERROR_INVALID_ARGUMENT, "sample_ms 60001");
     FAILS(hwrt_smi_query("tpu", 0, &s), HWRT_ERROR_INVALID_DEVICE, "unknown backend \"tpu\"");
+    /* the sentence names the backends to use, from the registry's table */
+    FAILS(hwrt_smi_query("tpu", 0, &s), HWRT_ERROR_INVALID_DEVICE,
+          "hwrt_smi_query: unknown backend \"tpu\"; use \"cuda\", \"ascend\", \"sim\", \"opencl\" or \"auto\"");
     /* a backend compiled in whose monitor library is missing (DCMI pointed at no file) */
     setenv("HWRT_DCMI_LIBRARY", "/nonexistent/libdcmi.so", 1);
     FAILS(hwrt_smi_query("ascend", 0, &s), HWRT_ERROR_UNAVAILABLE,
