@@ -23,22 +23,8 @@ import argparse
 import math
 import random
 
+from trace_writer import Trace
 
-class Trace:
-    def __init__(self):
-        self.rows = ["action,id,size,stream"]
-        self.live = {}
-        self.uid = 0
-
-    def alloc(self, tag, size, stream=0):
-        self.uid += 1
-        name = f"{tag}.{self.uid}"
-        self.live[name] = stream
-        self.rows.append(f"alloc,{name},{max(1, int(size))},{stream}")
-        return name
-
-    def free(self, name):
-        self.rows.append(f"free,{name},,{self.live.pop(name)}")
 
 
 def main():

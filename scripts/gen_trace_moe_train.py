@@ -27,23 +27,8 @@ usage: gen_trace_moe_train.py [--layers N] [--experts E] [--top-k K] [--seed N] 
 import argparse
 import random
 
+from trace_writer import Trace
 
-class Trace:
-    def __init__(self):
-        self.rows = ["action,id,size,stream"]
-        self.live = {}
-        self.uid = 0
-
-    def alloc(self, tag, size, stream=0):
-        self.uid += 1
-        name = f"{tag}.{self.uid}"
-        self.live[name] = stream
-        self.rows.append(f"alloc,{name},{max(1, int(size))},{stream}")
-        return name
-
-    def free(self, name, stream=None):
-        s = self.live.pop(name)
-        self.rows.append(f"free,{name},,{s if stream is None else stream}")
 
 
 def dirichlet_counts(rng, tokens, k, experts, skew):
