@@ -46,6 +46,7 @@ static dctx foreign = {0x600d, 99};              /* "another library's" context 
 static dcb *queue;
 static int pending_all;
 static int fault_code, fault_times;
+static int stream_fail_code;          /* the next stream creation fails with it (0: none) */
 static _Atomic int counters[8];
 enum { C_MEMCPY_ASYNC, C_MEMCPY, C_MEMSET, C_CALLBACK_OK, C_CALLBACK_BAD, C_SUBSCRIBED,
        C_WRONG_CONTEXT };
@@ -126,6 +127,8 @@ void acl_double_inject(int code, int times)
 int acl_double_counter(int which) { return counters[which]; }
 uint32_t acl_double_stream_priority(void *s) { return ((dstream *)s)->prio; }
 void acl_double_foreign_context(void) { cur = &foreign; }
+void acl_double_fail_stream(int code);
+void acl_double_fail_stream(int code) { stream_fail_code = code; }
 
 /* ---- contexts and the device ---- */
 hacl_error aclrtCreateContext(hacl_context *c, int32_t ordinal)
@@ -295,6 +298,11 @@ hacl_error aclrtCreateStreamWithConfig(hacl_stream *out, uint32_t prio, uint32_t
 {
     enter(__func__);
     if (!cur || cur == &foreign) return wrong(HACL_ERROR_RT_CONTEXT_NULL);
+    if (stream_fail_code) {
+        hacl_error r = stream_fail_code;
+        stream_fail_code = 0;
+        return r;
+    }
     dstream *s = calloc(1, sizeof *s);
     s->ctx = cur;
     s->prio = prio;

@@ -34,6 +34,7 @@ static int (*counter)(int which);
 static uint32_t (*stream_priority)(void *s);
 static void (*foreign_context)(void);
 static void (*soc)(int mode);
+static void (*fail_stream)(int code);
 enum { C_MEMCPY_ASYNC, C_MEMCPY, C_MEMSET, C_CALLBACK_OK, C_CALLBACK_BAD, C_SUBSCRIBED,
        C_WRONG_CONTEXT };
 
@@ -84,7 +85,8 @@ int main(void)
     *(void **)&stream_priority = dlsym(dbl, "acl_double_stream_priority");
     *(void **)&foreign_context = dlsym(dbl, "acl_double_foreign_context");
     *(void **)&soc = dlsym(dbl, "acl_double_soc");
-    if (!inject || !counter || !stream_priority || !foreign_context || !soc) {
+    *(void **)&fail_stream = dlsym(dbl, "acl_double_fail_stream");
+    if (!inject || !counter || !stream_priority || !foreign_context || !soc || !fail_stream) {
         fprintf(stderr, "HWRT_ASCEND_LIBRARY is not the device test double\n");
         return 1;
     }
@@ -113,8 +115,16 @@ int main(void)
     }
     soc(0);
 
-    TEST_CASE("open, memory");
+    TEST_CASE("a device whose internal stream cannot be made does not open");
+    /* (ascend_device.c asc_device_open; issue 25's seed-3003 mutation run: the check made
+     * `== HACL_SUCCESS` opened the device without its internal stream) */
     hwrt_bdev *d = NULL;
+    fail_stream(207001);                     /* ACL_ERROR_RT_MEMORY_ALLOCATION */
+    FAILS(B->device_open(0, &d), HWRT_ERROR_OUT_OF_MEMORY,
+          "ascend device 0: creating the internal stream");
+    EXPECT(strstr(hwrt_last_error(), "207001") != NULL && d == NULL);
+
+    TEST_CASE("open, memory");
     foreign_context();
     OK(B->device_open(0, &d));
     size_t fr = 0, tot = 0, over = 0;
