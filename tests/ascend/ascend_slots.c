@@ -247,6 +247,23 @@ int main(void)
     OK(B->stream_synchronize(s));
     OK(B->device_synchronize(d));
 
+    TEST_CASE("a pageable copy whose stream cannot be synchronized fails, copying nothing");
+    /* (ascend_stream.c asc_memcpy_async; issue 25's seed-3003 mutation run: the check
+     * after the copy made `== HACL_SUCCESS` returned success for a copy never made) */
+    {
+        unsigned char host[64];
+        memset(host, 0x5a, sizeof host);
+        int copies = counter(C_MEMCPY);
+        inject(207001, 1);                   /* the stream's synchronize before the copy */
+        FAILS(B->memcpy_async(s, seg, host, sizeof host, HWRT_MEMCPY_HOST_TO_DEVICE, 0),
+              HWRT_ERROR_OUT_OF_MEMORY, "copy of 64 bytes");
+        EXPECT(strstr(hwrt_last_error(), "pageable host memory") != NULL);
+        EXPECT(counter(C_MEMCPY) == copies);
+        OK(B->memcpy_async(s, seg, host, sizeof host, HWRT_MEMCPY_HOST_TO_DEVICE, 0));
+        EXPECT(counter(C_MEMCPY) == copies + 1);   /* the device works on */
+        OK(B->stream_synchronize(s));
+    }
+
     TEST_CASE("a runtime without aclrtStreamQuery: queried with an event recorded now");
     /* (ascend_stream.c asc_stream_query; issue 25's seed-3001 mutation run: the record
      * skipped, `r == HACL_SUCCESS` made `!=`, left an idle stream NOT_READY for good) */
