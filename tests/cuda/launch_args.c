@@ -100,5 +100,12 @@ int main(void)
     EXPECT(L.gx == 0x7fffffffu && L.gy == 1);
     e.nn = 0x7fffffffll * 16 + 1;
     FAILS(cu_launch_prepare(&e, &L, &empty), HWRT_ERROR_NOT_SUPPORTED, "exceeds the kernel's grid");
+    /* (issue 25's seed-3003 mutation run: `which >= 0 && which < CU_K_COUNT` made `||`
+     * read the name table outside its ends) */
+    TEST_CASE("a kernel index outside the table is named \"?\"");
+    for (int w = 0; w < CU_K_COUNT; w++) EXPECT(strcmp(cu_kernel_name(w), "?") != 0);
+    EXPECT(!strcmp(cu_kernel_name(-1), "?"));
+    EXPECT(!strcmp(cu_kernel_name(CU_K_COUNT), "?"));
+    EXPECT(!strcmp(cu_kernel_name(-2147483647 - 1), "?"));
     return test_report();
 }
