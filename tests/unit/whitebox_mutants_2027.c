@@ -10,6 +10,8 @@
 #include "backends/sim/sim_sched.h"
 #include "base/status.h"
 #include "distributed/dist.h"
+#include "exec/stream.h"
+#include "runtime/handle.h"
 #include "runtime/device.h"
 #include "runtime/runtime.h"
 
@@ -282,6 +284,56 @@ static void kernel_inputs_prefaulted(void)
     B->device_close(d);
 }
 
+/* sim_stream.c:109 (seed 3003) `nspare >= SIM_SPARE_OPS` made `>`: a stream kept one
+ * retired op more than its cap of spares (1 << 17, sim_stream.c). A stream held by a host
+ * function queues more ops than the cap; once all have run it keeps exactly the cap. */
+#define SPARE_CAP (1 << 17)
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static int gate_open;
+static void gate(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&gate_mu);
+    while (!gate_open) pthread_cond_wait(&gate_cv, &gate_mu);
+    pthread_mutex_unlock(&gate_mu);
+}
+
+static void spare_ops_capped(void)
+{
+    TEST_CASE("a stream keeps at most its cap of spare ops");
+    OK(hwrt_set_device("sim", 0));
+    hwrt_stream s;
+    OK(hwrt_stream_create(&s, 0));
+    void *buf = NULL;
+    OK(hwrt_malloc(&buf, 64));
+    gate_open = 0;
+    OK(hwrt_launch_host_func(s, gate, NULL));     /* everything after it waits */
+    hwrt_status st = HWRT_SUCCESS;
+    for (int i = 0; i < SPARE_CAP + 16 && st == HWRT_SUCCESS; i++)
+        st = hwrt_memset_async(buf, i & 0xff, 64, s);
+    OK(st);
+    pthread_mutex_lock(&gate_mu);
+    gate_open = 1;
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate_mu);
+    OK(hwrt_stream_synchronize(s));
+    hwi_stream *hs = hwi_handle_acquire(s, HWI_H_STREAM);
+    EXPECT(hs != NULL);
+    if (hs) {
+        int spares = atomic_load(&hs->bs->nspare);
+        EXPECT(spares == SPARE_CAP);
+        if (spares != SPARE_CAP) fprintf(stderr, "  spare ops %d, cap %d\n", spares, SPARE_CAP);
+        hwi_handle_put(s);
+    }
+    unsigned char h[64];
+    OK(hwrt_memcpy(h, buf, sizeof h, HWRT_MEMCPY_DEVICE_TO_HOST));
+    EXPECT(h[0] == ((SPARE_CAP + 15) & 0xff) && h[63] == h[0]);   /* the last memset */
+    OK(hwrt_free(buf));
+    OK(hwrt_stream_destroy(s));
+    OK(hwrt_shutdown());
+}
+
 int main(void)
 {
     setenv("HWRT_SIM_DEVICES", "1", 1);
@@ -290,5 +342,6 @@ int main(void)
     jitter_mix();
     activity_past_the_slots();
     kernel_inputs_prefaulted();
+    spare_ops_capped();
     return test_report();
 }
