@@ -107,5 +107,16 @@ int main(void)
     EXPECT(!strcmp(cu_kernel_name(-1), "?"));
     EXPECT(!strcmp(cu_kernel_name(CU_K_COUNT), "?"));
     EXPECT(!strcmp(cu_kernel_name(-2147483647 - 1), "?"));
+    /* (issue 25's seed-3003 mutation run: cuda_api.c cu_err's `st == HWRT_ERROR_INTERNAL`
+     * made `!=` called every other failure a bug in hwrt and a bug none) */
+    TEST_CASE("a CUDA error's hint follows its status");
+    FAILS(cu_err(NULL, HCU_ERROR_INVALID_VALUE, "cuda: a call"), HWRT_ERROR_INTERNAL,
+          "cuda: a call: CUDA_ERROR_INVALID_VALUE (1); this is a bug in hwrt's CUDA backend");
+    FAILS(cu_err(NULL, HCU_ERROR_OUT_OF_MEMORY, "cuda: a call"), HWRT_ERROR_OUT_OF_MEMORY,
+          "; free device memory or allocate less");
+    EXPECT(strstr(hwrt_last_error(), "bug") == NULL);
+    FAILS(cu_err(NULL, HCU_ERROR_NOT_SUPPORTED, "cuda: a call"), HWRT_ERROR_NOT_SUPPORTED,
+          "cuda: a call: CUDA_ERROR_NOT_SUPPORTED (801)");
+    EXPECT(strstr(hwrt_last_error(), "bug") == NULL && strstr(hwrt_last_error(), "; ") == NULL);
     return test_report();
 }
