@@ -254,7 +254,7 @@ static void exclusive_holders(void)
     OK(hwrt_shutdown());
 }
 
-static void full_registry(void)
+static void full_registry(int lock_fd)
 {
     TEST_CASE("all 256 slots taken: the device opens and works, unpublished");
     clear_all();
@@ -279,6 +279,26 @@ static void full_registry(void)
     EXPECT(ours == 0);
     OK(hwrt_free(p));
     OK(hwrt_shutdown());
+
+    TEST_CASE("the last slot free but being claimed: the claim stops at the table's end");
+    /* (issue 25's seed-3003 mutation run: the claim loop's `i < REG_SLOTS` made `<=`
+     * went on to a slot 256 past the table, in the mapping's last page beyond the
+     * object's end, and published the device there) */
+    atomic_store(&reg->slot[REG_SLOTS - 1].pid, 0);        /* free, its lock held by us */
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET,
+                       .l_start = LOCK_BASE + REG_SLOTS - 1, .l_len = 1};
+    EXPECT(fcntl(lock_fd, F_OFD_SETLK, &fl) == 0);
+    volatile int32_t *past = (volatile int32_t *)((char *)reg + sizeof(reg_file) +
+                                                  offsetof(reg_slot, pid));
+    OK(hwrt_set_device("sim", 0));
+    OK(hwrt_malloc(&p, sizeof in));                        /* publishes, if published */
+    EXPECT(*past == 0);
+    OK(hwrt_smi_query("sim", 0, &snap));
+    EXPECT(snap.nprocesses == REG_SLOTS - 1 && listed(&snap, getpid(), 0) == NULL);
+    OK(hwrt_free(p));
+    OK(hwrt_shutdown());
+    fl.l_type = F_UNLCK;
+    EXPECT(fcntl(lock_fd, F_OFD_SETLK, &fl) == 0);
 
     TEST_CASE("the owner dies: its slots are reaped");
     kill(child, SIGKILL);
@@ -422,7 +442,7 @@ int main(void)
     monitor_view(lock_fd);
     exclusive_holders();
     warnings_fill_up();
-    full_registry();
+    full_registry(lock_fd);
     close(lock_fd);
     return test_report();                                  /* cleanup() unlinks the object */
 }
