@@ -362,6 +362,16 @@ static void split_and_coalesce(void)
     CHECK(hwi_pool_empty_cache(&dev) == HWRT_SUCCESS);
     FIGURES(0, 0, 256 * 1024, 2 * MiB);
     CHECK(B.seg_frees == 1);
+    /* the smallest blocks' bin (0: 512 B) is searched too (issue 25's seed-3003 mutation
+     * run: pool_bins.c's `bin >= 0` made `> 0` never reused a 512 B hole) */
+    void *g1 = alloc_on(512, NULL), *g2 = alloc_on(512, NULL);
+    CHECK(ADDR(g2) == ADDR(g1) + 512);
+    release(g1);                               /* a 512 B hole before g2 */
+    void *g3 = alloc_on(300, NULL);
+    CHECK(ADDR(g3) == ADDR(g1));
+    release(g3);
+    release(g2);
+    CHECK(hwi_pool_empty_cache(&dev) == HWRT_SUCCESS);
 }
 
 static void small_large_boundary(void)
