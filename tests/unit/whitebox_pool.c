@@ -577,6 +577,24 @@ static void oom_empty_cache_retry(void)
     release(d);
 }
 
+/* garbage_collection_threshold: only a segment the pool could give back starts a
+ * collection (a device sync first); a fully used one does not (issue 25's seed-3003
+ * mutation run: pool_release.c's `state == B_FREE && (...)` made `||` synchronized the
+ * device on every growth past the threshold) */
+static void gc_threshold(void)
+{
+    fresh(64 * MiB, "garbage_collection_threshold:0.5");
+    void *a = alloc_on(24 * MiB, NULL);        /* a dedicated segment, all in use */
+    void *b = alloc_on(24 * MiB, NULL);        /* past 32 MiB: nothing to collect */
+    CHECK(B.syncs == 0 && stats().num_sync_all_streams == 0 && B.nseg == 2);
+    release(a);                                /* now a cached segment to give back */
+    void *c = alloc_on(10 * MiB + 512, NULL);  /* too big for a shared segment's rest */
+    CHECK(B.syncs == 1 && stats().num_sync_all_streams == 1);
+    CHECK(B.seg_frees == 1);                   /* a's segment went before growing */
+    release(b);
+    release(c);
+}
+
 static void cap(void)
 {
     fresh(256 * MiB, "max_device_memory:8MB");
@@ -980,6 +998,7 @@ int main(void)
     max_split_size();
     stream_ordered_reuse();
     oom_empty_cache_retry();
+    gc_threshold();
     cap();
     expandable();
     expandable_placement();
