@@ -127,6 +127,35 @@ static void size_limit(void)
     signal(SIGXFSZ, SIG_DFL);
 }
 
+/* A hole left by a released region is reused when it fits exactly: the file does not
+ * grow (issue 25's seed-3003 mutation run: tier_disk.c's `holes[i].len >= len` made `>`
+ * appended every region after an exact hole; the file size limit shows where it went). */
+static void exact_hole(void)
+{
+    TEST_CASE("a region fitting a hole exactly goes into it, the file does not grow");
+    struct rlimit old, lim;
+    getrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, SIG_IGN);
+    OK(hwrt_set_device("sim", 0));
+    configure();
+    hwrt_tensor a = make(3), b = make(4), c = make(5);
+    OK(hwrt_offload_evict(a));                     /* [0, 1 MiB) */
+    OK(hwrt_offload_evict(b));                     /* [1, 2 MiB) */
+    OK(hwrt_tensor_release(a));                    /* a hole of 1 MiB at 0 */
+    EXPECT(disk_bytes() == MiB);
+    lim = old;
+    lim.rlim_cur = 2 * MiB;                        /* no write past the file's end */
+    setrlimit(RLIMIT_FSIZE, &lim);
+    OK(hwrt_offload_evict(c));
+    setrlimit(RLIMIT_FSIZE, &old);
+    EXPECT(where(c) == 2 && disk_bytes() == 2 * MiB);
+    EXPECT(holds(c, 5) && holds(b, 4));
+    OK(hwrt_tensor_release(b));
+    OK(hwrt_tensor_release(c));
+    OK(hwrt_shutdown());
+    signal(SIGXFSZ, SIG_DFL);
+}
+
 int main(void)
 {
     setenv("HWRT_SIM_DEVICES", "1", 1);
@@ -135,6 +164,7 @@ int main(void)
     mkdir(path, 0700);
     path_removed();
     size_limit();
+    exact_hole();
     remove_tree(base);
     return test_report();
 }
