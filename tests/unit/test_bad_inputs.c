@@ -278,7 +278,7 @@ static hwrt_status tensor_too_big(void)
     X(malloc_null, HWRT_ERROR_INVALID_ARGUMENT, "dptr is NULL", hwrt_malloc(NULL, 16))             \
     X(malloc_overflow, HWRT_ERROR_INVALID_ARGUMENT, "not a valid size",                            \
       hwrt_malloc((void **)hlocal, SIZE_MAX))                                                     \
-    X(malloc_too_big, HWRT_ERROR_OUT_OF_MEMORY, "failed",                                          \
+    X(malloc_too_big, HWRT_ERROR_OUT_OF_MEMORY, "hwrt_malloc: ",                                   \
       hwrt_malloc((void **)hlocal, (size_t)64 << 30))                                             \
     X(free_host_stack, HWRT_ERROR_INVALID_ARGUMENT, "hwrt did not allocate this pointer",          \
       hwrt_free(hlocal))                                                                          \
