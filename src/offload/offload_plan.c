@@ -180,15 +180,14 @@ void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep
         if (next->wb) continue;
         if (inflight + next->t->nbytes > inwin && inflight > 0) return;
         int horizon = distance(next), hole;
+        /* only tensors used after next may make room for it, in the size check too
+         * (room_beyond's own rule) and in the fetch */
+        hwi_offload.horizon = horizon;
         /* the size the fetch will ask for: its class block, or its own size in a hole */
-        hwi_offload.horizon = horizon;
         size_t want = hwi_plan_fetch_bytes(next, keep, nkeep, &hole);
-        hwi_offload.horizon = 0;
-        if (!room_beyond(next->t->device, want, horizon, keep, nkeep)) return;
-        hwi_offload.horizon = horizon;
-        hwi_offload.need_dist = horizon;
-        hwrt_status st = hwi_res_fetch(next, keep, nkeep, "prefetch");
-        hwi_offload.need_dist = 0;
+        hwrt_status st = room_beyond(next->t->device, want, horizon, keep, nkeep)
+                             ? hwi_res_fetch(next, keep, nkeep, "prefetch")
+                             : HWRT_ERROR_OUT_OF_MEMORY;
         hwi_offload.horizon = 0;
         if (st != HWRT_SUCCESS)
             return;                                /* on-demand fetch will report it */

@@ -82,8 +82,6 @@ typedef struct hwi_offload_mgr {
     int unsettled;               /* copies in flight whose outcome is not applied yet */
     int horizon;                 /* > 0 while prefetching (learned order): victims must be
                                     used later than this many uses ahead */
-    int need_dist;               /* while a fetch makes room: uses from the cursor to the
-                                    fetched tensor's use (learned order), else 1 */
     uint64_t victim_use;         /* while a fetch makes room: see wait_use */
     hwi_xfer *retired;           /* xfers nobody needs, freed once done */
 } hwi_offload_mgr;
