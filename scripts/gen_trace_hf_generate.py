@@ -22,6 +22,7 @@ usage: gen_trace_hf_generate.py [--calls N] [--max-batch B] [--seed N] > trace.c
 import argparse
 import math
 import random
+import sys
 
 from trace_writer import Trace
 
@@ -52,7 +53,7 @@ def main():
     kvd = a.kv_heads * hd
     fp = 2
     sc = 4 if a.fp32_scores else 2
-    tr = Trace()
+    tr = Trace(sys.stdout)
     tr.alloc("embed", V * H * fp)
     for l in range(L):
         tr.alloc(f"w_attn{l}", (2 * H * H + 2 * H * kvd) * fp)
@@ -140,7 +141,6 @@ def main():
         tr.free(out)
         tr.free(mask)
         tr.free(ids)
-    print("\n".join(tr.rows))
 
 
 if __name__ == "__main__":

@@ -23,27 +23,8 @@ import argparse
 import random
 import sys
 
+from trace_writer import Trace
 
-class Trace:
-    def __init__(self, out):
-        self.out = out
-        self.n = 0
-        self.live = {}
-        self.uid = 0
-        out.write("action,id,size,stream\n")
-
-    def alloc(self, tag, size, stream=0):
-        self.uid += 1
-        name = f"{tag}#{self.uid}"
-        self.live[name] = stream
-        self.out.write(f"alloc,{name},{int(size)},{stream}\n")
-        self.n += 1
-        return name
-
-    def free(self, name):
-        s = self.live.pop(name)
-        self.out.write(f"free,{name},,{s}\n")
-        self.n += 1
 
 
 def main():
@@ -60,7 +41,7 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     a = ap.parse_args()
     rnd = random.Random(a.seed)
-    t = Trace(sys.stdout)
+    t = Trace(sys.stdout, sep="#")
     H, L, V = a.hidden, a.layers, a.vocab
     bf16 = 2
     kv_tok = a.kv_heads * a.head_dim * bf16            # bytes per token, K or V, per layer

@@ -26,6 +26,7 @@ usage: gen_trace_moe_train.py [--layers N] [--experts E] [--top-k K] [--seed N] 
 """
 import argparse
 import random
+import sys
 
 from trace_writer import Trace
 
@@ -64,7 +65,7 @@ def main():
     a = ap.parse_args()
     rng = random.Random(a.seed)
     H, F, E, K = a.hidden, a.ffn, a.experts, a.top_k
-    tr = Trace()
+    tr = Trace(sys.stdout)
     bf, f32 = 2, 4
 
     params = []  # (tag, elements)
@@ -205,7 +206,6 @@ def main():
                 left -= c
         for key in list(grads):
             tr.free(grads.pop(key))
-    print("\n".join(tr.rows))
 
 
 if __name__ == "__main__":

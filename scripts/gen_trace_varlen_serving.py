@@ -24,27 +24,8 @@ import math
 import random
 import sys
 
+from trace_writer import Trace
 
-class Trace:
-    def __init__(self, out):
-        self.out = out
-        self.live = {}
-        self.uid = 0
-        self.n = 0
-        out.write("action,id,size,stream\n")
-
-    def alloc(self, tag, size, stream=0):
-        self.uid += 1
-        name = f"{tag}.{self.uid}"
-        self.live[name] = stream
-        self.out.write(f"alloc,{name},{max(1, int(size))},{stream}\n")
-        self.n += 1
-        return name
-
-    def free(self, name, stream=None):
-        s = self.live.pop(name)
-        self.out.write(f"free,{name},,{s if stream is None else stream}\n")
-        self.n += 1
 
 
 def main():

@@ -1,22 +1,29 @@
-"""The allocation-trace writer of scripts/gen_trace_moe_train.py and gen_trace_hf_generate.py:
-rows in the format of `hwrt-bench pool --trace` (docs/memory.md), header first."""
+"""The allocation-trace writer of the scripts/gen_trace_*.py generators (all but
+gen_trace_transformer.py, which names its allocations itself): rows in the format of
+`hwrt-bench pool --trace` (docs/memory.md), header first, written as they come."""
 
 
 class Trace:
-    def __init__(self):
-        self.rows = ["action,id,size,stream"]
-        self.live = {}
+    def __init__(self, out, sep="."):
+        """out: a text stream; sep: between an allocation's tag and its number."""
+        self.out = out
+        self.sep = sep
+        self.live = {}                  # id -> the stream it was allocated on
         self.uid = 0
+        self.n = 0                      # rows written, header not counted
+        out.write("action,id,size,stream\n")
 
     def alloc(self, tag, size, stream=0):
         """A new allocation of at least one byte on stream; returns its id."""
         self.uid += 1
-        name = f"{tag}.{self.uid}"
+        name = f"{tag}{self.sep}{self.uid}"
         self.live[name] = stream
-        self.rows.append(f"alloc,{name},{max(1, int(size))},{stream}")
+        self.out.write(f"alloc,{name},{max(1, int(size))},{stream}\n")
+        self.n += 1
         return name
 
     def free(self, name, stream=None):
         """Free name on stream (default: the stream it was allocated on)."""
         s = self.live.pop(name)
-        self.rows.append(f"free,{name},,{s if stream is None else stream}")
+        self.out.write(f"free,{name},,{s if stream is None else stream}\n")
+        self.n += 1
