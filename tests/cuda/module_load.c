@@ -5,9 +5,12 @@
  *   second launch loads nothing again;
  * - a module lacking a kernel: the lookups stop at the first failure, its sentence names
  *   the kernel and the driver's error, the module is unloaded, the status is UNAVAILABLE
- *   (OUT_OF_MEMORY when the driver ran out), and the outcome is kept (no reload).
+ *   (OUT_OF_MEMORY when the driver ran out), and the outcome is kept (no reload); only a
+ *   driver refusing the PTX (INVALID_PTX, UNSUPPORTED_PTX_VERSION) gets the hint to update
+ *   the driver.
  * (Issue 25's seed-2027 mutation run: `r == HCU_SUCCESS && i < CU_K_COUNT` made `||` in the
- * lookup loop went on past a failure, and past the 5 kernels; no test reached the loop.) */
+ * lookup loop went on past a failure, and past the 5 kernels; no test reached the loop.
+ * Seed 3004: `r == HCU_ERROR_INVALID_PTX` made `!=` gave every other failure the hint.) */
 #include "harness.h"
 #include "backends/cuda/cuda_internal.h"
 
@@ -15,7 +18,7 @@
 
 static struct hcu_mod_st { int id; } the_module;
 static int loads, unloads, lookups, launches, fail_at = -1;
-static hcu_result fail_with = HCU_ERROR_NOT_FOUND;
+static hcu_result fail_with = HCU_ERROR_NOT_FOUND, load_fails_with = HCU_SUCCESS;
 static const char *looked_up[16];
 static hcu_function launched;
 
@@ -23,6 +26,7 @@ static hcu_result f_load(hcu_module *m, const void *image)
 {
     loads++;
     EXPECT(image == hwi_cuda_kernels_ptx);
+    if (load_fails_with != HCU_SUCCESS) return load_fails_with;
     *m = (hcu_module)&the_module;
     return HCU_SUCCESS;
 }
@@ -113,6 +117,7 @@ int main(void)
     EXPECT(d.mod == NULL);
     FAILS(cu_kernel_launch(&s, &k), HWRT_ERROR_UNAVAILABLE, "failed at hwrt_cast");
     EXPECT(loads == 1 && lookups == 3 && launches == 0);   /* the outcome is kept */
+    EXPECT(!strstr(hwrt_last_error(), "update the NVIDIA driver"));   /* not a PTX refusal */
 
     TEST_CASE("the driver out of memory at the last lookup: OUT_OF_MEMORY");
     fresh(&d);
@@ -120,5 +125,17 @@ int main(void)
     fail_with = HCU_ERROR_OUT_OF_MEMORY;
     FAILS(cu_kernel_launch(&s, &k), HWRT_ERROR_OUT_OF_MEMORY, "failed at hwrt_sum");
     EXPECT(loads == 1 && lookups == 5 && unloads == 1 && launches == 0);
+    EXPECT(!strstr(hwrt_last_error(), "update the NVIDIA driver"));
+
+    TEST_CASE("a driver refusing the PTX: the sentence says to update the driver");
+    const hcu_result refusals[2] = {HCU_ERROR_INVALID_PTX, HCU_ERROR_UNSUPPORTED_PTX_VERSION};
+    for (int i = 0; i < 2; i++) {
+        fresh(&d);
+        load_fails_with = refusals[i];
+        FAILS(cu_kernel_launch(&s, &k), HWRT_ERROR_UNAVAILABLE,
+              "failed at cuModuleLoadData (JIT of the embedded PTX)");
+        EXPECT(strstr(hwrt_last_error(), "update the NVIDIA driver to CUDA 12.0 or newer"));
+        EXPECT(loads == 1 && lookups == 0 && unloads == 0 && launches == 0);
+    }
     return test_report();
 }

@@ -135,6 +135,13 @@ static void test_forbidden_in_capture(hwrt_stream s)
     /* event recorded in the capture: an eager stream cannot wait for it */
     OK(hwrt_event_record(ev, s));
     FAILS(hwrt_stream_wait_event(other, ev), HWRT_ERROR_NOT_PERMITTED, "recorded inside the graph");
+    /* another event, recorded outside: waiting for it is allowed while the capture has a
+     * record node (issue 25, seed 3004: the check's `&&` made `||` refused it) */
+    hwrt_event ev2;
+    OK(hwrt_event_create(&ev2, 0));
+    OK(hwrt_event_record(ev2, other));
+    OK(hwrt_stream_wait_event(other, ev2));
+    OK(hwrt_event_destroy(ev2));
     OK(hwrt_op_scale(out, out, 3.0, s));                  /* the capture goes on */
     FAILS(hwrt_stream_end_capture(s, NULL), HWRT_ERROR_INVALID_ARGUMENT, "out is NULL");
     hwrt_graph g;

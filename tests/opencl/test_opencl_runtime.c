@@ -45,6 +45,10 @@ static void props_and_memory(void)
     EXPECT(before.free - after.free >= (size_t)3 << 20);
     OK(hwrt_free(d));
     OK(hwrt_empty_cache(0));
+    /* the buffer went back to the driver (issue 25, seed 3004: the segment free's check
+     * `base != dptr` made `==` refused every free, and the pool ignores that status) */
+    OK(hwrt_get_memory_info(0, &after));
+    EXPECT(after.free == before.free && after.reserved == before.reserved);
 
     TEST_CASE("out of memory");
     FAILS(hwrt_malloc(&d, p.total_memory + ((size_t)1 << 30)), HWRT_ERROR_OUT_OF_MEMORY,
