@@ -9,9 +9,14 @@
  *   reports nothing;
  * - past 64 streams the checker tracks no more of them (no report, and the work runs);
  * - on a thread that is capturing, a host synchronization of another stream is refused
- *   by the capture (NOT_PERMITTED), and the checker records nothing for it. */
+ *   by the capture (NOT_PERMITTED), and the checker records nothing for it;
+ * - on another thread, a host synchronization of the capturing stream is refused too, and
+ *   orders nothing: a later unordered read of what that stream had waited for is still a
+ *   hazard (issue 25, seed 3004: `!enabled() || (s && s->capture) || ...` made
+ *   `!enabled() && ...` took the refused sync for a real one). */
 #include "harness.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -180,6 +185,54 @@ static void sync_while_capturing(void)
     OK(hwrt_stream_destroy(other));
 }
 
+static hwrt_stream capturing;
+static hwrt_status other_thread_sync;
+
+static void *sync_capturing(void *arg)
+{
+    (void)arg;
+    other_thread_sync = hwrt_stream_synchronize(capturing);
+    return NULL;
+}
+
+static void sync_of_capturing_stream_elsewhere(void)
+{
+    TEST_CASE("a host sync of the capturing stream on another thread orders nothing");
+    hwrt_stream a, b;
+    hwrt_event e;
+    OK(hwrt_stream_create(&a, 0));
+    OK(hwrt_stream_create(&b, 0));
+    OK(hwrt_stream_create(&capturing, 0));
+    OK(hwrt_event_create(&e, 0));
+    void *x = NULL, *y = NULL;
+    OK(hwrt_malloc(&x, N));
+    OK(hwrt_malloc(&y, N));
+    OK(hwrt_device_synchronize());
+    OK(hwrt_diag_reset());
+    OK(hwrt_memset_async(x, 5, N, a));                       /* written on a */
+    OK(hwrt_event_record(e, a));
+    OK(hwrt_stream_wait_event(capturing, e));                /* capturing is after it */
+    OK(hwrt_stream_begin_capture(capturing));
+    OK(hwrt_memset_async(y, 1, N, capturing));
+    pthread_t t;
+    EXPECT(pthread_create(&t, NULL, sync_capturing, NULL) == 0);
+    pthread_join(t, NULL);
+    EXPECT(other_thread_sync == HWRT_ERROR_NOT_PERMITTED);
+    hwrt_graph g = NULL;
+    OK(hwrt_stream_end_capture(capturing, &g));
+    OK(hwrt_memcpy_async(y, x, N, HWRT_MEMCPY_DEVICE_TO_DEVICE, b));   /* x read on b */
+    EXPECT(hwrt_diag_hazard_count() == 1);
+    EXPECT(strstr(last_report(), "(read after write)") != NULL);
+    OK(hwrt_device_synchronize());
+    OK(hwrt_graph_destroy(g));
+    OK(hwrt_event_destroy(e));
+    OK(hwrt_free(x));
+    OK(hwrt_free(y));
+    OK(hwrt_stream_destroy(a));
+    OK(hwrt_stream_destroy(b));
+    OK(hwrt_stream_destroy(capturing));
+}
+
 int main(void)
 {
     OK(hwrt_set_device("sim", 0));
@@ -187,6 +240,7 @@ int main(void)
     copy_hazards();
     many_streams();
     sync_while_capturing();
+    sync_of_capturing_stream_elsewhere();
     OK(hwrt_set_check_sync(0));
     OK(hwrt_shutdown());
     return test_report();
