@@ -50,6 +50,7 @@ static struct {
     size_t used;                   /* plain segments + mapped granules */
     int alloc_calls, fail_alloc_at;/* segment_alloc fails on call number fail_alloc_at */
     int fail_map, fail_unmap;      /* va_map / va_unmap fail while set */
+    int fail_va;                   /* va_reserve fails while set (no address space) */
     int events_stuck;              /* event_query stays NOT_READY */
     int seg_frees, bad_frees, syncs, stream_syncs;
     size_t rep_resv, rep_alloc;    /* what report_usage (the monitor) last heard */
@@ -123,7 +124,8 @@ static size_t t_gran(hwrt_bdev *d) { (void)d; return GRAN; }
 static hwrt_status t_va_reserve(hwrt_bdev *d, size_t bytes, void **p)
 {
     (void)d;
-    if (B.nseg == MAXSEG) return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "test backend: no ranges");
+    if (B.nseg == MAXSEG || B.fail_va)
+        return hwi_err(HWRT_ERROR_OUT_OF_MEMORY, "test backend: no ranges");
     fseg *s = &B.seg[B.nseg++];
     *s = (fseg){take_range(bytes), bytes, 1, 0};
     *p = (void *)s->base;
@@ -642,6 +644,21 @@ static void expandable(void)
     release(a);
     CHECK(hwi_pool_empty_cache(&dev) == HWRT_SUCCESS);
     FIGURES(0, 0, 6 * MiB, 6 * MiB);
+
+    /* no address space left: a plain segment instead, shared like plain mode's (22 MiB,
+     * three 7 MiB blocks), so the next 7 MiB request is served from its rest (issue 25,
+     * seed 3004: `size == large_seg_size || size == shared_seg` made `&&` made it a
+     * dedicated segment, keeping its rest from the request) */
+    B.fail_va = 1;
+    void *c = alloc_on(7 * MiB, NULL);
+    CHECK(c != NULL && B.nseg == 1 && !B.seg[0].va && B.seg[0].bytes == 22 * MiB);
+    void *e = alloc_on(7 * MiB, NULL);
+    CHECK(e != NULL && B.nseg == 1);
+    B.fail_va = 0;
+    release(c);
+    release(e);
+    CHECK(hwi_pool_empty_cache(&dev) == HWRT_SUCCESS);
+    CHECK(B.nseg == 0);
 }
 
 /* Expandable large ranges (docs/memory.md, "Expandable segments"): half the device of
