@@ -65,7 +65,13 @@ API ret_t nvmlSystemGetDriverVersion(char *v, unsigned int len)
     snprintf(v, len, "580.65.06");
     return 0;
 }
-API ret_t nvmlSystemGetCudaDriverVersion(int *v) { *v = 13000; return 0; }
+/* FAKE_NVML_MODE=nocudaver: refused (after writing a value, as nothing forbids);
+ * cudaver0: "success" with version 0 */
+API ret_t nvmlSystemGetCudaDriverVersion(int *v)
+{
+    *v = mode("nocudaver") ? 12040 : mode("cudaver0") ? 0 : 13000;
+    return mode("nocudaver") ? 3 : 0;
+}
 API ret_t nvmlDeviceGetCount_v2(unsigned int *n)
 {
     if (!inited) return 1;

@@ -197,6 +197,23 @@ static void no_v1(void)
     check_figures(published_snapshot(fake_nov1));
 }
 
+/* the CUDA version refused, or reported as 0: the driver line has no CUDA version
+ * (issue 25, seed 3005: `== HN_NVML_SUCCESS && cuda > 0` made `||` printed "CUDA 12.4"
+ * from a refused query and "CUDA 0.0") */
+static void no_cuda_version(void)
+{
+    static const char *const modes[2] = {"nocudaver", "cudaver0"};
+    for (int i = 0; i < 2; i++) {
+        TEST_CASE(modes[i]);
+        setenv("HWRT_NVML_LIBRARY", fake_lib, 1);
+        setenv("FAKE_NVML_MODE", modes[i], 1);
+        static hwrt_smi_snapshot s;
+        OK(hwi_cuda_nvml_monitor(&s));
+        EXPECT(!strcmp(s.driver, "NVIDIA driver 580.65.06"));
+        unsetenv("FAKE_NVML_MODE");
+    }
+}
+
 /* the v1 memory query refused: the v2 one gives the same figures */
 static void memv2(void)
 {
@@ -246,6 +263,7 @@ int main(int argc, char **argv)
     mon_run("old_driver", old_driver);
     mon_run("no_v1", no_v1);
     mon_run("memv2", memv2);
+    mon_run("no_cuda_version", no_cuda_version);
     mon_board_remove(board);
     return test_report();
 }
