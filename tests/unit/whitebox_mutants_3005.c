@@ -1,0 +1,44 @@
+/* Regression tests for survivors of issue 25's seed-3005 mutation run (docs/RELIABILITY.md
+ * "Mutation score (issue 25 item 2)") that need libhwrt's internals (linked statically).
+ * Each case names its mutant and fails with it planted by hand.
+ * - ocl_device.c ocl_resolve: a range that runs past the end of a buffer, or a pointer
+ *   below the first one, resolves to no buffer (`s && offset + bytes <= s->bytes` made
+ *   `||` took any range starting in a buffer, and read the NULL segment of a pointer below
+ *   them all). Every public path checks its ranges against the pool first, so only a
+ *   direct call reaches this check: the backend's own guard against a bad range. */
+#include "harness.h"
+#include "backends/opencl/ocl.h"
+
+#include <stdint.h>
+
+static void ocl_range_resolution(void)
+{
+    TEST_CASE("an OpenCL range resolves only inside one buffer");
+    static char space[3 * 4096];
+    ocl_seg segs[2] = {{space + 4096, 4096, 4000, (cl_mem)(uintptr_t)0x100},
+                       {space + 8192, 4096, 4096, (cl_mem)(uintptr_t)0x200}};
+    ocl_dev d;
+    memset(&d, 0, sizeof d);
+    pthread_rwlock_init(&d.seg_lock, NULL);
+    d.segs = segs;
+    d.nsegs = 2;
+    cl_mem m = NULL;
+    size_t off = 0;
+    OK(ocl_resolve(&d, space + 4096 + 100, 3900, &m, &off));
+    EXPECT(m == segs[0].mem && off == 100);
+    OK(ocl_resolve(&d, space + 8192, 4096, &m, &off));
+    EXPECT(m == segs[1].mem && off == 0);
+    FAILS(ocl_resolve(&d, space + 4096 + 100, 3901, &m, &off), HWRT_ERROR_INVALID_ARGUMENT,
+          "is not inside one of its buffers");            /* one byte past its end */
+    FAILS(ocl_resolve(&d, space + 4096 + 4000, 1, &m, &off), HWRT_ERROR_INVALID_ARGUMENT,
+          "is not inside one of its buffers");            /* in its range, past its bytes */
+    FAILS(ocl_resolve(&d, space + 100, 1, &m, &off), HWRT_ERROR_INVALID_ARGUMENT,
+          "is not inside one of its buffers");            /* below the first buffer */
+    pthread_rwlock_destroy(&d.seg_lock);
+}
+
+int main(void)
+{
+    ocl_range_resolution();
+    return test_report();
+}
