@@ -85,7 +85,7 @@ static void first_part_failure_wins(void)
  * exchange gathered, and no further (the mutant `r < d->size` made `<=` read one record
  * past the calloc'd array: here the canary, counted as a third failing rank). The world is
  * faked: 3 ranks on two hosts, an engine whose allgather hands out the ranks' records. */
-static const hwrt_status rank_status[3] = {HWRT_SUCCESS, HWRT_ERROR_INVALID_DEVICE, HWRT_SUCCESS};
+static hwrt_status rank_status[3] = {HWRT_SUCCESS, HWRT_ERROR_INVALID_DEVICE, HWRT_SUCCESS};
 static hwrt_status fake_allgather(void *comm, const void *in, void *out, size_t bytes,
                                   hwi_stream *s)
 {
@@ -121,6 +121,16 @@ static void failed_ranks_counted_within_the_world(void)
     EXPECT(strstr(hwrt_last_error(), "rank 1 (host hostA) said: rank 1: no device 1 here") != NULL);
     EXPECT(strstr(hwrt_last_error(), "CANARY") == NULL);
     EXPECT(canaries == before + 1);               /* the records' array was the one wrapped */
+    /* every rank bound: none counted as failed (seed 3005: the first check over the
+     * records, `r < d->size` made `<=`, took the canary past the array for a failed rank) */
+    TEST_CASE("every rank bound: no rank counted as failed");
+    rank_status[1] = HWRT_SUCCESS;
+    /* (the fake gives every rank device 0: two ranks of hostA share it, which is the
+     * verdict, not a failed rank) */
+    FAILS(hwi_dist_exchange_devices("hwrt_dist_bind_device", "sim", 0, HWRT_SUCCESS, ""),
+          HWRT_ERROR_INVALID_DEVICE, "ranks 0, 1 on host hostA all use sim device 0");
+    EXPECT(canaries == before + 2);
+    rank_status[1] = HWRT_ERROR_INVALID_DEVICE;
     hwi_dist_g = saved;
 }
 
