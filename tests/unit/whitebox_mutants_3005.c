@@ -5,7 +5,12 @@
  *   below the first one, resolves to no buffer (`s && offset + bytes <= s->bytes` made
  *   `||` took any range starting in a buffer, and read the NULL segment of a pointer below
  *   them all). Every public path checks its ranges against the pool first, so only a
- *   direct call reaches this check: the backend's own guard against a bad range. */
+ *   direct call reaches this check: the backend's own guard against a bad range;
+ * - ocl_host.c pin_context_locked: pinned memory of an OpenCL installation without a
+ *   device is refused (`ocl_load(...) != HWRT_SUCCESS || n == 0` made `&&` went on to
+ *   make a context on device 0 of none). Only a direct call of the backend's host_alloc
+ *   reaches it (hwrt_host_alloc goes through an open device); the test runs with the
+ *   stand-in loader tests/opencl/fake_icd.c in its no-device mode. */
 #include "harness.h"
 #include "backends/opencl/ocl.h"
 
@@ -37,8 +42,18 @@ static void ocl_range_resolution(void)
     pthread_rwlock_destroy(&d.seg_lock);
 }
 
+static void pinned_without_a_device(void)
+{
+    TEST_CASE("pinned memory of an OpenCL installation without a device is refused");
+    void *p = NULL;
+    FAILS(ocl_host_alloc(4096, &p), HWRT_ERROR_UNAVAILABLE,
+          "hwrt_host_alloc (opencl): 1 OpenCL platform(s) found but none has a device");
+    EXPECT(p == NULL);
+}
+
 int main(void)
 {
     ocl_range_resolution();
+    pinned_without_a_device();
     return test_report();
 }
