@@ -538,6 +538,18 @@ static void stream_ordered_reuse(void)
     hwi_pool_stream_destroyed(&sC);
     release(o2);
     sA.completed = sA.submitted;
+    /* the no-stream pools that a destroyed stream's plain segments join stay best-fit ones
+     * (issue 25, seed 3005: `s->expandable && kind != PK_SMALL` made `||` made them
+     * address-ordered) */
+    static hwrt_bstream sD;
+    release(alloc_on(2 * MiB, &sD));           /* a shared segment */
+    release(alloc_on(12 * MiB, &sD));          /* a dedicated one */
+    hwi_pool_stream_destroyed(&sD);
+    static const int kinds[3] = {PK_SMALL, PK_LARGE, PK_SHARED};
+    for (int k = 0; k < 3; k++) {
+        spool *sp = pool_spool(dev.pool, NULL, kinds[k]);
+        CHECK(sp && !sp->addr_order);
+    }
 }
 
 static void oom_empty_cache_retry(void)
