@@ -26,7 +26,6 @@ import sys
 from trace_writer import Trace
 
 
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--layers", type=int, default=16)

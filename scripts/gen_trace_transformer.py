@@ -24,26 +24,7 @@ import argparse
 import random
 import sys
 
-
-class Trace:
-    def __init__(self, out):
-        self.out = out
-        self.n = 0
-        self.live = {}
-        out.write("action,id,size,stream\n")
-
-    def alloc(self, name, size, stream=0):
-        size = int(size)
-        assert name not in self.live, name
-        self.live[name] = stream
-        self.out.write(f"alloc,{name},{size},{stream}\n")
-        self.n += 1
-        return name
-
-    def free(self, name, stream=None):
-        s = self.live.pop(name)
-        self.out.write(f"free,{name},,{s if stream is None else stream}\n")
-        self.n += 1
+from trace_writer import Trace
 
 
 def main():
@@ -70,16 +51,16 @@ def main():
                        f"l{l}.fc1.b": 4 * H, f"l{l}.fc2.w": 4 * H * H, f"l{l}.fc2.b": H})
     params.update({"lnf.w": H, "lnf.b": H})
     for p, n in params.items():                      # setup: persistent state
-        t.alloc(f"master.{p}", n * fp32)
-        t.alloc(f"w.{p}", n * bf16)
-        t.alloc(f"adam_m.{p}", n * fp32)
-        t.alloc(f"adam_v.{p}", n * fp32)
-    t.alloc("cublas_workspace", 32 << 20)
+        t.named(f"master.{p}", n * fp32)
+        t.named(f"w.{p}", n * bf16)
+        t.named(f"adam_m.{p}", n * fp32)
+        t.named(f"adam_v.{p}", n * fp32)
+    t.named("cublas_workspace", 32 << 20)
     uid = [0]
 
     def tmp(tag, size, stream=0):
         uid[0] += 1
-        return t.alloc(f"{tag}#{uid[0]}", size, stream)
+        return t.named(f"{tag}#{uid[0]}", size, stream)
 
     for step in range(a.steps):
         grads = {}
@@ -128,7 +109,7 @@ def main():
                            "proj.b", "qkv.w", "qkv.b", "ln1.w", "ln1.b"):
                     p = f"l{l}.{pn}"
                     if p not in grads:
-                        grads[p] = t.alloc(f"grad.{p}", params[p] * fp32)
+                        grads[p] = t.named(f"grad.{p}", params[p] * fp32)
                     else:                              # accumulate: a bf16 temp, then add
                         gt = tmp("wgrad_tmp", params[p] * bf16)
                         t.free(gt)
@@ -153,7 +134,7 @@ def main():
                     t.free(bucket, stream=1)
             for p in ("embed", "lnf.w", "lnf.b"):
                 if p not in grads:
-                    grads[p] = t.alloc(f"grad.{p}", params[p] * fp32)
+                    grads[p] = t.named(f"grad.{p}", params[p] * fp32)
             t.free(g)
             t.free(x)
         norm = tmp("grad_norm", 4)                     # optimizer step

@@ -1,6 +1,6 @@
-"""The allocation-trace writer of the scripts/gen_trace_*.py generators (all but
-gen_trace_transformer.py, which names its allocations itself): rows in the format of
-`hwrt-bench pool --trace` (docs/memory.md), header first, written as they come."""
+"""The allocation-trace writer of the scripts/gen_trace_*.py generators: rows in the
+format of `hwrt-bench pool --trace` (docs/memory.md), header first, written as they
+come. An allocation is named by its tag and a number (alloc), or by the caller (named)."""
 
 
 class Trace:
@@ -14,9 +14,13 @@ class Trace:
         out.write("action,id,size,stream\n")
 
     def alloc(self, tag, size, stream=0):
-        """A new allocation of at least one byte on stream; returns its id."""
+        """A new allocation of at least one byte on stream, numbered; returns its id."""
         self.uid += 1
-        name = f"{tag}{self.sep}{self.uid}"
+        return self.named(f"{tag}{self.sep}{self.uid}", size, stream)
+
+    def named(self, name, size, stream=0):
+        """A new allocation called name (not live already) on stream; returns name."""
+        assert name not in self.live, name
         self.live[name] = stream
         self.out.write(f"alloc,{name},{max(1, int(size))},{stream}\n")
         self.n += 1
