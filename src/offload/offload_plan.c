@@ -123,11 +123,10 @@ hwi_resident *hwi_plan_pick_handover(int device, size_t bytes, hwi_tensor *const
 }
 
 /* Can `bytes` be placed on the device without evicting a tensor used before position
- * `horizon` uses ahead? Room the pool can place without a device sync, or free budget
- * plus the blocks of later-used tensors, or one later-used block that can be handed
- * over. */
-static int room_beyond(int device, size_t bytes, int horizon, hwi_tensor *const *keep,
-                       int nkeep)
+ * hwi_offload.horizon uses ahead (set by the caller; candidate() applies it)? Room the
+ * pool can place without a device sync, or free budget plus the blocks of later-used
+ * tensors, or one later-used block that can be handed over. */
+static int room_beyond(int device, size_t bytes, hwi_tensor *const *keep, int nkeep)
 {
     if (hwi_res_fits(device, bytes)) return 1;
     hwrt_memory_info m;
@@ -138,7 +137,7 @@ static int room_beyond(int device, size_t bytes, int horizon, hwi_tensor *const 
     size_t avail = m.allocated < budget ? budget - m.allocated : 0;
     for (int i = 0; i < hwi_offload.n; i++) {
         hwi_resident *r = hwi_offload.list[i];
-        if (!candidate(r, device, keep, nkeep) || distance(r) <= horizon)
+        if (!candidate(r, device, keep, nkeep))
             continue;
         size_t b = hwi_res_block_bytes(r);
         if (b >= bytes) return 1;
@@ -179,13 +178,13 @@ void hwi_plan_prefetch_ahead(hwi_resident *r, hwi_tensor *const *keep, int nkeep
         /* a write-back in flight would make the host wait: fetched on demand instead */
         if (next->wb) continue;
         if (inflight + next->t->nbytes > inwin && inflight > 0) return;
-        int horizon = distance(next), hole;
-        /* only tensors used after next may make room for it, in the size check too
-         * (room_beyond's own rule) and in the fetch */
-        hwi_offload.horizon = horizon;
+        int hole;
+        /* only tensors used after next may make room for it: in the fetch's size, the
+         * room check and the fetch */
+        hwi_offload.horizon = distance(next);
         /* the size the fetch will ask for: its class block, or its own size in a hole */
         size_t want = hwi_plan_fetch_bytes(next, keep, nkeep, &hole);
-        hwrt_status st = room_beyond(next->t->device, want, horizon, keep, nkeep)
+        hwrt_status st = room_beyond(next->t->device, want, keep, nkeep)
                              ? hwi_res_fetch(next, keep, nkeep, "prefetch")
                              : HWRT_ERROR_OUT_OF_MEMORY;
         hwi_offload.horizon = 0;
