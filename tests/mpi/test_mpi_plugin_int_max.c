@@ -4,7 +4,9 @@
  * with the sentence naming the limit and the fix. The seed-2026 mutant `count > INT_MAX`
  * made `>=` refused the largest count MPI takes. The buffer is never touched (a one-rank
  * broadcast moves no byte), so its 2 GiB stay virtual. A reduction with no MPI type or no
- * MPI operator is refused by the plugin (INVALID_ARGUMENT), each alone.
+ * MPI operator is refused by the plugin (INVALID_ARGUMENT), each alone. Under -np 2 the
+ * broadcast is skipped and the ranks make a communicator of a list given in a longer array
+ * whose next entry differs from rank to rank: the members compare only the n entries.
  *   test_mpi_plugin_int_max PATH/libhwrt_mpi.so */
 #include "harness.h"
 #include "distributed/mpi_plugin.h"
@@ -27,9 +29,9 @@ int main(int argc, char **argv)
     char version[256], err[512] = "";
     EXPECT(p->init(&rank, &size, &threads_ok, &in_call, version, sizeof version, err,
                    sizeof err) == HWRT_SUCCESS);
-    EXPECT(rank == 0 && size == 1);
-    char *buf = malloc((size_t)INT_MAX + 1);
-    EXPECT(buf != NULL);
+    EXPECT(rank >= 0 && rank < size && (size == 1 || size == 2));
+    char *buf = size == 1 ? malloc((size_t)INT_MAX + 1) : NULL;
+    EXPECT(size > 1 || buf != NULL);
     if (buf) {
         err[0] = 0;
         int st = p->broadcast(NULL, buf, (size_t)INT_MAX, 0, 60.0, err, sizeof err);
@@ -56,8 +58,27 @@ int main(int argc, char **argv)
     EXPECT(strstr(err, "no MPI type/operator for dtype 0, op 7") != NULL);
     err[0] = 0;
     EXPECT(p->allreduce(NULL, v, 4, HWRT_FLOAT32, HWRT_REDUCE_SUM, 60.0, err, sizeof err) ==
-           HWRT_SUCCESS);                         /* one rank: the sum of one */
-    EXPECT(v[0] == 1 && v[3] == 4);
+           HWRT_SUCCESS);                         /* the sum over the ranks */
+    EXPECT(v[0] == size && v[3] == 4 * size);
+    if (size == 2) {
+        /* issue 25's seed-3005 mutation run, mpi_plugin.c list_hash: `i < n` made `<=` hashed
+         * one entry past the list; hwrt_group_create's copy hid it (the same heap bytes on
+         * both ranks), a caller's array does not */
+        TEST_CASE("the members compare the n entries of their lists, nothing after them");
+        const int list[3] = {1, 0, 100 + rank};
+        void *comm = NULL;
+        err[0] = 0;
+        int st = p->comm_create(list, 2, 60.0, &comm, err, sizeof err);
+        EXPECT(st == HWRT_SUCCESS && comm != NULL);
+        if (st != HWRT_SUCCESS) fprintf(stderr, "  comm_create: %d: %s\n", st, err);
+        if (comm) {
+            float w[2] = {(float)rank, 1};
+            EXPECT(p->allreduce(comm, w, 2, HWRT_FLOAT32, HWRT_REDUCE_SUM, 60.0, err,
+                                sizeof err) == HWRT_SUCCESS);
+            EXPECT(w[0] == 1 && w[1] == 2);
+            EXPECT(p->comm_free(comm, err, sizeof err) == HWRT_SUCCESS);
+        }
+    }
     EXPECT(p->finalize(err, sizeof err) == HWRT_SUCCESS);
     return test_report();
 }
