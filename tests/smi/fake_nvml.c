@@ -8,7 +8,10 @@
  * pids 4000000+i (none alive), so that the first query (64 entries) is too small.
  * FAKE_NVML_MODE=nodriver makes nvmlInit_v2 fail with NVML_ERROR_DRIVER_NOT_LOADED;
  * FAKE_NVML_MODE=lost makes device 1 "fall off the bus" (NVML_ERROR_GPU_IS_LOST);
- * FAKE_NVML_MODE=nov1mem makes the v1 memory query unsupported; FAKE_NVML_PID=<pid> puts
+ * FAKE_NVML_MODE=nov1mem makes the v1 memory query unsupported; FAKE_NVML_MODE=samecount
+ * gives device 1 200 processes and answers a too small process query with
+ * NVML_ERROR_INSUFFICIENT_SIZE, leaving the count as given (a list still growing);
+ * FAKE_NVML_MODE=stuck likewise, but no size is ever enough; FAKE_NVML_PID=<pid> puts
  * that process in the calling process's place. Built three times: with
  * every entry point, without the _v3 process query (-DFAKE_NO_V3, a driver before R470:
  * the unversioned query answers) and without the unversioned one (-DFAKE_NO_V1). */
@@ -124,7 +127,16 @@ API ret_t nvmlDeviceGetUtilizationRates(dev_st *d, util_t *u)
     return 0;
 }
 /* The canned process list: pid and bytes of entry i of device d. */
-static unsigned int have(dev_st *d) { return d->index ? 80 : 2; }
+static unsigned int have(dev_st *d)
+{
+    return !d->index ? 2 : mode("samecount") ? 200 : mode("stuck") ? 1000000 : 80;
+}
+/* a too small query: the count needed, unless a mode leaves it as given */
+static ret_t too_small(unsigned int *n, unsigned int have_n)
+{
+    if (!mode("samecount") && !mode("stuck")) *n = have_n;
+    return 7;
+}
 static void proc_at(dev_st *d, unsigned int i, unsigned int *pid, unsigned long long *used)
 {
     if (d->index) {
@@ -141,10 +153,7 @@ static void proc_at(dev_st *d, unsigned int i, unsigned int *pid, unsigned long 
 API ret_t nvmlDeviceGetComputeRunningProcesses_v3(dev_st *d, unsigned int *n, proc_t *p)
 {
     unsigned int have_n = have(d);
-    if (*n < have_n) {
-        *n = have_n;
-        return 7;
-    }
+    if (*n < have_n) return too_small(n, have_n);
     *n = have_n;
     for (unsigned int i = 0; i < have_n; i++) {
         memset(&p[i], 0, sizeof p[i]);
@@ -160,10 +169,7 @@ API ret_t nvmlDeviceGetComputeRunningProcesses(dev_st *d, unsigned int *n, proc1
 {
 #ifdef FAKE_NO_V3                /* a driver before R470: this is the only process query */
     unsigned int have_n = have(d);
-    if (*n < have_n) {
-        *n = have_n;
-        return 7;
-    }
+    if (*n < have_n) return too_small(n, have_n);
     *n = have_n;
     for (unsigned int i = 0; i < have_n; i++) proc_at(d, i, &p[i].pid, &p[i].used);
     return 0;

@@ -214,6 +214,27 @@ static void no_cuda_version(void)
     }
 }
 
+/* a driver that answers a too small process query without the count it needs: the buffer
+ * still grows, doubling, and a query that never fits is reported with NVML's reason
+ * (issue 25's hunt run 4001, cuda_nvml.c: `n > cap ? n + 8` made `>=` grew it by 8 and
+ * gave up at 88 entries; `v3 || v1` made `&&` blamed host memory) */
+static void same_count(void)
+{
+    TEST_CASE("samecount");
+    setenv("HWRT_NVML_LIBRARY", fake_lib, 1);
+    setenv("FAKE_NVML_MODE", "samecount", 1);
+    static hwrt_smi_snapshot s;
+    OK(hwi_cuda_nvml_monitor(&s));
+    EXPECT(s.ndevices == 2 && s.devices[1].processes == 200);
+    EXPECT(strstr(s.warnings, "no process list") == NULL);
+    TEST_CASE("stuck");
+    setenv("FAKE_NVML_MODE", "stuck", 1);
+    OK(hwi_cuda_nvml_monitor(&s));
+    EXPECT(s.ndevices == 2 && s.devices[1].processes == 0 && s.devices[0].processes == 2);
+    EXPECT(strstr(s.warnings, "device 1: no process list: Insufficient Size") != NULL);
+    unsetenv("FAKE_NVML_MODE");
+}
+
 /* the v1 memory query refused: the v2 one gives the same figures */
 static void memv2(void)
 {
@@ -264,6 +285,7 @@ int main(int argc, char **argv)
     mon_run("no_v1", no_v1);
     mon_run("memv2", memv2);
     mon_run("no_cuda_version", no_cuda_version);
+    mon_run("same_count", same_count);
     mon_board_remove(board);
     return test_report();
 }
