@@ -501,6 +501,10 @@ static const env_case env_cases[] = {
     {"HWRT_SIM_FAULTS", "alloc:nth", HWRT_ERROR_UNAVAILABLE, "has no '='"},
     {"HWRT_SIM_FAULTS", "kernel:nth=1:colour=red", HWRT_ERROR_UNAVAILABLE, "unknown option \"colour\""},
     {"HWRT_SIM_FAULTS", "seed=abc", HWRT_ERROR_UNAVAILABLE, "is not a seed"},
+    /* a minus sign or an overflow, each alone (issue 25's hunt run 4001, sim_fault.c
+     * parse_u64: `errno || *v == '-'` made `&&` took -1 and 2^64 as 2^64 - 1) */
+    {"HWRT_SIM_FAULTS", "seed=-1", HWRT_ERROR_UNAVAILABLE, "\"seed=-1\" is not a seed"},
+    {"HWRT_SIM_FAULTS", "seed=18446744073709551616", HWRT_ERROR_UNAVAILABLE, "is not a seed"},
     {"HWRT_BACKEND", "warp-drive", HWRT_ERROR_INVALID_DEVICE, "HWRT_BACKEND=\"warp-drive\" names no backend"},
 };
 
