@@ -21,6 +21,8 @@
 # strata-*.log). A stratum's mutants depend only on SEED, its files and mutants.py, so
 # strata may be shared out between worktrees of one commit (each with its build-mut) and
 # their strata-*.log put together (docs/RELIABILITY.md "Mutation score").
+# With HWRT_MUTATION_SAN=DIR (from the tree's root) a survivor of the plain suites is also run
+# under make test's sanitizer stage, built in DIR (configured and built here first).
 # Needs a clean src/ (mutants are planted into the tree and restored after each).
 set -u
 SEED=${1:-2025}
@@ -41,6 +43,11 @@ if ! git diff --quiet HEAD -- src; then
 fi
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_LINK_DEPENDS_NO_SHARED=ON >/dev/null || exit 2
 cmake --build "$BUILD" -j2 >/dev/null || exit 2
+if [ -n "${HWRT_MUTATION_SAN:-}" ]; then       # the sanitizer stage's build (mutation-test.sh)
+  cmake -S . -B "$HWRT_MUTATION_SAN" -DHWRT_SANITIZE=address -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_LINK_DEPENDS_NO_SHARED=ON >/dev/null || exit 2
+  cmake --build "$HWRT_MUTATION_SAN" -j2 >/dev/null || exit 2
+fi
 mkdir -p "$OUT"
 
 # stratum name, then its files

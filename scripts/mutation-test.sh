@@ -24,6 +24,7 @@
 # failure kills it (tests running beside it are stopped, not waited for). With
 # HWRT_MUTATION_CONFIRM=1 a survivor of the selection then runs every other test as well
 # (phase 4: a check of the map; the log gives the time the selection took and the total).
+# With HWRT_MUTATION_SAN a survivor also runs under the sanitizer stage (below).
 # On an unmutated tree it runs the whole suite once per tree state and remembers the pass
 # (BUILD/mutation-baseline.ok, keyed by the src/ and tests/ trees), so that mutants.py's check of the unmutated tree,
 # made once per directory, does not rerun the suite.
@@ -123,6 +124,33 @@ else
     if [ -n "$ran" ]; then phase -j4 "${CTEST_ARGS[@]}" -E "^($ran)\$"; else phase -j4 "${CTEST_ARGS[@]}"; fi
     rc=$?
   fi
+fi
+# HWRT_MUTATION_SAN=DIR: a survivor of the plain suites also meets make test's sanitizer
+# stage: the mutant is built in DIR (an ASan+UBSan build of this tree, `make test-asan`'s
+# options) and the tests it was run against that the stage runs (not labelled SAN_EXCLUDE)
+# run there with the stage's environment (phase san). A mutant that stage notices is one
+# `make test` notices.
+if [ $rc -eq 0 ] && [ -n "${HWRT_MUTATION_SAN:-}" ]; then
+  if [ "$kind" = covered ] || [ "$kind" = not-covered ]; then
+    ran=$(echo "$sel" | sed -n '2,4p' | sed 's/^\^(//; s/)\$$//' | tr '|\n' '||' | sed 's/^|*//; s/|*$//; s/||*/|/g')
+    san_sel=(-R "^($ran)\$")
+  else
+    san_sel=()
+  fi
+  phase=san
+  echo "phase san: $HWRT_MUTATION_SAN, after $((SECONDS - start)) s" >> "$log"
+  if ! cmake --build "$HWRT_MUTATION_SAN" -j2 > "$log.san" 2>&1; then
+    echo "phase san: the sanitizer build failed (not counted)" >> "$log"
+  elif [ "${#san_sel[@]}" -eq 0 ] || [ -n "$ran" ]; then
+    BUILD_SAVED=$BUILD
+    BUILD=$HWRT_MUTATION_SAN
+    ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:strict_string_checks=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 HWRT_STRESS_SCALE=0.3 \
+      phase -j2 "${CTEST_ARGS[@]}" -LE "${SAN_EXCLUDE:-python|mpi|bench|gpu|install|large|sweep}" "${san_sel[@]}"
+    rc=$?
+    BUILD=$BUILD_SAVED
+  fi
+  rm -f "$log.san"
 fi
 verdict="killed in phase $phase"
 if [ $rc -eq 0 ]; then
