@@ -5,6 +5,8 @@
  *   event, silent;
  * - nine streams read a block (eight readers are kept; the ninth takes the last place):
  *   a write on another stream with no ordering is a write-after-read hazard naming a reader;
+ * - two streams read a block: a write ordered after one reader only is a write-after-read
+ *   hazard with the other;
  * - waiting on an event recorded while the checker was off orders nothing it saw, and
  *   reports nothing;
  * - past 64 streams the checker tracks no more of them (no report, and the work runs);
@@ -107,6 +109,30 @@ static void copy_hazards(void)
         OK(hwrt_free(outs[i]));
         OK(hwrt_stream_destroy(r[i]));
     }
+
+    /* a read on a second stream is kept beside the first: a write ordered after the
+     * second reader only is a hazard with the first (issue 25's hunt run 4001, on_read:
+     * `readers[i].s == cur->s` made `!=` replaced the first reader by the second) */
+    TEST_CASE("two readers: a write ordered after the second is unordered with the first");
+    void *o1 = NULL, *o2 = NULL;
+    hwrt_stream c;
+    OK(hwrt_stream_create(&c, 0));
+    OK(hwrt_malloc(&o1, N));
+    OK(hwrt_malloc(&o2, N));
+    OK(hwrt_device_synchronize());
+    OK(hwrt_diag_reset());
+    OK(hwrt_memcpy_async(o1, dst, N, HWRT_MEMCPY_DEVICE_TO_DEVICE, a));   /* read on a */
+    OK(hwrt_memcpy_async(o2, dst, N, HWRT_MEMCPY_DEVICE_TO_DEVICE, b));   /* read on b */
+    OK(hwrt_event_record(e, b));
+    OK(hwrt_stream_wait_event(c, e));
+    EXPECT(hwrt_diag_hazard_count() == 0);
+    OK(hwrt_memset_async(dst, 5, N, c));                /* after b's read, not after a's */
+    EXPECT(hwrt_diag_hazard_count() == 1);
+    EXPECT(strstr(last_report(), "(write after read): Memset") != NULL);
+    OK(hwrt_device_synchronize());
+    OK(hwrt_free(o1));
+    OK(hwrt_free(o2));
+    OK(hwrt_stream_destroy(c));
 
     TEST_CASE("an event recorded while the checker was off orders nothing it saw");
     OK(hwrt_set_check_sync(0));
