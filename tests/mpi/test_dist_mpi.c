@@ -6,6 +6,8 @@
  *   duplicate    every rank on device 0 (the seed's problem 4) -> named error on all ranks
  *   range        more ranks per host than devices -> count and local rank named
  *   global       two (modelled) hosts, device = global rank -> called out
+ *   devid        two (modelled) hosts, DEVICE_ID per rank: the global rank called out, a
+ *                number past the devices only refused
  *   deadrank     the last rank dies; the others get HWRT_ERROR_DIST within dist_timeout
  * and, on the namespace hosts of tests/mpi/hosts/run_hosts.sh (real host names):
  *   hosts        every rank bound to its own host's device (local rank), in exclusive mode
@@ -324,6 +326,33 @@ static void scenario_global(void)
     EXPECT(dev == rank % 2);
 }
 
+/* Two modelled hosts of 2 ranks, HWRT_SIM_DEVICES=2, DEVICE_ID set per rank by the
+ * launch (0, 1, 2, 7): rank 2, whose DEVICE_ID is its global rank, is told that the device
+ * is its local rank; rank 3's (7) is only too large; ranks 0 and 1 stop with them, quoting
+ * rank 2 (issue
+ * 25's hunt run 4001, bind.c: `dev_id == d->rank` made `!=` swapped the two sentences). */
+static void scenario_devid(void)
+{
+    TEST_CASE("DEVICE_ID per rank");
+    const char *v = getenv("DEVICE_ID");
+    int id = v ? atoi(v) : -1;
+    EXPECT(id == (rank < 3 ? rank : 7));
+    if (rank < 2) {                   /* their devices exist, but two ranks failed: all stop */
+        FAILS(hwrt_dist_bind_device("sim"), HWRT_ERROR_INVALID_DEVICE,
+              "2 rank(s) could not bind a device, so every rank stops here");
+        EXPECT(strstr(hwrt_last_error(), "rank 2 (host nodeB) said: hwrt_dist_bind_device: "
+                      "DEVICE_ID=2 is rank 2's GLOBAL rank") != NULL);
+    } else if (rank == 2) {
+        FAILS(hwrt_dist_bind_device("sim"), HWRT_ERROR_INVALID_DEVICE,
+              "DEVICE_ID=2 is rank 2's GLOBAL rank, but it is local rank 0 of 2 on host nodeB");
+        EXPECT(strstr(hwrt_last_error(), "Set DEVICE_ID=0 (or unset it)") != NULL);
+    } else {
+        FAILS(hwrt_dist_bind_device("sim"), HWRT_ERROR_INVALID_DEVICE,
+              "DEVICE_ID=7 but backend sim has only 2 devices on host nodeB (0..1); rank 3 is "
+              "local rank 1 there");
+    }
+}
+
 static void my_host(char *buf)
 {
     memset(buf, 0, HOST_LEN);
@@ -511,6 +540,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "duplicate")) scenario_duplicate();
     else if (!strcmp(mode, "range")) scenario_range(argc > 2 ? argv[2] : "sim");
     else if (!strcmp(mode, "global")) scenario_global();
+    else if (!strcmp(mode, "devid")) scenario_devid();
     else if (!strcmp(mode, "deadrank")) scenario_deadrank();
     else if (!strcmp(mode, "hosts")) scenario_hosts();
     else if (!strcmp(mode, "hostrange")) scenario_hostrange();
