@@ -131,7 +131,7 @@ static void split_size_below_shared(void)
 
 /* max_split_size forbids only the pairs it names (issue 25: `&&` made `||` survived): a
  * request below it still reuses a cached dedicated block below it, and a request at or
- * above it reuses a cached block of its size. */
+ * above it reuses a cached block of its size; a block of exactly the limit counts as big. */
 static void split_size_rule(void)
 {
     TEST_CASE("max_split_size keeps only big blocks whole");
@@ -152,6 +152,18 @@ static void split_size_rule(void)
     OK(hwrt_malloc((void **)&b, 50 << 20));
     EXPECT(b == a);                                   /* big request, its own size: reused */
     EXPECT(stats().reserved_bytes.current == reserved);
+    OK(hwrt_free(b));
+    /* a block of exactly the limit is big: a request below it does not take it, even one
+     * that would leave less than the dedicated slack (issue 25's hunt run 4001, pool_bins.c:
+     * `b->size >= msz` made `>`) */
+    OK(hwrt_empty_cache(0));
+    OK(hwrt_set_config("max_split_size", "41943040"));           /* 40 MiB, in bytes */
+    OK(hwrt_malloc((void **)&a, 40 << 20));
+    OK(hwrt_free(a));
+    reserved = stats().reserved_bytes.current;
+    OK(hwrt_malloc((void **)&b, 38 << 20));
+    EXPECT(b != a);
+    EXPECT(stats().reserved_bytes.current == reserved + (38 << 20));
     OK(hwrt_free(b));
     OK(hwrt_set_config("max_split_size", "0"));
     OK(hwrt_empty_cache(0));
