@@ -126,7 +126,10 @@ int main(int argc, char **argv)
     EXPECT(has(out, "[hwrt debug]", "backend auto: cuda skipped: "));
     EXPECT(has(out, "[hwrt info]", "backend sim selected"));
     EXPECT(has(out, "[hwrt info]", "device 0 opened: hwrt simulated NPU 0 (sim, simulated), 512.00 MiB"));
-    EXPECT(has(out, "[hwrt debug]", "device 0: new segment of 64.00 MiB"));
+    /* each segment named with its pool (issue 25's hunt run 4001, pool_seg.c: `sp->kind ==
+     * PK_SMALL` made `!=` swapped the two words) */
+    EXPECT(has(out, "device 0: new segment of 64.00 MiB", "(large pool)"));
+    EXPECT(has(out, "device 0: new segment of 2.00 MiB", "(small pool)"));
     EXPECT(has(out, "[hwrt debug]", "segment of 64.00 MiB at 0x") && has(out, "released; reserved now", NULL));
     EXPECT(has(out, "[hwrt debug]", "offload: evicted") && has(out, "to the host tier (hwrt_offload_evict)", NULL));
     EXPECT(has(out, "[hwrt debug]", "offload: fetching") && has(out, "from the host tier to device 0", NULL));
