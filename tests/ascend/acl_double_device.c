@@ -11,6 +11,9 @@
  *   - callbacks run only in aclrtProcessReport on the thread subscribed for the stream,
  *     and later work on the stream waits for them (ACL_CALLBACK_BLOCK);
  *   - aclrtUnmapMem takes a mapping's start only; a mapped physical handle cannot be freed;
+ *     the physical handles not freed are counted (C_PHYS_LIVE); aclrtMapMem takes an
+ *     injected fault (acl_double_inject); acl_double_granularity sets the granularity
+ *     aclrtMemGetAllocationGranularity recommends (0: 2 MiB, the only one CANN has);
  *   - the device clock is CLOCK_MONOTONIC in microseconds plus a large offset.
  * It is not a runtime and nothing "runs on ascend" through it: no conformance or other
  * suite loads it; the tests that do are named as the double's. Hooks for the test:
@@ -49,7 +52,7 @@ static int fault_code, fault_times;
 static int stream_fail_code;          /* the next stream creation fails with it (0: none) */
 static _Atomic int counters[8];
 enum { C_MEMCPY_ASYNC, C_MEMCPY, C_MEMSET, C_CALLBACK_OK, C_CALLBACK_BAD, C_SUBSCRIBED,
-       C_WRONG_CONTEXT };
+       C_WRONG_CONTEXT, C_PHYS_LIVE };
 
 static struct { void *p; size_t n; } pinned[64], devmem[256];
 static struct { uintptr_t base; size_t n; void *raw; size_t rawn; } resv[16];
@@ -147,6 +150,10 @@ hacl_error aclrtSetCurrentContext(hacl_context c)
     cur = c;
     return HACL_SUCCESS;
 }
+/* acl_double_granularity(g): the recommended VMM granularity (0: GRANULE) */
+static _Atomic size_t granularity;
+void acl_double_granularity(size_t g);
+void acl_double_granularity(size_t g) { granularity = g; }
 /* acl_double_soc(mode): 0 the SoC name as usual, 1 none (NULL), 2 an empty name: what a
  * runtime that cannot tell its SoC answers */
 static _Atomic int soc_mode;
@@ -504,7 +511,7 @@ hacl_error aclrtMemGetAllocationGranularity(hacl_physical_mem_prop *p, hacl_gran
                                             size_t *g)
 {
     enter(__func__);
-    *g = GRANULE;
+    *g = granularity ? granularity : GRANULE;
     return HACL_SUCCESS;
 }
 hacl_error aclrtReserveMemAddress(void **out, size_t n, size_t align, void *hint, uint64_t flags)
@@ -559,6 +566,7 @@ hacl_error aclrtMallocPhysical(hacl_mem_handle *h, size_t n, const hacl_physical
     dphys *x = calloc(1, sizeof *x);
     x->size = n;
     *h = x;
+    counters[C_PHYS_LIVE]++;
     return HACL_SUCCESS;
 }
 hacl_error aclrtFreePhysical(hacl_mem_handle h)
@@ -566,6 +574,7 @@ hacl_error aclrtFreePhysical(hacl_mem_handle h)
     enter(__func__);
     if (((dphys *)h)->mapped_at) return HACL_ERROR_RT_PARAM_INVALID;
     free(h);
+    counters[C_PHYS_LIVE]--;
     return HACL_SUCCESS;
 }
 hacl_error aclrtMapMem(void *p, size_t n, size_t off, hacl_mem_handle h, uint64_t flags)
@@ -575,9 +584,9 @@ hacl_error aclrtMapMem(void *p, size_t n, size_t off, hacl_mem_handle h, uint64_
     uintptr_t a = (uintptr_t)p;
     pthread_mutex_lock(&mu);
     int i = resv_of(a);
-    hacl_error r = HACL_SUCCESS;
-    if (i < 0 || off || flags || n != x->size || x->mapped_at || a % GRANULE ||
-        a + n > resv[i].base + resv[i].n)
+    hacl_error r = take_fault();
+    if (r == HACL_SUCCESS && (i < 0 || off || flags || n != x->size || x->mapped_at || a % GRANULE ||
+        a + n > resv[i].base + resv[i].n))
         r = HACL_ERROR_RT_PARAM_INVALID;
     for (size_t g = 0; r == HACL_SUCCESS && g < n / GRANULE; g++)
         if (mapped[i][(a - resv[i].base) / GRANULE + g]) r = HACL_ERROR_RT_PARAM_INVALID;

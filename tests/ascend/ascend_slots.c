@@ -35,8 +35,9 @@ static uint32_t (*stream_priority)(void *s);
 static void (*foreign_context)(void);
 static void (*soc)(int mode);
 static void (*fail_stream)(int code);
+static void (*granularity)(size_t g);
 enum { C_MEMCPY_ASYNC, C_MEMCPY, C_MEMSET, C_CALLBACK_OK, C_CALLBACK_BAD, C_SUBSCRIBED,
-       C_WRONG_CONTEXT };
+       C_WRONG_CONTEXT, C_PHYS_LIVE };
 
 static uint64_t now_ns(void)
 {
@@ -86,7 +87,9 @@ int main(void)
     *(void **)&foreign_context = dlsym(dbl, "acl_double_foreign_context");
     *(void **)&soc = dlsym(dbl, "acl_double_soc");
     *(void **)&fail_stream = dlsym(dbl, "acl_double_fail_stream");
-    if (!inject || !counter || !stream_priority || !foreign_context || !soc || !fail_stream) {
+    *(void **)&granularity = dlsym(dbl, "acl_double_granularity");
+    if (!inject || !counter || !stream_priority || !foreign_context || !soc || !fail_stream ||
+        !granularity) {
         fprintf(stderr, "HWRT_ASCEND_LIBRARY is not the device test double\n");
         return 1;
     }
@@ -218,6 +221,9 @@ int main(void)
     int ok0 = counter(C_CALLBACK_OK);
     foreign_context();
     OK(B->host_func(s, host_fn, (void *)(intptr_t)1));
+    /* its 30 ms function still queued: not done (issue 25's hunt run 4002, ascend_stream.c
+     * asc_stream_query: `r != HACL_SUCCESS` made `==` answered every query with success) */
+    FAILS(B->stream_query(s), HWRT_ERROR_NOT_READY, "");
     OK(B->host_func(hi, host_fn, (void *)(intptr_t)10));   /* a second stream, one thread */
     OK(B->event_record(e0, s));              /* waits for the function (BLOCK) */
     uint64_t after = now_ns();
@@ -314,6 +320,17 @@ int main(void)
     FAILS(B->va_map(d, (char *)base + 4 * g, g + 1), HWRT_ERROR_INTERNAL, "granules");
     OK(B->va_unmap(d, base, g));
     OK(B->va_unmap(d, (char *)base + 2 * g, 2 * g));
+    /* a granule that cannot be mapped: the mapping fails, its physical memory is given back
+     * (issue 25's hunt run 4002, ascend_device.c asc_va_map: `r != HACL_SUCCESS` made `==`
+     * freed the handle of a mapped granule instead, and kept the unmapped one) */
+    int live = counter(C_PHYS_LIVE);
+    inject(207001, 1);                       /* aclrtMapMem: ACL_ERROR_RT_MEMORY_ALLOCATION */
+    FAILS(B->va_map(d, (char *)base + 5 * g, 2 * g), HWRT_ERROR_OUT_OF_MEMORY, "aclrtMapMem");
+    EXPECT(counter(C_PHYS_LIVE) == live);
+    OK(B->va_map(d, (char *)base + 5 * g, 2 * g));
+    EXPECT(counter(C_PHYS_LIVE) == live + 2);
+    OK(B->va_unmap(d, (char *)base + 5 * g, 2 * g));
+    EXPECT(counter(C_PHYS_LIVE) == live);
     OK(B->va_release(d, base, 8 * g));
     FAILS(B->va_map(d, base, g), HWRT_ERROR_INTERNAL, "granules");   /* released */
 
@@ -373,5 +390,17 @@ int main(void)
         }
         *eps[i] = saved;
     }
+
+    TEST_CASE("a recommended granularity that is not a power of two: 2 MiB instead");
+    /* (ascend_device.c vmm_granularity; issue 25's hunt run 4002: `g == 0 || (g & (g - 1))`
+     * made `&&` took 3 MiB) */
+    granularity((size_t)3 << 20);
+    hwrt_bdev *d3 = NULL;
+    OK(B->device_open(0, &d3));
+    if (d3) {
+        EXPECT(B->va_granularity(d3) == (2u << 20));
+        B->device_close(d3);
+    }
+    granularity(0);
     return test_report();
 }
