@@ -9,7 +9,9 @@
  *   block findable (`home > j || home <= k` made `&&` moved a block before its home);
  * - offload_plan.c better_handover: a tensor used exactly prefetch_depth + 1 uses ahead is
  *   inside the prefetch window, so a block outside it is handed over first (`distance(r) <=
- *   window` made `<` gave away the soon-needed tensor's block for being smaller);
+ *   window` made `<` gave away the soon-needed tensor's block for being smaller); within
+ *   the window the farther next use goes first, whatever the sizes (hunt run 4002:
+ *   `distance(r) != distance(best)` made `==`);
  * - tier_disk.c free_extent: a freed region merges with the hole after it only when they
  *   touch (`off + len == holes[i].off` made `!=` stretched a hole over a live region, and
  *   the next write overwrote that region's data). */
@@ -134,6 +136,13 @@ static void handover_window_edge(void)
         EXPECT(hwi_plan_pick_handover(0, small_t.nbytes, NULL, 0) == &small_r);
         small_r.order_pos = 1;                           /* inside */
         EXPECT(hwi_plan_pick_handover(0, small_t.nbytes, NULL, 0) == &large_r);
+        /* both inside the window: the farther next use goes, though its block is larger
+         * (hunt run 4002: `distance(r) != distance(best)` made `==` took the smaller) */
+        large_r.order_pos = 2;
+        EXPECT(hwi_plan_pick_handover(0, small_t.nbytes, NULL, 0) == &large_r);
+        large_r.order_pos = 1;
+        small_r.order_pos = 2;
+        EXPECT(hwi_plan_pick_handover(0, small_t.nbytes, NULL, 0) == &small_r);
     }
     hwi_offload = saved;
     OK(hwrt_set_config("auto_offload", autoo));
