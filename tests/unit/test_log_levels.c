@@ -142,8 +142,11 @@ int main(int argc, char **argv)
     oom_retry();
     void *big = NULL;
     FAILS(hwrt_malloc(&big, 600u << 20), HWRT_ERROR_OUT_OF_MEMORY, "out of memory");
+    OK(hwrt_set_device("sim", 1));           /* a device opened at info: said (hunt run 4002, */
+    OK(hwrt_set_device("sim", 0));           /* device.c: `>= HWI_LOG_INFO` made `>`) */
     out = phase_output();
     EXPECT(has(out, "[hwrt info]", "out of memory on device 0: tried to allocate 600.00 MiB"));
+    EXPECT(has(out, "[hwrt info]", "device 1 opened: hwrt simulated NPU 1 (sim, simulated)"));
     EXPECT(!has(out, "[hwrt debug]", NULL));
     EXPECT(!has(out, "segment of", NULL));
     free(out);
