@@ -21,6 +21,7 @@
 #include "backends/ascend/ascend_api.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,12 +178,18 @@ hacl_error aclGetDeviceCapability(uint32_t dev, hacl_device_info what, int64_t *
     *v = what == HACL_DEVICE_INFO_AI_CORE_NUM ? 24 : 0;
     return HACL_SUCCESS;
 }
+/* acl_double_meminfo(mode): 0 as usual; 1 aclrtGetMemInfo fails; 2 it reports more free
+ * than total memory (what hwrt must not turn into an overhead) */
+static _Atomic int meminfo_mode;
+void acl_double_meminfo(int mode);
+void acl_double_meminfo(int mode) { meminfo_mode = mode; }
 hacl_error aclrtGetMemInfo(hacl_mem_attr attr, size_t *free_b, size_t *total)
 {
     enter(__func__);
     if (!cur || cur == &foreign) return wrong(HACL_ERROR_RT_CONTEXT_NULL);
+    if (meminfo_mode == 1) return HACL_ERROR_RT_PARAM_INVALID;
     *total = 64ull << 30;
-    *free_b = 60ull << 30;
+    *free_b = meminfo_mode == 2 ? 65ull << 30 : 60ull << 30;
     return HACL_SUCCESS;
 }
 hacl_error aclrtDeviceGetStreamPriorityRange(int32_t *least, int32_t *greatest)
@@ -378,12 +385,18 @@ hacl_error aclrtDestroyEvent(hacl_event e)
     free(e);
     return HACL_SUCCESS;
 }
+/* acl_double_fail_record(code): the next aclrtRecordEvent fails with it (0: none) */
+static _Atomic int record_fail_code;
+void acl_double_fail_record(int code);
+void acl_double_fail_record(int code) { record_fail_code = code; }
 hacl_error aclrtRecordEvent(hacl_event ev, hacl_stream st)
 {
     enter(__func__);
     devent *e = ev;
     dstream *s = st;
     if (in_ctx(s)) return HACL_ERROR_RT_STREAM_CONTEXT;
+    int fail = atomic_exchange(&record_fail_code, 0);
+    if (fail) return fail;
     pthread_mutex_lock(&mu);
     drain(s);
     e->recorded = 1;

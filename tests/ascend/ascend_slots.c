@@ -36,6 +36,8 @@ static void (*foreign_context)(void);
 static void (*soc)(int mode);
 static void (*fail_stream)(int code);
 static void (*granularity)(size_t g);
+static void (*meminfo)(int mode);
+static void (*fail_record)(int code);
 enum { C_MEMCPY_ASYNC, C_MEMCPY, C_MEMSET, C_CALLBACK_OK, C_CALLBACK_BAD, C_SUBSCRIBED,
        C_WRONG_CONTEXT, C_PHYS_LIVE };
 
@@ -88,8 +90,10 @@ int main(void)
     *(void **)&soc = dlsym(dbl, "acl_double_soc");
     *(void **)&fail_stream = dlsym(dbl, "acl_double_fail_stream");
     *(void **)&granularity = dlsym(dbl, "acl_double_granularity");
+    *(void **)&meminfo = dlsym(dbl, "acl_double_meminfo");
+    *(void **)&fail_record = dlsym(dbl, "acl_double_fail_record");
     if (!inject || !counter || !stream_priority || !foreign_context || !soc || !fail_stream ||
-        !granularity) {
+        !granularity || !meminfo || !fail_record) {
         fprintf(stderr, "HWRT_ASCEND_LIBRARY is not the device test double\n");
         return 1;
     }
@@ -193,6 +197,11 @@ int main(void)
     OK(B->event_create(d, HWRT_EVENT_DISABLE_TIMING, &nt));
     uint64_t ts0 = 0, ts1 = 0;
     EXPECT(B->event_timestamp_ns(e0, &ts0) == HWRT_ERROR_NOT_READY);   /* never recorded */
+    /* a record ACL refuses is an error, not a success (issue 25's seed-3006 run,
+     * ascend_event.c asc_event_record: `r != HACL_SUCCESS` made `==` swallowed it) */
+    fail_record(207001);                     /* ACL_ERROR_RT_MEMORY_ALLOCATION */
+    FAILS(B->event_record(e0, s), HWRT_ERROR_OUT_OF_MEMORY, "aclrtRecordEvent");
+    EXPECT(B->event_timestamp_ns(e0, &ts0) == HWRT_ERROR_NOT_READY);   /* still never */
     uint64_t h0 = now_ns();
     foreign_context();
     OK(B->event_record(e0, s));
@@ -402,5 +411,22 @@ int main(void)
         B->device_close(d3);
     }
     granularity(0);
+
+    /* (ascend_device.c asc_device_open; issue 25's seed-3006 run: `== HACL_SUCCESS && total
+     * >= free_b` made `||` took a report of more free than total memory as a huge overhead) */
+    TEST_CASE("memory figures that cannot be right: no overhead from them");
+    for (int mode = 1; mode <= 2; mode++) {
+        meminfo(mode);
+        hwrt_bdev *d4 = NULL;
+        OK(B->device_open(0, &d4));
+        meminfo(0);
+        if (d4) {
+            size_t fr4 = 0, tot4 = 0, over4 = 1;
+            OK(B->mem_info(d4, &fr4, &tot4, &over4));
+            EXPECT(over4 == 0 && tot4 == (64ull << 30));
+            if (over4) fprintf(stderr, "  mode %d: overhead %zu\n", mode, over4);
+            B->device_close(d4);
+        }
+    }
     return test_report();
 }
