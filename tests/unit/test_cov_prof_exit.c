@@ -5,7 +5,8 @@
  *   profiler instead of losing it silently;
  * - HWRT_PROFILE naming a regular file: the program runs, with a warning saying the
  *   variable is ignored and why; HWRT_PROFILE="": no session, no warning;
- * - HWRT_PROFILE_MAX_EVENTS malformed, 0 or past 2^40: the default, with a warning;
+ * - HWRT_PROFILE_MAX_EVENTS malformed, 0 or past 2^40: the default, with a warning; 1 and
+ *   2^40 themselves: taken, silently;
  * - an output_dir longer than the limit is refused naming its length. */
 #include "harness.h"
 #include "harness_files.h"
@@ -138,6 +139,22 @@ int main(int argc, char **argv)
                  "number in 1..1099511627776; using the default (4000000)", bad[i]);
         EXPECT(strstr(err, want) != NULL);
         if (!strstr(err, want)) fprintf(stderr, "  stderr: %s\n", err);
+    }
+    /* both ends of the range are counts (issue 25's seed-3006 run, config.c
+     * hwi_env_count: `n <= hi` made `<` warned about 2^40 itself) */
+    TEST_CASE("HWRT_PROFILE_MAX_EVENTS at either end of its range: taken, no warning");
+    const char *edge[] = {"1", "1099511627776"};
+    for (size_t i = 0; i < 2; i++) {
+        setenv("HWRT_PROFILE_MAX_EVENTS", edge[i], 1);
+        err_begin();
+        hwrt_status st1 = hwrt_profiler_start(dir);
+        work();
+        hwrt_status st2 = hwrt_profiler_stop();
+        snprintf(err, sizeof err, "%s", err_end());
+        OK(st1);
+        OK(st2);
+        EXPECT(strstr(err, "HWRT_PROFILE_MAX_EVENTS") == NULL);
+        if (strstr(err, "HWRT_PROFILE_MAX_EVENTS")) fprintf(stderr, "  stderr: %s\n", err);
     }
     unsetenv("HWRT_PROFILE_MAX_EVENTS");
     OK(hwrt_shutdown());
