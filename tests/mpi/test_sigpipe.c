@@ -14,6 +14,7 @@
  *             inside hwrt is not left pending for the application to die of later
  * Usage: test_sigpipe PLUGIN (the path of fake_mpi_gone's library). */
 #include "harness.h"
+#include "harness_files.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -86,18 +87,7 @@ static int run_case(const char *name, const char *plugin, int in_call)
     /* stderr to a file around the collectives: hwrt says it discarded a SIGPIPE exactly when
      * it held the signal off (not when the application's handler took it: issue 25's
      * seed-3006 run, sigpipe_hold.c: `return 0` of a hold never taken made `return 1`) */
-    fflush(stderr);
-    FILE *cap = tmpfile();
-    int saved = dup(2);
-    dup2(fileno(cap), 2);
-    collectives();
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    char out[8192] = "";
-    rewind(cap);
-    out[fread(out, 1, sizeof out - 1, cap)] = 0;
-    fclose(cap);
+    const char *out = stderr_of(collectives);
     for (const char *l = out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
         if (!strncmp(l, "FAIL", 4)) fprintf(stderr, "%.*s\n", (int)strcspn(l, "\n"), l);
     int said = strstr(out, "raised SIGPIPE, which hwrt discarded") != NULL;

@@ -6,6 +6,7 @@
  * Before any device is set, hwrt page-locks a pinned buffer itself, warning only when it
  * cannot. */
 #include "harness.h"
+#include "harness_files.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,21 +63,11 @@ static void pinned_without_device(void)
     int shows = can && vm_locked_kb() - l0 >= (long)(n >> 10);
     if (probe != MAP_FAILED) munmap(probe, n);
     long before = vm_locked_kb();
-    fflush(stderr);
-    FILE *cap = tmpfile();
-    int saved = dup(2);
-    dup2(fileno(cap), 2);
+    err_begin();
     void *h = NULL;
     hwrt_status st = hwrt_host_alloc(&h, n, HWRT_HOST_PINNED);
     long after = vm_locked_kb();
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    char out[4096] = "";
-    rewind(cap);
-    size_t got = fread(out, 1, sizeof out - 1, cap);
-    out[got] = 0;
-    fclose(cap);
+    const char *out = err_end();
     EXPECT(st == HWRT_SUCCESS && h != NULL);
     int warned = strstr(out, "could not page-lock") != NULL;
     EXPECT(warned == !can);
