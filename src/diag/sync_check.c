@@ -319,6 +319,14 @@ static hwrt_status sc_host_sync(void *ctx, const char *api, hwi_stream *s)
     return HWRT_SUCCESS;
 }
 
+/* The host read's own copy was dispatched between the two: a label left by the final
+ * synchronization must not name the thread's next device-to-host copy. */
+static void sc_host_sync_end(void *ctx, const char *api, hwi_stream *s, hwrt_status st)
+{
+    (void)ctx, (void)api, (void)s, (void)st;
+    tl_api = NULL;
+}
+
 static void sc_forget(void *ctx, const void *base) { (void)ctx; hwi_sync_check_forget(base); }
 static void sc_forget_event(void *ctx, const void *handle)
 {
@@ -327,7 +335,8 @@ static void sc_forget_event(void *ctx, const void *handle)
 }
 
 static const hwi_hook sync_hook = {.pre = sc_pre, .post = sc_post, .host_sync = sc_host_sync,
-                                   .forget = sc_forget, .forget_event = sc_forget_event};
+                                   .host_sync_end = sc_host_sync_end, .forget = sc_forget,
+                                   .forget_event = sc_forget_event};
 
 /* Installed at load time so that HWRT_CHECK_SYNC, HWRT_*_CONF and hwrt_set_config all
  * work; while off, each callback is one relaxed load and a return. */
