@@ -105,6 +105,32 @@ static void copy_hazards(void)
     EXPECT(hwrt_diag_hazard_count() == 1);
     EXPECT(strstr(last_report(), "(write after read): Memset") && strstr(last, "MemcpyDtoD"));
     OK(hwrt_device_synchronize());
+
+    /* the ninth reader takes the last place: a write ordered after the first eight is
+     * unordered with the ninth (issue 25, a sweep of sync_check.c: `nreaders < MAXR` made
+     * `<=` wrote the ninth past the readers into their count, which then held the ninth's
+     * stream slot (0 here, so no reader was left); `readers[MAXR - 1]` made
+     * `MAXR + 1` wrote it past the block's state: either way the ninth went unreported) */
+    TEST_CASE("nine readers, the write ordered after the first eight");
+    hwrt_event after[8];
+    OK(hwrt_diag_reset());
+    OK(hwrt_memset_async(outs[8], 0, N, r[8]));     /* the ninth's stream tracked first */
+    for (int i = 0; i < 9; i++) {
+        OK(hwrt_memcpy_async(outs[i], dst, N, HWRT_MEMCPY_DEVICE_TO_DEVICE, r[i]));
+        if (i == 8) break;
+        OK(hwrt_event_create(&after[i], HWRT_EVENT_DISABLE_TIMING));
+        OK(hwrt_event_record(after[i], r[i]));
+        OK(hwrt_stream_wait_event(a, after[i]));
+    }
+    EXPECT(hwrt_diag_hazard_count() == 0);
+    OK(hwrt_memset_async(dst, 2, N, a));
+    EXPECT(hwrt_diag_hazard_count() == 1);
+    char ninth[96];
+    snprintf(ninth, sizeof ninth, "MemcpyDtoD (op 2 on stream %p (device 0)) reads", (void *)r[8]);
+    EXPECT(strstr(last_report(), "(write after read): Memset") && strstr(last, ninth));
+    if (!strstr(last, ninth)) fprintf(stderr, "  want \"%s\" in: %s\n", ninth, last);
+    OK(hwrt_device_synchronize());
+    for (int i = 0; i < 8; i++) OK(hwrt_event_destroy(after[i]));
     for (int i = 0; i < 9; i++) {
         OK(hwrt_free(outs[i]));
         OK(hwrt_stream_destroy(r[i]));
@@ -259,12 +285,66 @@ static void sync_of_capturing_stream_elsewhere(void)
     OK(hwrt_stream_destroy(capturing));
 }
 
+/* A released tensor's block is forgotten, and no other (issue 25, a sweep of
+ * sync_check.c: in hwi_sync_check_forget `blocks[i].base == base` made `!=` forgot every
+ * other block; `i < nblocks` made `<=` matched the entry left past the end by the last
+ * forget, so a block released a second time, unused, dropped the last live entry). */
+static void released_blocks(void)
+{
+    TEST_CASE("a released tensor's block is forgotten, no other");
+    hwrt_stream a, b;
+    OK(hwrt_stream_create(&a, 0));
+    OK(hwrt_stream_create(&b, 0));
+    int64_t shape[1] = {N / 4};
+    hwrt_tensor x, y, z, out;
+    OK(hwrt_tensor_empty(&x, HWRT_FLOAT32, 1, shape));
+    OK(hwrt_tensor_empty(&y, HWRT_FLOAT32, 1, shape));
+    OK(hwrt_tensor_empty(&z, HWRT_FLOAT32, 1, shape));
+    OK(hwrt_tensor_empty(&out, HWRT_FLOAT32, 1, shape));
+    OK(hwrt_device_synchronize());
+    OK(hwrt_diag_reset());
+    OK(hwrt_op_fill(x, 1.0, a));                             /* x, then y, written on a */
+    OK(hwrt_op_fill(y, 2.0, a));
+    OK(hwrt_tensor_release(z));                              /* never used */
+    OK(hwrt_op_scale(out, x, 2.0, b));                       /* x read on b: unordered */
+    EXPECT(hwrt_diag_hazard_count() == 1);
+    EXPECT(strstr(last_report(), "(read after write): Scale") && strstr(last, "that Fill"));
+    OK(hwrt_device_synchronize());
+
+    TEST_CASE("a block released twice, the second time unused, leaves the others");
+    hwrt_tensor w, w2;
+    void *wdata = NULL, *w2data = NULL;
+    OK(hwrt_tensor_empty(&w, HWRT_FLOAT32, 1, shape));
+    OK(hwrt_tensor_data(w, &wdata));
+    OK(hwrt_diag_reset());
+    OK(hwrt_op_fill(x, 3.0, a));                             /* entries: x (a), w (default) */
+    OK(hwrt_op_fill(w, 4.0, NULL));
+    OK(hwrt_tensor_release(w));                              /* w forgotten: x left */
+    OK(hwrt_stream_synchronize(NULL));                       /* w's block free (not a's) */
+    OK(hwrt_tensor_empty(&w2, HWRT_FLOAT32, 1, shape));      /* w's block again */
+    OK(hwrt_tensor_data(w2, &w2data));
+    EXPECT(w2data == wdata);
+    OK(hwrt_tensor_release(w2));                             /* the same base, unused */
+    OK(hwrt_op_scale(out, x, 2.0, b));                       /* x read on b: unordered */
+    EXPECT(hwrt_diag_hazard_count() == 1);
+    EXPECT(strstr(last_report(), "(read after write): Scale") && strstr(last, "that Fill"));
+    if (hwrt_diag_hazard_count() != 1)
+        fprintf(stderr, "  hazards %d: %s\n", (int)hwrt_diag_hazard_count(), last);
+    OK(hwrt_device_synchronize());
+    OK(hwrt_tensor_release(x));
+    OK(hwrt_tensor_release(y));
+    OK(hwrt_tensor_release(out));
+    OK(hwrt_stream_destroy(a));
+    OK(hwrt_stream_destroy(b));
+}
+
 int main(void)
 {
     OK(hwrt_set_device("sim", 0));
     OK(hwrt_set_check_sync(1));
     copy_hazards();
     many_streams();
+    released_blocks();
     sync_while_capturing();
     sync_of_capturing_stream_elsewhere();
     OK(hwrt_set_check_sync(0));

@@ -3,10 +3,10 @@
  *
  * Random single-threaded programs on the sim (kernels, device-to-device copies, pinned and
  * pageable copies both ways, event records and waits, stream / device / event
- * synchronization, synchronous host reads with hwrt_memcpy, streams destroyed and made
+ * synchronization, synchronous copies with hwrt_memcpy both ways, streams destroyed and made
  * anew) run with the checker on, and a model written here predicts, after every call, the
- * reports the checker must make: how many, the kind of the last one and the two streams
- * it names. The model is the contract of hwrt_diag.h in vector clocks, one per stream
+ * reports the checker must make: how many, the kind of the last one, the two streams it
+ * names and what each op did to the block. The model is the contract of hwrt_diag.h in vector clocks, one per stream
  * (destroyed ones too) and one for the host:
  * - an op on stream s first takes the host's clock (the host queued it after everything
  *   the host knows of), then counts itself in s's own entry;
@@ -146,6 +146,11 @@ static void stream_text(int s, char *buf, size_t len)
 
 static const char *const kind_text[] = {"(read after write)", "(write after write)",
                                         "(write after read)", "host read of unsynchronized"};
+/* what the op does to the block, and what the earlier op did */
+static const char *const cur_text[] = {") reads device block", ") writes device block",
+                                       ") writes device block", ") reads device block"};
+static const char *const prev_text[] = {") writes, and no event", ") writes, and no event",
+                                        ") reads, and no event", ") writes, and no event"};
 
 static int check(uint64_t *seen, unsigned seed, int step, const char *what)
 {
@@ -156,7 +161,8 @@ static int check(uint64_t *seen, unsigned seed, int step, const char *what)
         OK(hwrt_diag_last_hazard(last, sizeof last));
         stream_text(last_cur, cur, sizeof cur);
         stream_text(last_prev, prev, sizeof prev);
-        ok = strstr(last, kind_text[last_kind]) && strstr(last, cur) && strstr(last, prev);
+        ok = strstr(last, kind_text[last_kind]) && strstr(last, cur) && strstr(last, prev) &&
+             strstr(last, cur_text[last_kind]) && strstr(last, prev_text[last_kind]);
         for (int k = 0; k < 4; k++)
             if (k != last_kind && strstr(last, kind_text[k])) ok = 0;
     }
@@ -261,6 +267,12 @@ static int run_program(unsigned seed)
             OK(hwrt_memcpy(back, tdata[a], bytes, HWRT_MEMCPY_DEVICE_TO_HOST));
             host_join(0);
             op(0, (int[]){a}, 1, -1, 1);
+            host_join(0);
+        } else if (k < 95) {
+            what = "hwrt_memcpy from the host";
+            OK(hwrt_memcpy(tdata[c], pageable, bytes, HWRT_MEMCPY_HOST_TO_DEVICE));
+            host_join(0);
+            op(0, NULL, 0, c, 0);
             host_join(0);
         } else if (s != 0) {
             what = "stream destroyed, another made";
