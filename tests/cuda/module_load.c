@@ -10,7 +10,8 @@
  *   the driver.
  * (Issue 25's seed-2027 mutation run: `r == HCU_SUCCESS && i < CU_K_COUNT` made `||` in the
  * lookup loop went on past a failure, and past the 5 kernels; no test reached the loop.
- * Seed 3004: `r == HCU_ERROR_INVALID_PTX` made `!=` gave every other failure the hint.) */
+ * Seed 3004: `r == HCU_ERROR_INVALID_PTX` made `!=` gave every other failure the hint.)
+ * - a launch the driver refuses: an error naming cuLaunchKernel, the kernel and the grid. */
 #include "harness.h"
 #include "backends/cuda/cuda_internal.h"
 
@@ -18,7 +19,8 @@
 
 static struct hcu_mod_st { int id; } the_module;
 static int loads, unloads, lookups, launches, fail_at = -1;
-static hcu_result fail_with = HCU_ERROR_NOT_FOUND, load_fails_with = HCU_SUCCESS;
+static hcu_result fail_with = HCU_ERROR_NOT_FOUND, load_fails_with = HCU_SUCCESS,
+                  launch_fails_with = HCU_SUCCESS;
 static const char *looked_up[16];
 static hcu_function launched;
 
@@ -54,7 +56,7 @@ static hcu_result f_launch(hcu_function f, unsigned gx, unsigned gy, unsigned gz
     (void)extra;
     launches++;
     launched = f;
-    return HCU_SUCCESS;
+    return launch_fails_with;
 }
 
 static void fresh(cu_dev *d)
@@ -137,5 +139,20 @@ int main(void)
         EXPECT(strstr(hwrt_last_error(), "update the NVIDIA driver to CUDA 12.0 or newer"));
         EXPECT(loads == 1 && lookups == 0 && unloads == 0 && launches == 0);
     }
+
+    /* issue 25, a sweep of cuda_launch.c: `if (r != HCU_SUCCESS)` after cuLaunchKernel made
+     * `==` returned success for a refused launch (cu_err of a success is a success) */
+    TEST_CASE("a launch the driver refuses: an error naming cuLaunchKernel and the kernel");
+    fresh(&d);
+    load_fails_with = HCU_SUCCESS;
+    fail_at = -1;
+    launch_fails_with = HCU_ERROR_INVALID_VALUE;
+    FAILS(cu_kernel_launch(&s, &k), HWRT_ERROR_INTERNAL,
+          "cuda device 0: cuLaunchKernel(hwrt_ew_f32, grid 1x1, block 256x1)");
+    EXPECT(strstr(hwrt_last_error(), "CUDA_ERROR_INVALID_VALUE") != NULL);
+    EXPECT(loads == 1 && launches == 1);
+    launch_fails_with = HCU_SUCCESS;
+    OK(cu_kernel_launch(&s, &k));                 /* not sticky: the next one runs */
+    EXPECT(launches == 2);
     return test_report();
 }

@@ -12,7 +12,11 @@
  * gives device 1 200 processes and answers a too small process query with
  * NVML_ERROR_INSUFFICIENT_SIZE, leaving the count as given (a list still growing);
  * FAKE_NVML_MODE=stuck likewise, but no size is ever enough; FAKE_NVML_PID=<pid> puts
- * that process in the calling process's place. Built three times: with
+ * that process in the calling process's place. FAKE_NVML_MODE=noperm / initunknown make
+ * nvmlInit_v2 fail with NVML_ERROR_NO_PERMISSION / NVML_ERROR_UNKNOWN; nomem / nomemlost
+ * make device 1's memory queries fail (unknown error / GPU lost); noutil / utilerr its
+ * utilisation query (not supported / unknown error). FAKE_NVML_COUNT=<n> (up to 80)
+ * reports n devices, devices 2.. like device 1. Built three times: with
  * every entry point, without the _v3 process query (-DFAKE_NO_V3, a driver before R470:
  * the unversioned query answers) and without the unversioned one (-DFAKE_NO_V1). */
 #include <stdio.h>
@@ -35,7 +39,7 @@ typedef struct {
     char bus_id[32];
 } pci_t;
 
-static dev_st devs[2] = {{0}, {1}};
+static dev_st devs[80] = {{0}, {1}};
 static int inited;
 #define MIB (1024ull * 1024ull)
 
@@ -48,6 +52,8 @@ static int mode(const char *m)
 API ret_t nvmlInit_v2(void)
 {
     if (mode("nodriver")) return 9;
+    if (mode("noperm")) return 4;
+    if (mode("initunknown")) return 999;
     inited = 1;
     return 0;
 }
@@ -57,6 +63,7 @@ API const char *nvmlErrorString(ret_t r)
     switch (r) {
     case 0: return "Success";
     case 7: return "Insufficient Size";
+    case 4: return "Insufficient Permissions";
     case 9: return "Driver Not Loaded";
     case 15: return "GPU is lost";
     default: return "Unknown Error";
@@ -78,13 +85,18 @@ API ret_t nvmlSystemGetCudaDriverVersion(int *v)
 API ret_t nvmlDeviceGetCount_v2(unsigned int *n)
 {
     if (!inited) return 1;
-    *n = 2;
+    const char *c = getenv("FAKE_NVML_COUNT");
+    *n = c ? (unsigned)atoi(c) : 2;
+    if (*n > 80) *n = 80;
     return 0;
 }
 API ret_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, dev_st **d)
 {
-    if (i > 1) return 2;
+    unsigned int n = 0;
+    nvmlDeviceGetCount_v2(&n);
+    if (i >= n) return 2;
     if (i == 1 && mode("lost")) return 15;
+    devs[i].index = (int)i;
     *d = &devs[i];
     return 0;
 }
@@ -106,6 +118,8 @@ API ret_t nvmlDeviceGetPciInfo_v3(dev_st *d, pci_t *p)
 API ret_t nvmlDeviceGetMemoryInfo(dev_st *d, mem_t *m)
 {
     if (mode("nov1mem")) return 3;       /* NOT_SUPPORTED: hwrt must take the v2 query */
+    if (d->index == 1 && mode("nomem")) return 999;
+    if (d->index == 1 && mode("nomemlost")) return 15;
     m->total = 143771 * MIB;
     m->free = d->index ? 143000 * MIB : 140000 * MIB;
     m->used = m->total - m->free;
@@ -114,6 +128,8 @@ API ret_t nvmlDeviceGetMemoryInfo(dev_st *d, mem_t *m)
 API ret_t nvmlDeviceGetMemoryInfo_v2(dev_st *d, mem2_t *m)
 {
     if (m->version != (unsigned)(sizeof *m | 2u << 24)) return 2;   /* NVML checks it */
+    if (d->index == 1 && mode("nomem")) return 999;
+    if (d->index == 1 && mode("nomemlost")) return 15;
     m->total = 143771 * MIB;
     m->reserved = 500 * MIB;
     m->free = d->index ? 143000 * MIB : 140000 * MIB;
@@ -122,6 +138,8 @@ API ret_t nvmlDeviceGetMemoryInfo_v2(dev_st *d, mem2_t *m)
 }
 API ret_t nvmlDeviceGetUtilizationRates(dev_st *d, util_t *u)
 {
+    if (d->index == 1 && mode("noutil")) return 3;
+    if (d->index == 1 && mode("utilerr")) return 999;
     u->gpu = d->index ? 0 : 37;
     u->memory = d->index ? 0 : 12;
     return 0;

@@ -45,11 +45,34 @@ static void nodriver(void)
     static hwrt_smi_snapshot s;
     FAILS(hwi_cuda_nvml_monitor(&s), HWRT_ERROR_UNAVAILABLE, "nvmlInit_v2 failed: Driver Not Loaded");
     EXPECT(strstr(hwrt_last_error(), "kernel module") != NULL);
+    EXPECT(strstr(hwrt_last_error(), "nvidiactl") == NULL);
     /* a failed init is tried again by the next call, and works once the driver is up */
     FAILS(hwi_cuda_nvml_monitor(&s), HWRT_ERROR_UNAVAILABLE, "nvmlInit_v2 failed: Driver Not Loaded");
     unsetenv("FAKE_NVML_MODE");
     OK(hwi_cuda_nvml_monitor(&s));
     EXPECT(s.ndevices == 2);
+}
+
+/* NVML's init refused for want of permission, or for a reason hwrt has no hint for
+ * (issue 25, a sweep of cuda_nvml.c: `r == HN_NVML_ERROR_NO_PERMISSION ?` made `!=` gave
+ * every other failure the permission hint) */
+static void init_refused(void)
+{
+    TEST_CASE("noperm");
+    setenv("HWRT_NVML_LIBRARY", fake_lib, 1);
+    setenv("FAKE_NVML_MODE", "noperm", 1);
+    static hwrt_smi_snapshot s;
+    FAILS(hwi_cuda_nvml_monitor(&s), HWRT_ERROR_UNAVAILABLE,
+          "nvmlInit_v2 failed: Insufficient Permissions (NVML error 4); this user may not "
+          "open /dev/nvidiactl");
+    EXPECT(strstr(hwrt_last_error(), "kernel module") == NULL);
+    TEST_CASE("initunknown");
+    setenv("FAKE_NVML_MODE", "initunknown", 1);
+    FAILS(hwi_cuda_nvml_monitor(&s), HWRT_ERROR_UNAVAILABLE,
+          "nvmlInit_v2 failed: Unknown Error (NVML error 999)");
+    EXPECT(strstr(hwrt_last_error(), "nvidiactl") == NULL);
+    EXPECT(strstr(hwrt_last_error(), "kernel module") == NULL);
+    unsetenv("FAKE_NVML_MODE");
 }
 
 /* The canned figures of fake_nvml.c, with this process's pool figures merged in. */
@@ -235,6 +258,66 @@ static void same_count(void)
     unsetenv("FAKE_NVML_MODE");
 }
 
+/* As many devices as the snapshot holds, and one more; more processes than it holds
+ * (issue 25, a sweep of cuda_nvml.c: `count > HWRT_SMI_MAX_DEVICES` made `>=` warned about
+ * exactly 64 devices; `nprocesses < HWRT_SMI_MAX_PROCESSES` made `<=` wrote one process
+ * past the table; a process without a usage file warned about, empty, behind the first
+ * warning, when `reconcile(...) < 0` was made `<= 0`) */
+static void many_devices(void)
+{
+    TEST_CASE("64 devices");
+    setenv("HWRT_NVML_LIBRARY", fake_lib, 1);
+    setenv("FAKE_NVML_COUNT", "64", 1);
+    static hwrt_smi_snapshot s;
+    OK(hwi_cuda_nvml_monitor(&s));
+    EXPECT(s.ndevices == 64 && !strcmp(s.devices[63].health, "OK"));
+    EXPECT(s.devices[63].total == 143771 * MIB && s.devices[63].id == 63);
+    /* 2 + 63 x 80 processes: the first 256 are listed, in device order */
+    EXPECT(s.nprocesses == HWRT_SMI_MAX_PROCESSES);
+    EXPECT(s.devices[0].processes == 2 && s.devices[3].processes == 80);
+    EXPECT(s.devices[4].processes == HWRT_SMI_MAX_PROCESSES - 2 - 3 * 80);
+    EXPECT(s.devices[5].processes == 0);
+    EXPECT(s.processes[HWRT_SMI_MAX_PROCESSES - 1].device == 4);
+    EXPECT(s.warnings[0] == 0);
+    if (s.warnings[0]) fprintf(stderr, "warnings: %.200s\n", s.warnings);
+    TEST_CASE("65 devices");
+    setenv("FAKE_NVML_COUNT", "65", 1);
+    OK(hwi_cuda_nvml_monitor(&s));
+    EXPECT(s.ndevices == 64 && s.nprocesses == HWRT_SMI_MAX_PROCESSES);
+    EXPECT(!strcmp(s.warnings, "NVML sees 65 devices; the first 64 are shown"));
+    if (strcmp(s.warnings, "NVML sees 65 devices; the first 64 are shown"))
+        fprintf(stderr, "warnings: %.200s\n", s.warnings);
+    unsetenv("FAKE_NVML_COUNT");
+}
+
+/* A device whose memory or utilisation query fails (issue 25, a sweep of cuda_nvml.c:
+ * `r == HN_NVML_ERROR_GPU_IS_LOST ? "LOST"` made `!=` after a failed memory query, and
+ * `r != HN_NVML_ERROR_NOT_SUPPORTED` made `==` for utilisation, went unnoticed) */
+static void queries_fail(void)
+{
+    static const struct { const char *mode, *health, *warning; } c[] = {
+        {"nomem", "ERROR", "device 1: no memory figures: Unknown Error"},
+        {"nomemlost", "LOST", "device 1: no memory figures: GPU is lost"},
+        {"utilerr", "OK", "device 1: no utilisation: Unknown Error"},
+        {"noutil", "OK", NULL},                 /* not supported: no reading, no warning */
+    };
+    setenv("HWRT_NVML_LIBRARY", fake_lib, 1);
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        TEST_CASE(c[i].mode);
+        setenv("FAKE_NVML_MODE", c[i].mode, 1);
+        static hwrt_smi_snapshot s;
+        OK(hwi_cuda_nvml_monitor(&s));
+        EXPECT(s.ndevices == 2 && !strcmp(s.devices[0].health, "OK"));
+        EXPECT(!strcmp(s.devices[1].health, c[i].health));
+        EXPECT(s.devices[1].processes == 80 && s.devices[1].busy_pct == 0);
+        if (c[i].warning) EXPECT(!strcmp(s.warnings, c[i].warning));
+        else EXPECT(s.warnings[0] == 0);
+        if (c[i].warning ? strcmp(s.warnings, c[i].warning) != 0 : s.warnings[0] != 0)
+            fprintf(stderr, "warnings: %.200s\n", s.warnings);
+    }
+    unsetenv("FAKE_NVML_MODE");
+}
+
 /* the v1 memory query refused: the v2 one gives the same figures */
 static void memv2(void)
 {
@@ -278,6 +361,7 @@ int main(int argc, char **argv)
     mon_board_make(board, sizeof board, "cuda-usage", "HWRT_CUDA_USAGE_DIR");
     mon_run("absent", absent);
     mon_run("nodriver", nodriver);
+    mon_run("init_refused", init_refused);
     mon_run("snapshot", snapshot);
     mon_run("forged", forged_all);
     mon_run("lost", lost);
@@ -286,6 +370,8 @@ int main(int argc, char **argv)
     mon_run("memv2", memv2);
     mon_run("no_cuda_version", no_cuda_version);
     mon_run("same_count", same_count);
+    mon_run("many_devices", many_devices);
+    mon_run("queries_fail", queries_fail);
     mon_board_remove(board);
     return test_report();
 }
