@@ -337,6 +337,13 @@ static void forged_all(void)
     forged("alloc_over_reserved", bad, 0600, "failed validation and was ignored");
     forged("garbage", "hwrt-cuda-usage 1 x\n", 0600, "failed validation");
     forged("stale_pid", stale, 0600, NULL);        /* another process had this pid */
+    /* issue 25, a sweep of usage_board.c: an empty file is invalid, not unreadable
+     * (`n < 0` made `<= 0`); a file longer than the reader's buffer is cut, then invalid
+     * (`sizeof buf - 1` made `+ 1` read one byte past it: ASan's read check) */
+    forged("empty", "", 0600, "failed validation and was ignored");
+    char longer[600];
+    snprintf(longer, sizeof longer, "hwrt-cuda-usage 1 %llu 100 50\n%0500d\n", t, 0);
+    forged("longer_than_the_buffer", longer, 0600, "failed validation and was ignored");
     /* everything allocated (allocated == reserved) is valid */
     TEST_CASE("full_pool");
     char full[128];
@@ -347,6 +354,16 @@ static void forged_all(void)
     const hwrt_smi_process *me = mon_find_pid(&s, getpid(), 0);
     EXPECT(me && me->reserved == 100 * MIB && me->allocated == 100 * MIB &&
            me->overhead == 1400 * MIB && !s.warnings[0]);
+
+    /* with stdin closed the usage file opens as descriptor 0, and is read (issue 25, a
+     * sweep of usage_board.c: `fd < 0` made `<= 0` took descriptor 0 for a failed open) */
+    TEST_CASE("stdin_closed");
+    close(0);
+    forge(good, 0600);
+    OK(hwi_cuda_nvml_monitor(&s));
+    me = mon_find_pid(&s, getpid(), 0);
+    EXPECT(me && me->reserved == 100 && me->allocated == 50 && !s.warnings[0]);
+    if (s.warnings[0]) fprintf(stderr, "warnings: %s\n", s.warnings);
 }
 
 int main(int argc, char **argv)
