@@ -355,6 +355,19 @@ static void forged_all(void)
     EXPECT(me && me->reserved == 100 * MIB && me->allocated == 100 * MIB &&
            me->overhead == 1400 * MIB && !s.warnings[0]);
 
+
+    /* a pool holding exactly what NVML counts for the process: no overhead, no warning
+     * (issue 25, a sweep of usage_board.c: `resv <= p->used` made `<` warned at equality) */
+    TEST_CASE("pool_equals_nvml");
+    char equal[128];
+    snprintf(equal, sizeof equal, "hwrt-cuda-usage 1 %llu %llu 1000\n", t,
+             (unsigned long long)(1500 * MIB));
+    forge(equal, 0600);
+    OK(hwi_cuda_nvml_monitor(&s));
+    me = mon_find_pid(&s, getpid(), 0);
+    EXPECT(me && me->reserved == 1500 * MIB && me->overhead == 0 && !s.warnings[0]);
+    if (s.warnings[0]) fprintf(stderr, "warnings: %s\n", s.warnings);
+
     /* with stdin closed the usage file opens as descriptor 0, and is read (issue 25, a
      * sweep of usage_board.c: `fd < 0` made `<= 0` took descriptor 0 for a failed open) */
     TEST_CASE("stdin_closed");
