@@ -78,6 +78,23 @@ int main(int argc, char **argv)
             EXPECT(w[0] == 1 && w[1] == 2);
             EXPECT(p->comm_free(comm, err, sizeof err) == HWRT_SUCCESS);
         }
+        /* a rank that is not in the list is refused, even when the entry after the list
+         * is its rank (issue 25, a sweep of mpi_plugin.c: in position() `i < n` made `<=`
+         * found rank 1 one past the list {0}) */
+        TEST_CASE("a rank outside the list is refused, whatever follows the list");
+        const int only0[2] = {0, 1};
+        void *c0 = NULL;
+        err[0] = 0;
+        st = p->comm_create(only0, 1, 60.0, &c0, err, sizeof err);
+        if (rank == 0) {
+            EXPECT(st == HWRT_SUCCESS && c0 != NULL);
+            if (c0) EXPECT(p->comm_free(c0, err, sizeof err) == HWRT_SUCCESS);
+        } else {
+            EXPECT(st == HWRT_ERROR_INVALID_ARGUMENT && c0 == NULL);
+            EXPECT(strstr(err, "MPI comm_create: world rank 1 is not in the list") != NULL);
+        }
+        if (st != (rank == 0 ? HWRT_SUCCESS : HWRT_ERROR_INVALID_ARGUMENT))
+            fprintf(stderr, "  rank %d, list {0}: %d: %s\n", rank, st, err);
     }
     /* an MPI error: the sentence carries MPI's own words, and the plugin refuses every
      * later call, naming the failure (issue 25, a sweep of mpi_plugin.c: in mpi_fail
