@@ -8,7 +8,7 @@
  * - two streams read a block: a write ordered after one reader only is a write-after-read
  *   hazard with the other;
  * - waiting on an event recorded while the checker was off orders nothing it saw, and
- *   reports nothing;
+ *   reports nothing; a pageable copy made while it was off orders the host after nothing;
  * - past 64 streams the checker tracks no more of them (no report, and the work runs);
  * - on a thread that is capturing, a host synchronization of another stream is refused
  *   by the capture (NOT_PERMITTED), and the checker records nothing for it;
@@ -173,6 +173,20 @@ static void copy_hazards(void)
     EXPECT(hwrt_diag_hazard_count() == 0);
     OK(hwrt_memcpy(host, dst, N, HWRT_MEMCPY_DEVICE_TO_HOST));
     EXPECT(host[0] == 3);
+
+    /* likewise a pageable copy made while the checker was off orders the host after
+     * nothing (issue 25, a sweep of sync_check.c: in sc_post `!enabled() || capture` made
+     * `&&` took it into the host's clock) */
+    TEST_CASE("a pageable copy made while the checker was off orders nothing");
+    OK(hwrt_diag_reset());
+    OK(hwrt_memset_async(src, 4, N, a));                     /* written on a */
+    OK(hwrt_set_check_sync(0));
+    OK(hwrt_memcpy_async(host, dst, N, HWRT_MEMCPY_DEVICE_TO_HOST, a));   /* pageable */
+    OK(hwrt_set_check_sync(1));
+    OK(hwrt_memcpy_async(dst, src, N, HWRT_MEMCPY_DEVICE_TO_DEVICE, b));  /* src read on b */
+    EXPECT(hwrt_diag_hazard_count() == 1);
+    EXPECT(strstr(last_report(), "(read after write): MemcpyDtoD") && strstr(last, "Memset"));
+    OK(hwrt_device_synchronize());
     OK(hwrt_event_destroy(old));
     OK(hwrt_event_destroy(e));
     OK(hwrt_free(src));
