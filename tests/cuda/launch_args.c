@@ -60,6 +60,20 @@ static void check(const hwrt_kernel *k, const char *what)
         EXPECT((L.which == CU_K_EW_F32) == (k->dtype == HWRT_FLOAT32));
 }
 
+/* a driver that names error 999 and refuses every other code */
+static hcu_result fake_name(hcu_result r, const char **name)
+{
+    if (r != 999) { *name = "REFUSED"; return HCU_ERROR_INVALID_VALUE; }
+    *name = "CUDA_ERROR_FROM_THE_DRIVER";
+    return HCU_SUCCESS;
+}
+static hcu_result fake_text(hcu_result r, const char **text)
+{
+    if (r != 999) { *text = "refused"; return HCU_ERROR_INVALID_VALUE; }
+    *text = "what the driver says";
+    return HCU_SUCCESS;
+}
+
 int main(void)
 {
     TEST_CASE("launch parameters match the PTX");
@@ -118,5 +132,20 @@ int main(void)
     FAILS(cu_err(NULL, HCU_ERROR_NOT_SUPPORTED, "cuda: a call"), HWRT_ERROR_NOT_SUPPORTED,
           "cuda: a call: CUDA_ERROR_NOT_SUPPORTED (801)");
     EXPECT(strstr(hwrt_last_error(), "bug") == NULL && strstr(hwrt_last_error(), "; ") == NULL);
+
+    /* the driver's own name and text of an error where it gives them, hwrt's where it
+     * refuses (issue 25, a sweep of cuda_api.c: in cu_describe `GetErrorName(...) !=
+     * HCU_SUCCESS` made `==` dropped the driver's words and kept a refusal's) */
+    TEST_CASE("a CUDA error described in the driver's words");
+    hcu.GetErrorName = fake_name;
+    hcu.GetErrorString = fake_text;
+    char d[256];
+    cu_describe((hcu_result)999, d, sizeof d);
+    EXPECT(!strcmp(d, "CUDA_ERROR_FROM_THE_DRIVER (999): what the driver says"));
+    cu_describe(HCU_ERROR_INVALID_VALUE, d, sizeof d);      /* both refused: hwrt's name */
+    EXPECT(!strcmp(d, "CUDA_ERROR_INVALID_VALUE (1)"));
+    if (strcmp(d, "CUDA_ERROR_INVALID_VALUE (1)")) fprintf(stderr, "  described: %s\n", d);
+    hcu.GetErrorName = NULL;
+    hcu.GetErrorString = NULL;
     return test_report();
 }
