@@ -11,7 +11,9 @@
  * (Issue 25's seed-2027 mutation run: `r == HCU_SUCCESS && i < CU_K_COUNT` made `||` in the
  * lookup loop went on past a failure, and past the 5 kernels; no test reached the loop.
  * Seed 3004: `r == HCU_ERROR_INVALID_PTX` made `!=` gave every other failure the hint.)
- * - a launch the driver refuses: an error naming cuLaunchKernel, the kernel and the grid. */
+ * - a launch the driver refuses: an error naming cuLaunchKernel, the kernel and the grid;
+ *   no current context: an error naming cuCtxSetCurrent; after a sticky error every
+ *   launch is refused with it. */
 #include "harness.h"
 #include "backends/cuda/cuda_internal.h"
 
@@ -47,7 +49,8 @@ static hcu_result f_get(hcu_function *f, hcu_module m, const char *name)
     *f = (hcu_function)(uintptr_t)(0x1000 + i);
     return HCU_SUCCESS;
 }
-static hcu_result f_ctx(hcu_context c) { (void)c; return HCU_SUCCESS; }
+static hcu_result ctx_fails_with = HCU_SUCCESS;
+static hcu_result f_ctx(hcu_context c) { (void)c; return ctx_fails_with; }
 static hcu_result f_launch(hcu_function f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                            unsigned by, unsigned bz, unsigned shm, hcu_stream s, void **args,
                            void **extra)
@@ -153,6 +156,22 @@ int main(void)
     EXPECT(loads == 1 && launches == 1);
     launch_fails_with = HCU_SUCCESS;
     OK(cu_kernel_launch(&s, &k));                 /* not sticky: the next one runs */
+    EXPECT(launches == 2);
+
+    /* issue 25, a sweep of cuda_api.c: cu_enter's `r != HCU_SUCCESS` made `==` went on
+     * with no current context; cu_dev_fault's `st == HWRT_SUCCESS` made `!=` hid a sticky
+     * fault */
+    TEST_CASE("no current context: the launch fails, naming cuCtxSetCurrent");
+    ctx_fails_with = HCU_ERROR_INVALID_CONTEXT;
+    FAILS(cu_kernel_launch(&s, &k), HWRT_ERROR_INTERNAL,
+          "cuda device 0: cuCtxSetCurrent: CUDA_ERROR_INVALID_CONTEXT (201)");
+    EXPECT(launches == 2);
+    ctx_fails_with = HCU_SUCCESS;
+    TEST_CASE("a sticky error: the device refuses every later launch");
+    FAILS(cu_err(&d, HCU_ERROR_ILLEGAL_ADDRESS, "cuda device 0: a kernel"),
+          HWRT_ERROR_DEVICE_FAULT, "CUDA_ERROR_ILLEGAL_ADDRESS (700)");
+    FAILS(cu_kernel_launch(&s, &k), HWRT_ERROR_DEVICE_FAULT,
+          "cuda device 0 has a sticky fault: CUDA_ERROR_ILLEGAL_ADDRESS (700)");
     EXPECT(launches == 2);
     return test_report();
 }
