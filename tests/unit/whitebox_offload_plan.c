@@ -1,0 +1,94 @@
+/* The learned use order of auto_offload and the victims it picks (offload_plan.c), with
+ * made-up residents (issue 25, a sweep of offload_plan.c):
+ * - recording a step keeps each tensor once, at its first use, the tensor at position 0
+ *   included (`order_pos >= 0` made `> 0` appended it again at every use);
+ * - replaying, a use moves the cursor to the tensor's position, position 0 included;
+ * - with the order learned the victim is the farthest next use, a tensor the order does
+ *   not know counting as farther than all (`norder + 1` made `- 1`), the one at position
+ *   0 included (`order_pos < 0` made `<= 0` took it for unknown);
+ * - the order is used only with auto_offload on, not while recording, and once it holds a
+ *   tensor; otherwise the least recently used is the victim (each `&&` of learned() made
+ *   `||`, and `norder > 0` made `>= 0`). White-box (hwi_plan_*, linked statically). */
+#include "harness.h"
+#include "offload/residency.h"
+#include "tensor/tensor.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+static hwi_tensor ta, tb, tc, tu;
+static hwi_resident a = {.t = &ta}, b = {.t = &tb}, c = {.t = &tc}, u = {.t = &tu};
+
+static void tensors(void)
+{
+    hwi_tensor *all[4] = {&ta, &tb, &tc, &tu};
+    for (int i = 0; i < 4; i++) {
+        all[i]->device = 0;
+        all[i]->data = (void *)(uintptr_t)(0x10000 * (i + 1));   /* not the pool's */
+        all[i]->nbytes = (size_t)1 << 20;
+    }
+}
+
+int main(void)
+{
+    char autoo[32] = "";
+    OK(hwrt_get_config("auto_offload", autoo, sizeof autoo));
+    OK(hwrt_set_config("auto_offload", "1"));
+    tensors();
+    hwi_offload_mgr saved = hwi_offload;
+
+    TEST_CASE("recording: each tensor once, at its first use");
+    hwi_offload.recording = 1;
+    hwi_offload.order = NULL;
+    hwi_offload.norder = hwi_offload.cap_order = 0;
+    a.order_pos = b.order_pos = c.order_pos = u.order_pos = -1;
+    hwi_plan_note_use(&a);
+    hwi_plan_note_use(&b);
+    hwi_plan_note_use(&a);
+    hwi_plan_note_use(&c);
+    hwi_plan_note_use(&b);
+    EXPECT(hwi_offload.norder == 3);
+    EXPECT(hwi_offload.norder >= 3 && hwi_offload.order[0] == &a && hwi_offload.order[1] == &b &&
+           hwi_offload.order[2] == &c);
+    EXPECT(a.order_pos == 0 && b.order_pos == 1 && c.order_pos == 2);
+    hwi_resident **order = hwi_offload.order;
+
+    TEST_CASE("replaying: a use moves the cursor to the tensor's position");
+    hwi_offload.recording = 0;
+    hwi_offload.norder = 3;
+    hwi_offload.cursor = 2;
+    hwi_plan_note_use(&a);
+    EXPECT(hwi_offload.cursor == 0);
+    hwi_plan_note_use(&c);
+    EXPECT(hwi_offload.cursor == 2);
+
+    TEST_CASE("learned: the farthest next use, an unknown tensor farther than all");
+    hwi_resident *list[4] = {&a, &b, &c, &u};
+    hwi_offload.list = list;
+    hwi_offload.n = 4;
+    hwi_offload.horizon = 0;
+    hwi_offload.cursor = 0;            /* next uses: b 1, c 2, a 3 (a full turn), u unknown */
+    EXPECT(hwi_plan_pick_victim(0, NULL, 0, 1) == &u);
+    hwi_offload.n = 3;
+    EXPECT(hwi_plan_pick_victim(0, NULL, 0, 1) == &a);
+    hwi_offload.cursor = 2;            /* just used c: a 1, b 2, c 3 */
+    EXPECT(hwi_plan_pick_victim(0, NULL, 0, 1) == &c);
+
+    TEST_CASE("not learned: the least recently used");
+    a.last_use = 30, b.last_use = 10, c.last_use = 20;   /* LRU: b; farthest (cursor 2): c */
+    hwi_offload.recording = 1;         /* recording a step: the old order does not count */
+    EXPECT(hwi_plan_pick_victim(0, NULL, 0, 1) == &b);
+    hwi_offload.recording = 0;
+    OK(hwrt_set_config("auto_offload", "0"));
+    EXPECT(hwi_plan_pick_victim(0, NULL, 0, 1) == &b);
+    OK(hwrt_set_config("auto_offload", "1"));
+    EXPECT(hwi_plan_pick_victim(0, NULL, 0, 1) == &c);   /* learned again */
+    hwi_offload.norder = 0;            /* nothing learned yet */
+    a.order_pos = b.order_pos = c.order_pos = -1;
+    EXPECT(hwi_plan_pick_victim(0, NULL, 0, 1) == &b);
+
+    free(order);
+    hwi_offload = saved;
+    OK(hwrt_set_config("auto_offload", autoo));
+    return test_report();
+}
