@@ -1,6 +1,6 @@
 /* What the backends' monitor-slot tests share (tests/smi/test_cuda_monitor.c on a fake
  * NVML, tests/ascend_dcmi/test_dcmi_monitor.c on a fake DCMI): finding a process in a
- * snapshot, hwrt-smi's printers into a string, each scenario in a child process (a
+ * snapshot, checking its warnings, hwrt-smi's printers into a string, each scenario in a child process (a
  * backend's loader runs once per process), and the per-run usage board folder. */
 #ifndef HWRT_TEST_MONITOR_CHECK_H
 #define HWRT_TEST_MONITOR_CHECK_H
@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +23,14 @@ static inline const hwrt_smi_process *mon_find_pid(const hwrt_smi_snapshot *s, i
     for (int i = 0; i < s->nprocesses; i++)
         if (s->processes[i].pid == pid && s->processes[i].device == dev) return &s->processes[i];
     return NULL;
+}
+
+/* The snapshot's warnings are exactly want (NULL: none), printed when they are not. */
+static inline void mon_expect_warnings(const hwrt_smi_snapshot *s, const char *want)
+{
+    int ok = !strcmp(s->warnings, want ? want : "");
+    EXPECT(ok);
+    if (!ok) fprintf(stderr, "warnings: %.200s\n", s->warnings);
 }
 
 /* What fn(f, s, arg) prints, in *buf (the caller frees it); returns *buf. */

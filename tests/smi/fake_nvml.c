@@ -82,19 +82,22 @@ API ret_t nvmlSystemGetCudaDriverVersion(int *v)
     *v = mode("nocudaver") ? 12040 : mode("cudaver0") ? 0 : 13000;
     return mode("nocudaver") ? 3 : 0;
 }
+/* FAKE_NVML_COUNT, at most 80; 2 without it */
+static unsigned int device_count(void)
+{
+    const char *c = getenv("FAKE_NVML_COUNT");
+    unsigned int n = c ? (unsigned)atoi(c) : 2;
+    return n > 80 ? 80 : n;
+}
 API ret_t nvmlDeviceGetCount_v2(unsigned int *n)
 {
     if (!inited) return 1;
-    const char *c = getenv("FAKE_NVML_COUNT");
-    *n = c ? (unsigned)atoi(c) : 2;
-    if (*n > 80) *n = 80;
+    *n = device_count();
     return 0;
 }
 API ret_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, dev_st **d)
 {
-    unsigned int n = 0;
-    nvmlDeviceGetCount_v2(&n);
-    if (i >= n) return 2;
+    if (!inited || i >= device_count()) return 2;
     if (i == 1 && mode("lost")) return 15;
     devs[i].index = (int)i;
     *d = &devs[i];
@@ -115,11 +118,15 @@ API ret_t nvmlDeviceGetPciInfo_v3(dev_st *d, pci_t *p)
     snprintf(p->legacy, sizeof p->legacy, "0000:%02X:00.0", p->bus);
     return 0;
 }
+/* nomem / nomemlost: device 1's memory queries fail (unknown error / GPU lost), else 0 */
+static ret_t memory_fault(const dev_st *d)
+{
+    return d->index != 1 ? 0 : mode("nomem") ? 999 : mode("nomemlost") ? 15 : 0;
+}
 API ret_t nvmlDeviceGetMemoryInfo(dev_st *d, mem_t *m)
 {
     if (mode("nov1mem")) return 3;       /* NOT_SUPPORTED: hwrt must take the v2 query */
-    if (d->index == 1 && mode("nomem")) return 999;
-    if (d->index == 1 && mode("nomemlost")) return 15;
+    if (memory_fault(d)) return memory_fault(d);
     m->total = 143771 * MIB;
     m->free = d->index ? 143000 * MIB : 140000 * MIB;
     m->used = m->total - m->free;
@@ -128,8 +135,7 @@ API ret_t nvmlDeviceGetMemoryInfo(dev_st *d, mem_t *m)
 API ret_t nvmlDeviceGetMemoryInfo_v2(dev_st *d, mem2_t *m)
 {
     if (m->version != (unsigned)(sizeof *m | 2u << 24)) return 2;   /* NVML checks it */
-    if (d->index == 1 && mode("nomem")) return 999;
-    if (d->index == 1 && mode("nomemlost")) return 15;
+    if (memory_fault(d)) return memory_fault(d);
     m->total = 143771 * MIB;
     m->reserved = 500 * MIB;
     m->free = d->index ? 143000 * MIB : 140000 * MIB;

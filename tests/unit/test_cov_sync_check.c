@@ -32,6 +32,18 @@ static const char *last_report(void)
     return last;
 }
 
+/* Exactly one report since the last hwrt_diag_reset, holding f1 and (unless NULL) f2. */
+static void one_hazard(const char *f1, const char *f2)
+{
+    uint64_t n = hwrt_diag_hazard_count();
+    int has = strstr(last_report(), f1) && (!f2 || strstr(last, f2));
+    EXPECT(n == 1);
+    EXPECT(has);
+    if (n != 1 || !has)
+        fprintf(stderr, "  [%s] %llu reports, the last: %s\n", t_case, (unsigned long long)n,
+                last);
+}
+
 static void copy_hazards(void)
 {
     TEST_CASE("a D2D copy reads its source and writes its destination");
@@ -45,8 +57,7 @@ static void copy_hazards(void)
     OK(hwrt_diag_reset());
     OK(hwrt_memset_async(src, 7, N, a));                    /* written on a */
     OK(hwrt_memcpy_async(dst, src, N, HWRT_MEMCPY_DEVICE_TO_DEVICE, b));   /* read on b */
-    EXPECT(hwrt_diag_hazard_count() == 1);
-    EXPECT(strstr(last_report(), "(read after write): MemcpyDtoD") != NULL);
+    one_hazard("(read after write): MemcpyDtoD", NULL);
     OK(hwrt_device_synchronize());
 
     /* ... and a host-to-device or device-to-device copy writes its destination: read
@@ -61,16 +72,13 @@ static void copy_hazards(void)
     OK(hwrt_diag_reset());
     OK(hwrt_memcpy_async(dst, hp, N, HWRT_MEMCPY_HOST_TO_DEVICE, a));     /* written on a */
     OK(hwrt_memcpy_async(other, dst, N, HWRT_MEMCPY_DEVICE_TO_DEVICE, b)); /* read on b */
-    EXPECT(hwrt_diag_hazard_count() == 1);
-    EXPECT(strstr(last_report(), "(read after write)") && strstr(last, "MemcpyHtoD"));
+    one_hazard("(read after write)", "MemcpyHtoD");
     OK(hwrt_device_synchronize());
     OK(hwrt_diag_reset());
     OK(hwrt_memcpy_async(dst, src, N, HWRT_MEMCPY_DEVICE_TO_DEVICE, a));  /* written on a */
     OK(hwrt_memset_async(src, 0, N, a));                                   /* (a's own) */
     OK(hwrt_memcpy_async(other, dst, N, HWRT_MEMCPY_DEVICE_TO_DEVICE, b)); /* read on b */
-    EXPECT(hwrt_diag_hazard_count() == 1);
-    EXPECT(strstr(last_report(), "(read after write)") != NULL);
-    if (hwrt_diag_hazard_count() != 1) fprintf(stderr, "  hazards %d: %s\n", (int)hwrt_diag_hazard_count(), last);
+    one_hazard("(read after write)", NULL);
     OK(hwrt_device_synchronize());
     OK(hwrt_host_free(hp));
     OK(hwrt_free(other));
@@ -102,8 +110,7 @@ static void copy_hazards(void)
         OK(hwrt_memcpy_async(outs[i], dst, N, HWRT_MEMCPY_DEVICE_TO_DEVICE, r[i]));
     EXPECT(hwrt_diag_hazard_count() == 0);
     OK(hwrt_memset_async(dst, 1, N, a));                      /* a waited for none of them */
-    EXPECT(hwrt_diag_hazard_count() == 1);
-    EXPECT(strstr(last_report(), "(write after read): Memset") && strstr(last, "MemcpyDtoD"));
+    one_hazard("(write after read): Memset", "MemcpyDtoD");
     OK(hwrt_device_synchronize());
 
     /* the ninth reader takes the last place: a write ordered after the first eight is
@@ -124,11 +131,9 @@ static void copy_hazards(void)
     }
     EXPECT(hwrt_diag_hazard_count() == 0);
     OK(hwrt_memset_async(dst, 2, N, a));
-    EXPECT(hwrt_diag_hazard_count() == 1);
     char ninth[96];
     snprintf(ninth, sizeof ninth, "MemcpyDtoD (op 2 on stream %p (device 0)) reads", (void *)r[8]);
-    EXPECT(strstr(last_report(), "(write after read): Memset") && strstr(last, ninth));
-    if (!strstr(last, ninth)) fprintf(stderr, "  want \"%s\" in: %s\n", ninth, last);
+    one_hazard("(write after read): Memset", ninth);
     OK(hwrt_device_synchronize());
     for (int i = 0; i < 8; i++) OK(hwrt_event_destroy(after[i]));
     for (int i = 0; i < 9; i++) {
@@ -153,8 +158,7 @@ static void copy_hazards(void)
     OK(hwrt_stream_wait_event(c, e));
     EXPECT(hwrt_diag_hazard_count() == 0);
     OK(hwrt_memset_async(dst, 5, N, c));                /* after b's read, not after a's */
-    EXPECT(hwrt_diag_hazard_count() == 1);
-    EXPECT(strstr(last_report(), "(write after read): Memset") != NULL);
+    one_hazard("(write after read): Memset", NULL);
     OK(hwrt_device_synchronize());
     OK(hwrt_free(o1));
     OK(hwrt_free(o2));
@@ -184,8 +188,7 @@ static void copy_hazards(void)
     OK(hwrt_memcpy_async(host, dst, N, HWRT_MEMCPY_DEVICE_TO_HOST, a));   /* pageable */
     OK(hwrt_set_check_sync(1));
     OK(hwrt_memcpy_async(dst, src, N, HWRT_MEMCPY_DEVICE_TO_DEVICE, b));  /* src read on b */
-    EXPECT(hwrt_diag_hazard_count() == 1);
-    EXPECT(strstr(last_report(), "(read after write): MemcpyDtoD") && strstr(last, "Memset"));
+    one_hazard("(read after write): MemcpyDtoD", "Memset");
     OK(hwrt_device_synchronize());
     OK(hwrt_event_destroy(old));
     OK(hwrt_event_destroy(e));
@@ -287,8 +290,7 @@ static void sync_of_capturing_stream_elsewhere(void)
     hwrt_graph g = NULL;
     OK(hwrt_stream_end_capture(capturing, &g));
     OK(hwrt_memcpy_async(y, x, N, HWRT_MEMCPY_DEVICE_TO_DEVICE, b));   /* x read on b */
-    EXPECT(hwrt_diag_hazard_count() == 1);
-    EXPECT(strstr(last_report(), "(read after write)") != NULL);
+    one_hazard("(read after write)", NULL);
     OK(hwrt_device_synchronize());
     OK(hwrt_graph_destroy(g));
     OK(hwrt_event_destroy(e));
@@ -321,8 +323,7 @@ static void released_blocks(void)
     OK(hwrt_op_fill(y, 2.0, a));
     OK(hwrt_tensor_release(z));                              /* never used */
     OK(hwrt_op_scale(out, x, 2.0, b));                       /* x read on b: unordered */
-    EXPECT(hwrt_diag_hazard_count() == 1);
-    EXPECT(strstr(last_report(), "(read after write): Scale") && strstr(last, "that Fill"));
+    one_hazard("(read after write): Scale", "that Fill");
     OK(hwrt_device_synchronize());
 
     TEST_CASE("a block released twice, the second time unused, leaves the others");
@@ -340,10 +341,7 @@ static void released_blocks(void)
     EXPECT(w2data == wdata);
     OK(hwrt_tensor_release(w2));                             /* the same base, unused */
     OK(hwrt_op_scale(out, x, 2.0, b));                       /* x read on b: unordered */
-    EXPECT(hwrt_diag_hazard_count() == 1);
-    EXPECT(strstr(last_report(), "(read after write): Scale") && strstr(last, "that Fill"));
-    if (hwrt_diag_hazard_count() != 1)
-        fprintf(stderr, "  hazards %d: %s\n", (int)hwrt_diag_hazard_count(), last);
+    one_hazard("(read after write): Scale", "that Fill");
     OK(hwrt_device_synchronize());
     OK(hwrt_tensor_release(x));
     OK(hwrt_tensor_release(y));

@@ -32,7 +32,7 @@
 
 enum { NT = 5, NE = 4, LIVE = 4, MAXM = 256, N = 256, OPS = 300 };
 
-typedef struct { int live, used; hwrt_stream h; uint64_t seq; uint64_t vc[MAXM]; } mstream;
+typedef struct { int live; hwrt_stream h; uint64_t vc[MAXM]; } mstream;   /* vc[own]: its ops */
 typedef struct { int ms; uint64_t seq; } macc;
 typedef struct { int has_writer; macc writer; macc readers[MAXM]; int nreaders; } mblock;
 typedef struct { hwrt_event h; int recorded; uint64_t vc[MAXM]; } mevent;
@@ -84,10 +84,8 @@ static void expect(int kind, int cur, int prev)
 static void op(int s, const int *rd, int nr, int wr, int host_read)
 {
     mstream *m = &ms[s];
-    m->used = 1;
     join(m->vc, host);
-    m->vc[s] = ++m->seq;
-    macc cur = {s, m->seq};
+    macc cur = {s, ++m->vc[s]};
     for (int i = 0; i < nr; i++) {
         mblock *b = &blk[rd[i]];
         if (b->has_writer && !ordered(&b->writer, s))
@@ -116,7 +114,7 @@ static void host_join(int s) { join(host, ms[s].vc); }
 static void host_join_all(void)
 {
     for (int s = 0; s < nms; s++)
-        if (ms[s].used) host_join(s);
+        host_join(s);             /* a stream with no work yet has an empty clock */
 }
 
 /* a live model stream, the default one (0) about a fifth of the time */
@@ -236,7 +234,6 @@ static int run_program(unsigned seed)
             int e = (int)rnd(NE);
             what = "event record";
             OK(hwrt_event_record(ev[e].h, h));
-            ms[s].used = 1;
             join(ms[s].vc, host);
             memcpy(ev[e].vc, ms[s].vc, sizeof ev[e].vc);
             ev[e].recorded = 1;
@@ -245,7 +242,6 @@ static int run_program(unsigned seed)
             what = "wait on an event";
             OK(hwrt_stream_wait_event(h, ev[e].h));
             if (ev[e].recorded) {
-                ms[s].used = 1;
                 join(ms[s].vc, host);
                 join(ms[s].vc, ev[e].vc);
             }
