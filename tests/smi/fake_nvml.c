@@ -10,7 +10,8 @@
  * FAKE_NVML_MODE=lost makes device 1 "fall off the bus" (NVML_ERROR_GPU_IS_LOST);
  * FAKE_NVML_MODE=nov1mem makes the v1 memory query unsupported; FAKE_NVML_MODE=samecount
  * gives device 1 200 processes and answers a too small process query with
- * NVML_ERROR_INSUFFICIENT_SIZE, leaving the count as given (a list still growing);
+ * NVML_ERROR_INSUFFICIENT_SIZE, leaving the count as given (a list still growing;
+ * FAKE_NVML_PROCS=<n> processes instead of 200);
  * FAKE_NVML_MODE=stuck likewise, but no size is ever enough; FAKE_NVML_PID=<pid> puts
  * that process in the calling process's place. FAKE_NVML_MODE=noperm / initunknown make
  * nvmlInit_v2 fail with NVML_ERROR_NO_PERMISSION / NVML_ERROR_UNKNOWN; nomem / nomemlost
@@ -153,7 +154,9 @@ API ret_t nvmlDeviceGetUtilizationRates(dev_st *d, util_t *u)
 /* The canned process list: pid and bytes of entry i of device d. */
 static unsigned int have(dev_st *d)
 {
-    return !d->index ? 2 : mode("samecount") ? 200 : mode("stuck") ? 1000000 : 80;
+    const char *n = getenv("FAKE_NVML_PROCS");     /* samecount's list, 200 without it */
+    return !d->index ? 2 : mode("samecount") ? (n ? (unsigned)atoi(n) : 200)
+                         : mode("stuck") ? 1000000 : 80;
 }
 /* a too small query: the count needed, unless a mode leaves it as given */
 static ret_t too_small(unsigned int *n, unsigned int have_n)

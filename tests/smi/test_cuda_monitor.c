@@ -249,6 +249,18 @@ static void same_count(void)
     OK(hwi_cuda_nvml_monitor(&s));
     EXPECT(s.ndevices == 2 && s.devices[1].processes == 200);
     EXPECT(strstr(s.warnings, "no process list") == NULL);
+    /* four queries at most (64, 128, 256, 512 entries): a list of 512 is read, one of
+     * 513 is not (issue 25, cuda_nvml.c: `tries < 4` made `<=` read 1024) */
+    TEST_CASE("samecount 512");
+    setenv("FAKE_NVML_PROCS", "512", 1);
+    OK(hwi_cuda_nvml_monitor(&s));
+    EXPECT(s.ndevices == 2 && strstr(s.warnings, "no process list") == NULL);
+    TEST_CASE("samecount 513");
+    setenv("FAKE_NVML_PROCS", "513", 1);
+    OK(hwi_cuda_nvml_monitor(&s));
+    EXPECT(s.ndevices == 2 && s.devices[1].processes == 0 && s.devices[0].processes == 2);
+    EXPECT(strstr(s.warnings, "device 1: no process list: Insufficient Size") != NULL);
+    unsetenv("FAKE_NVML_PROCS");
     TEST_CASE("stuck");
     setenv("FAKE_NVML_MODE", "stuck", 1);
     OK(hwi_cuda_nvml_monitor(&s));

@@ -90,6 +90,10 @@ int main(void)
     REFUSED("max_split_size", "abc", "\"abc\" is not a size");
     REFUSED("max_split_size", "12 parsecs", "\"12 parsecs\" is not a size");
     REFUSED("max_split_size", "inf", "\"inf\" is not a size");
+    /* not a number (issue 25, seed 3007: `!isfinite(v) || v < 0` made `&&` took "nan"
+     * and "nanGB" as sizes, converting NaN to an integer) */
+    REFUSED("max_split_size", "nan", "\"nan\" is not a size");
+    REFUSED("max_split_size", "nanGB", "\"nanGB\" is not a size");
     REFUSED("max_split_size", "1e30TB", "\"1e30TB\" is not a size");
     REFUSED("max_split_size", "0.4", "less than one byte");
     REFUSED("max_split_size", "9.3e18", "\"9.3e18\" is too large");

@@ -15,7 +15,9 @@
  * - on another thread, a host synchronization of the capturing stream is refused too, and
  *   orders nothing: a later unordered read of what that stream had waited for is still a
  *   hazard (issue 25, seed 3004: `!enabled() || (s && s->capture) || ...` made
- *   `!enabled() && ...` took the refused sync for a real one). */
+ *   `!enabled() && ...` took the refused sync for a real one);
+ * - with offload on, the engine's internal events are forgotten as its fetches end, and
+ *   a user's event still orders what it recorded. */
 #include "harness.h"
 
 #include <pthread.h>
@@ -350,6 +352,61 @@ static void released_blocks(void)
     OK(hwrt_stream_destroy(b));
 }
 
+/* The offload engine's internal events are forgotten when their fetch or use ends; a
+ * user's event is kept (issue 25, a sweep of sync_check.c: in
+ * hwi_sync_check_forget_event `events[i].handle == handle` made `!=` forgot every other
+ * event, so a stream waiting for the user's event read unordered). */
+static void offload_events(void)
+{
+    TEST_CASE("offload's internal events are forgotten, a user's event is kept");
+    hwrt_offload_config cfg = {.enabled = 1, .offload_cpu_size = 8u << 20,
+                               .enable_pinned_mem = 1, .prefetch_depth = 2};
+    OK(hwrt_set_offload_config(&cfg));
+    hwrt_stream a, b, c;
+    OK(hwrt_stream_create(&a, 0));
+    OK(hwrt_stream_create(&b, 0));
+    OK(hwrt_stream_create(&c, 0));
+    int64_t shape[1] = {N / 4};
+    hwrt_tensor x, t, out, tout;
+    OK(hwrt_tensor_empty(&x, HWRT_FLOAT32, 1, shape));
+    OK(hwrt_tensor_empty(&t, HWRT_FLOAT32, 1, shape));
+    OK(hwrt_tensor_empty(&out, HWRT_FLOAT32, 1, shape));
+    OK(hwrt_tensor_empty(&tout, HWRT_FLOAT32, 1, shape));
+    OK(hwrt_op_fill(t, 5.0, c));
+    OK(hwrt_tensor_set_offloadable(t, 1));
+    OK(hwrt_device_synchronize());
+    hwrt_event e;
+    OK(hwrt_event_create(&e, HWRT_EVENT_DISABLE_TIMING));
+    OK(hwrt_offload_evict(t));            /* t comes back (a fetch) and is used on c */
+    OK(hwrt_op_scale(tout, t, 2.0, c));
+    OK(hwrt_stream_synchronize(c));
+    OK(hwrt_diag_reset());
+    OK(hwrt_op_fill(x, 6.0, a));
+    OK(hwrt_event_record(e, a));                             /* the user's event */
+    OK(hwrt_offload_evict(t));            /* clean: dropped, its fetch's event forgotten */
+    OK(hwrt_stream_wait_event(b, e));
+    OK(hwrt_op_scale(out, x, 2.0, b));                       /* ordered by e only */
+    OK(hwrt_stream_synchronize(b));
+    EXPECT(hwrt_diag_hazard_count() == 0);
+    if (hwrt_diag_hazard_count()) fprintf(stderr, "  the last report: %s\n", last_report());
+    float got[N / 4];
+    OK(hwrt_tensor_copy_to_host(out, got, sizeof got));
+    EXPECT(got[0] == 12.0f && got[N / 4 - 1] == 12.0f);
+    OK(hwrt_tensor_copy_to_host(tout, got, sizeof got));
+    EXPECT(got[0] == 10.0f && got[N / 4 - 1] == 10.0f);
+    OK(hwrt_device_synchronize());
+    OK(hwrt_event_destroy(e));
+    OK(hwrt_tensor_release(x));
+    OK(hwrt_tensor_release(t));
+    OK(hwrt_tensor_release(out));
+    OK(hwrt_tensor_release(tout));
+    OK(hwrt_stream_destroy(a));
+    OK(hwrt_stream_destroy(b));
+    OK(hwrt_stream_destroy(c));
+    cfg.enabled = 0;
+    OK(hwrt_set_offload_config(&cfg));
+}
+
 int main(void)
 {
     OK(hwrt_set_device("sim", 0));
@@ -359,6 +416,7 @@ int main(void)
     released_blocks();
     sync_while_capturing();
     sync_of_capturing_stream_elsewhere();
+    offload_events();
     OK(hwrt_set_check_sync(0));
     OK(hwrt_shutdown());
     return test_report();

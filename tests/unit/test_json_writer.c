@@ -164,7 +164,10 @@ int main(void)
     const char *bad2[] = {"tru", "fals", "nulll", "-", "--1", "1e", "1e+", "1.e5", "+1", ".5",
                           "\"\\u12\"", "\"\\u12G4\"", "\"\\", "\"\\\"", "{\"a\"", "{\"a\":",
                           "{\"a\":1", "{1:2}", "[1 2]", "{\"a\":1 \"b\":2}", "[1,", "]", "}",
-                          "{\"a\":1]", "[1}", "\"a\" x", "\x01"};
+                          "{\"a\":1]", "[1}", "\"a\" x", "\x01",
+                          /* a control character does not end a string (issue 25, seed 3007:
+                           * `if (c < 0x20) return 0` made `return 1` took these) */
+                          "\"\t", "[\"a\n]"};
     for (size_t i = 0; i < sizeof good2 / sizeof good2[0]; i++) {
         if (!hwi_jw_valid(good2[i], strlen(good2[i]))) printf("refused: %s\n", good2[i]);
         EXPECT(hwi_jw_valid(good2[i], strlen(good2[i])));

@@ -8,12 +8,14 @@
  * - a region given back in the middle of the file is punched out: the file's blocks
  *   drop (free_extent skipped the punch on 0);
  * - once the last region goes the tier is closed: descriptor 0 is free again
- *   (hwi_disk_close kept 0 open).
+ *   (hwi_disk_close kept 0 open);
+ * - a failing read, a read with a stale EINTR in errno, and a truncated file end.
  * White-box (hwi_disk_*, linked statically). */
 #include "harness.h"
 #include "offload/tier_disk.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +82,30 @@ int main(void)
         fprintf(stderr, "  blocks %lld before the release, %lld after\n", before, after);
     OK(hwi_disk_read(&rc, back, "test", "region c"));
     EXPECT(!memcmp(back, c, MB));
+
+    /* reads that fail or leave a stale EINTR in errno end (issue 25, a sweep of tier_disk.c:
+     * `got < 0 && errno == EINTR` made `||`, `<= 0` or `!=` looped for ever on them); a
+     * read that loops is ended by the alarm */
+    alarm(30);
+    TEST_CASE("a read failing with EBADF is an error, not a retry");
+    int keep = dup(0), wo = open("/dev/null", O_WRONLY);
+    EXPECT(keep > 0 && wo > 0 && dup2(wo, 0) == 0);
+    FAILS(hwi_disk_read(&rc, back, "test", "region c"), HWRT_ERROR_IO, "Bad file descriptor");
+    EXPECT(dup2(keep, 0) == 0);
+    close(keep);
+    close(wo);
+
+    TEST_CASE("a stale EINTR in errno: the read completes");
+    errno = EINTR;
+    OK(hwi_disk_read(&rc, back, "test", "region c"));
+    EXPECT(!memcmp(back, c, MB));
+
+    TEST_CASE("a truncated file with a stale EINTR: the read ends early, an error");
+    EXPECT(ftruncate(0, (off_t)rc.off + MB / 2) == 0);
+    errno = EINTR;
+    FAILS(hwi_disk_read(&rc, back, "test", "region c"), HWRT_ERROR_IO,
+          "after 524288 of 1048576 bytes: the file ends early (it was truncated)");
+    alarm(0);
 
     TEST_CASE("the last region gone: the tier is closed, descriptor 0 free");
     hwi_disk_release(&ra);
