@@ -131,6 +131,9 @@ int main(int argc, char **argv)
     EXPECT(has(out, "device 0: new segment of 64.00 MiB", "(large pool)"));
     EXPECT(has(out, "device 0: new segment of 2.00 MiB", "(small pool)"));
     EXPECT(has(out, "[hwrt debug]", "segment of 64.00 MiB at 0x") && has(out, "released; reserved now", NULL));
+    /* what empty_cache gave back (issue 25, seed 3007, pool_release.c: `>= HWI_LOG_DEBUG`
+     * made `>` said it only at trace) */
+    EXPECT(has(out, "[hwrt debug]", "device 0: hwrt_empty_cache released 64.00 MiB"));
     EXPECT(has(out, "[hwrt debug]", "offload: evicted") && has(out, "to the host tier (hwrt_offload_evict)", NULL));
     EXPECT(has(out, "[hwrt debug]", "offload: fetching") && has(out, "from the host tier to device 0", NULL));
     EXPECT(has(out, "[hwrt info]", "dist: rank 0 of 1 (local rank 0 of 1, 1 host), launcher none, engine self"));
