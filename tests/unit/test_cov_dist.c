@@ -9,6 +9,7 @@
 #include "harness.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* A tensor of n elements of value v (int16 has no fill kernel: left as allocated). */
 static hwrt_tensor make(hwrt_dtype dt, int64_t n, double v)
@@ -29,8 +30,28 @@ static int all_are(hwrt_tensor t, int n, float want)
     return 1;
 }
 
-int main(void)
+/* argv[1] "faulted", a process of its own: the device's first kernel raises a sticky
+ * fault, so the collectives' staging (a copy and a synchronization) fails, and each
+ * collective returns that failure (issue 25, seed 3007, collective.c broadcast:
+ * `st == HWRT_SUCCESS && c.x->nbytes` made `||` ran the engine anyway and returned its
+ * success) */
+static int faulted(void)
 {
+    setenv("HWRT_SIM_FAULTS", "kernel:nth=1", 1);
+    OK(hwrt_set_config("dist_force_staging", "true"));
+    hwrt_tensor t = make(HWRT_FLOAT32, 16, 1.0), big = make(HWRT_FLOAT32, 16, 0.0);
+    TEST_CASE("after a sticky fault, each collective fails with it");
+    FAILS(hwrt_broadcast(t, 0, NULL), HWRT_ERROR_DEVICE_FAULT, "injected");
+    FAILS(hwrt_allreduce(t, HWRT_REDUCE_SUM, NULL), HWRT_ERROR_DEVICE_FAULT, "injected");
+    FAILS(hwrt_allgather(big, t, NULL), HWRT_ERROR_DEVICE_FAULT, "injected");
+    FAILS(hwrt_reduce_scatter(t, big, HWRT_REDUCE_SUM, NULL), HWRT_ERROR_DEVICE_FAULT, "injected");
+    EXPECT(hwrt_shutdown() == HWRT_ERROR_DEVICE_FAULT);
+    return test_report();
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "faulted")) return faulted();
     setenv("HWRT_SIM_DEVICES", "2", 1);
     setenv("HWRT_OPENCL_LIBRARY", "/nonexistent/libOpenCL.so.1", 1);   /* no OpenCL devices */
 
@@ -151,5 +172,10 @@ int main(void)
     OK(hwrt_tensor_release(big));
     OK(hwrt_dist_finalize());
     OK(hwrt_shutdown());
+
+    TEST_CASE("collectives on a faulted device (a process of its own)");
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "%s faulted", argv[0]);
+    EXPECT(system(cmd) == 0);
     return test_report();
 }

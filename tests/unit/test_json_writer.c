@@ -147,6 +147,21 @@ int main(void)
         EXPECT(rc == -1);
     }
 
+    /* the refused call itself writes nothing (issue 25, a sweep of json.c: a value without
+     * a key written anyway, `return 0` made `return 1`; a key taken inside an array,
+     * `depth == 0 || kind[depth - 1] != '{'` made `&&`) */
+    TEST_CASE("a refused key or value writes nothing");
+    for (int c = 0; c < 2; c++) {
+        f = open_mem();
+        hwi_jw_begin(&j, f, 0);
+        if (c == 0) { hwi_jw_arr(&j); hwi_jw_key(&j, "k"); }
+        else { hwi_jw_obj(&j); hwi_jw_int(&j, 1); }
+        EXPECT(hwi_jw_end(&j) == -1);
+        fclose(f);
+        EXPECT(!strcmp(buf, c == 0 ? "[\n" : "{\n"));
+        if (strcmp(buf, c == 0 ? "[\n" : "{\n")) printf("refused call %d wrote: \"%s\"\n", c, buf);
+    }
+
     TEST_CASE("the validator");
     const char *good[] = {"0", "-1.5e-3", "\"\\u00e9\"", "[]", "{}", " [1, {\"a\": [null, true]}] ",
                           "\"tab\\t\""};
