@@ -182,7 +182,10 @@ int main(void)
                           "{\"a\":1]", "[1}", "\"a\" x", "\x01",
                           /* a control character does not end a string (issue 25, seed 3007:
                            * `if (c < 0x20) return 0` made `return 1` took these) */
-                          "\"\t", "[\"a\n]"};
+                          "\"\t", "[\"a\n]",
+                          /* nor does a bad escape, and a key is a string (a sweep of
+                           * json.c: `return 0` made `return 1` at 150 and 163) */
+                          "\"\\x", "[\"\\q]", "{:1}"};
     for (size_t i = 0; i < sizeof good2 / sizeof good2[0]; i++) {
         if (!hwi_jw_valid(good2[i], strlen(good2[i]))) printf("refused: %s\n", good2[i]);
         EXPECT(hwi_jw_valid(good2[i], strlen(good2[i])));
