@@ -303,6 +303,15 @@ static void sync_of_capturing_stream_elsewhere(void)
     OK(hwrt_stream_destroy(capturing));
 }
 
+/* A new float32 tensor of N / 4 elements. */
+static hwrt_tensor vec(void)
+{
+    int64_t shape[1] = {N / 4};
+    hwrt_tensor t = NULL;
+    OK(hwrt_tensor_empty(&t, HWRT_FLOAT32, 1, shape));
+    return t;
+}
+
 /* A released tensor's block is forgotten, and no other (issue 25, a sweep of
  * sync_check.c: in hwi_sync_check_forget `blocks[i].base == base` made `!=` forgot every
  * other block; `i < nblocks` made `<=` matched the entry left past the end by the last
@@ -313,12 +322,7 @@ static void released_blocks(void)
     hwrt_stream a, b;
     OK(hwrt_stream_create(&a, 0));
     OK(hwrt_stream_create(&b, 0));
-    int64_t shape[1] = {N / 4};
-    hwrt_tensor x, y, z, out;
-    OK(hwrt_tensor_empty(&x, HWRT_FLOAT32, 1, shape));
-    OK(hwrt_tensor_empty(&y, HWRT_FLOAT32, 1, shape));
-    OK(hwrt_tensor_empty(&z, HWRT_FLOAT32, 1, shape));
-    OK(hwrt_tensor_empty(&out, HWRT_FLOAT32, 1, shape));
+    hwrt_tensor x = vec(), y = vec(), z = vec(), out = vec();
     OK(hwrt_device_synchronize());
     OK(hwrt_diag_reset());
     OK(hwrt_op_fill(x, 1.0, a));                             /* x, then y, written on a */
@@ -329,16 +333,15 @@ static void released_blocks(void)
     OK(hwrt_device_synchronize());
 
     TEST_CASE("a block released twice, the second time unused, leaves the others");
-    hwrt_tensor w, w2;
+    hwrt_tensor w = vec(), w2;
     void *wdata = NULL, *w2data = NULL;
-    OK(hwrt_tensor_empty(&w, HWRT_FLOAT32, 1, shape));
     OK(hwrt_tensor_data(w, &wdata));
     OK(hwrt_diag_reset());
     OK(hwrt_op_fill(x, 3.0, a));                             /* entries: x (a), w (default) */
     OK(hwrt_op_fill(w, 4.0, NULL));
     OK(hwrt_tensor_release(w));                              /* w forgotten: x left */
     OK(hwrt_stream_synchronize(NULL));                       /* w's block free (not a's) */
-    OK(hwrt_tensor_empty(&w2, HWRT_FLOAT32, 1, shape));      /* w's block again */
+    w2 = vec();                                              /* w's block again */
     OK(hwrt_tensor_data(w2, &w2data));
     EXPECT(w2data == wdata);
     OK(hwrt_tensor_release(w2));                             /* the same base, unused */
@@ -366,12 +369,7 @@ static void offload_events(void)
     OK(hwrt_stream_create(&a, 0));
     OK(hwrt_stream_create(&b, 0));
     OK(hwrt_stream_create(&c, 0));
-    int64_t shape[1] = {N / 4};
-    hwrt_tensor x, t, out, tout;
-    OK(hwrt_tensor_empty(&x, HWRT_FLOAT32, 1, shape));
-    OK(hwrt_tensor_empty(&t, HWRT_FLOAT32, 1, shape));
-    OK(hwrt_tensor_empty(&out, HWRT_FLOAT32, 1, shape));
-    OK(hwrt_tensor_empty(&tout, HWRT_FLOAT32, 1, shape));
+    hwrt_tensor x = vec(), t = vec(), out = vec(), tout = vec();
     OK(hwrt_op_fill(t, 5.0, c));
     OK(hwrt_tensor_set_offloadable(t, 1));
     OK(hwrt_device_synchronize());
