@@ -38,6 +38,10 @@ static void dtypes(void)
     EXPECT(HWRT_BOOL == 8 && HWRT_INT16 == 9 && HWRT_COMPLEX128 == 14 && HWRT_DTYPE_COUNT == 15);
     EXPECT(hwrt_dtype_size(HWRT_DTYPE_COUNT) == 0 && hwrt_dtype_size((hwrt_dtype)-1) == 0);
     EXPECT(!strcmp(hwrt_dtype_name((hwrt_dtype)42), ""));
+    /* the first value past the table too (issue 25, seed 3008, dtype.c: `<` made `<=`
+     * read one entry past it) */
+    EXPECT(!strcmp(hwrt_dtype_name(HWRT_DTYPE_COUNT), "") &&
+           !strcmp(hwrt_dtype_name((hwrt_dtype)-1), ""));
     FAILS(hwrt_dtype_from_name("float8", &out), HWRT_ERROR_INVALID_ARGUMENT, "float8");
     FAILS(hwrt_dtype_from_name(NULL, &out), HWRT_ERROR_INVALID_ARGUMENT, "");
     FAILS(hwrt_dtype_from_name("int8", NULL), HWRT_ERROR_INVALID_ARGUMENT, "");
