@@ -81,6 +81,11 @@ int main(void)
     OK(hwrt_offload_evict(t));
     OK(hwrt_offload_location(t, &where));
     EXPECT(where == 1);
+    /* made offloadable again while on the host: it stays there (issue 25, seed 3008,
+     * offload_api.c:359: `st == HWRT_SUCCESS && r && !on` made `||` fetched it back) */
+    OK(hwrt_tensor_set_offloadable(t, 1));
+    OK(hwrt_offload_location(t, &where));
+    EXPECT(where == 1);
     OK(hwrt_offload_prefetch(t, s));
     OK(hwrt_stream_synchronize(s));
     EXPECT(holds(t, v, 16));
