@@ -88,6 +88,13 @@ static void creation(void)
     FAILS(hwrt_tensor_empty(&t, HWRT_FLOAT32, 2, NULL), HWRT_ERROR_INVALID_ARGUMENT, "NULL");
     int64_t huge[3] = {(int64_t)1 << 40, (int64_t)1 << 40, 16};
     FAILS(hwrt_tensor_empty(&t, HWRT_FLOAT32, 3, huge), HWRT_ERROR_INVALID_ARGUMENT, "overflow");
+    /* exactly 2^60 bytes is a size (the device refuses it); one element more is not
+     * (issue 25, seed 3008, tensor.c: `n > 2^60 / size` made `>=` refused the first) */
+    int64_t edge[1] = {(int64_t)1 << 58};
+    FAILS(hwrt_tensor_empty(&t, HWRT_FLOAT32, 1, edge), HWRT_ERROR_OUT_OF_MEMORY, "");
+    edge[0] += 1;
+    FAILS(hwrt_tensor_empty(&t, HWRT_FLOAT32, 1, edge), HWRT_ERROR_INVALID_ARGUMENT,
+          "elements of float32 overflow a size");
     hwrt_device_props p;
     OK(hwrt_get_device_props(0, &p));
     int64_t big[1] = {(int64_t)(p.total_memory / 4) + (1 << 28)};
