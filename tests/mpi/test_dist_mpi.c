@@ -9,6 +9,7 @@
  *   devid        two (modelled) hosts, DEVICE_ID per rank: the global rank called out, a
  *                number past the devices only refused
  *   deadrank     the last rank dies; the others get HWRT_ERROR_DIST within dist_timeout
+ *   joined       nothing past init: run_info_line.sh reads the info line (host count)
  * and, on the namespace hosts of tests/mpi/hosts/run_hosts.sh (real host names):
  *   hosts        every rank bound to its own host's device (local rank), in exclusive mode
  *   hostrange    node0 2 ranks, node1 3 ranks, 2 devices each -> node1 named everywhere
@@ -545,6 +546,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "hosts")) scenario_hosts();
     else if (!strcmp(mode, "hostrange")) scenario_hostrange();
     else if (!strcmp(mode, "deadhost")) scenario_deadhost();
+    else if (!strcmp(mode, "joined")) TEST_CASE("joined");
     else { fprintf(stderr, "unknown scenario %s\n", mode); return 2; }
     if (!strcmp(mode, "deadrank") || !strcmp(mode, "deadhost")) {
         int rc = test_report();
