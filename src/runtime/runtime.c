@@ -164,13 +164,13 @@ static hwrt_status select_locked(const char *name, int ordinal, used_backend **o
         return hwi_err(HWRT_ERROR_UNAVAILABLE, "backend %s is unavailable: %s", name, reason);
     if (count == 0)
         return hwi_err(HWRT_ERROR_NO_DEVICE, "backend %s has no device: %s", name, reason);
-    if (count > HWI_MAX_DEVICES - nids) count = HWI_MAX_DEVICES - nids;
-    if (ordinal >= 0 && ordinal >= count)
-        return bad_ordinal(&(used_backend){ops, count, 0}, ordinal);
-    if (n == MAX_BACKENDS || nids == HWI_MAX_DEVICES)
+    if (n == MAX_BACKENDS || nids == HWI_MAX_DEVICES)   /* before the clamp: never "0 devices" */
         return hwi_err(HWRT_ERROR_NOT_SUPPORTED, "backend %s: this process already has %d "
                        "devices open over %d backends, hwrt's limit; call hwrt_shutdown() first",
                        name, nids, n);
+    if (count > HWI_MAX_DEVICES - nids) count = HWI_MAX_DEVICES - nids;
+    if (ordinal >= 0 && ordinal >= count)
+        return bad_ordinal(&(used_backend){ops, count, 0}, ordinal);
     used[n] = (used_backend){ops, count, nids};
     nids += count;
     atomic_store(&nused, n + 1);
