@@ -178,6 +178,12 @@ int main(void)
     EXPECT(s1.fetch_window_uses == s0.fetch_window_uses + 1);
     EXPECT(s1.fetches_exposed == s0.fetches_exposed);
     EXPECT(s1.victim_waits == s0.victim_waits);
+    /* C used again, resident: no fetch, so no window counted a second time */
+    OK(hwrt_op_scale(ob, abc[2], 2.0, s));
+    OK(hwrt_stream_synchronize(s));
+    OK(hwrt_offload_stats_get(&s2));
+    EXPECT(s2.fetches_after_victim == s1.fetches_after_victim);
+    EXPECT(s2.fetch_window_uses == s1.fetch_window_uses);
     OK(hwrt_tensor_copy_to_host(ob, out, sizeof out));
     int right = 1;
     for (int i = 0; i < N; i++) right &= out[i] == 2.0f * hv[2][i];
