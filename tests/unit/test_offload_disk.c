@@ -293,6 +293,48 @@ static void tampered_bytes(const char *base)
     OK(hwrt_shutdown());
 }
 
+/* A fetch that fails (a tampered disk-tier region) starts no prefetch: with a learned order
+ * (auto_offload, prefetch_depth 1) a successful use of a prefetches b, the next tensor in
+ * the order, but a failed one leaves b on the disk tier (offload_api.c:129, whose `||` form
+ * prefetched after the failure). */
+static void no_prefetch_after_failed_fetch(const char *base)
+{
+    char dir[PATH_MAX], depth[32] = "", autoo[32] = "";
+    fresh_dir(dir, sizeof dir, base, "learned");
+    session(dir);
+    OK(hwrt_get_config("prefetch_depth", depth, sizeof depth));
+    OK(hwrt_get_config("auto_offload", autoo, sizeof autoo));
+    OK(hwrt_set_config("auto_offload", "1"));
+    OK(hwrt_set_config("prefetch_depth", "1"));
+    hwrt_tensor a = make(1.0f), b = make(2.0f);
+    OK(hwrt_op_scale(a, a, 1.0, NULL));          /* the step's order: a, b */
+    OK(hwrt_op_scale(b, b, 1.0, NULL));
+    OK(hwrt_offload_step());
+    OK(hwrt_device_synchronize());
+    OK(hwrt_offload_evict(a));                   /* a first: the file's first region */
+    OK(hwrt_offload_evict(b));
+    EXPECT(where(a) == 2 && where(b) == 2);
+    hwrt_offload_stats s0, s1;
+    OK(hwrt_offload_stats_get(&s0));
+    int fd = open_tier_fd(dir, O_RDWR);
+    EXPECT(fd >= 0);
+    if (fd >= 0) {
+        float junk = 12345.0f;
+        EXPECT(pwrite(fd, &junk, sizeof junk, 4096) == (ssize_t)sizeof junk);
+        close(fd);
+    }
+    FAILS(hwrt_op_scale(a, a, 1.0, NULL), HWRT_ERROR_IO, "checksum");
+    OK(hwrt_device_synchronize());
+    OK(hwrt_offload_stats_get(&s1));
+    EXPECT(where(b) == 2);                       /* no prefetch after the failure */
+    EXPECT(s1.fetches_from_disk == s0.fetches_from_disk);
+    OK(hwrt_tensor_release(a));
+    OK(hwrt_tensor_release(b));
+    OK(hwrt_set_config("auto_offload", autoo));
+    OK(hwrt_set_config("prefetch_depth", depth));
+    OK(hwrt_shutdown());
+}
+
 /* The tier file cut short behind the runtime's back (issue 25: the short-read check of a
  * disk-tier fetch): the fetch fails with HWRT_ERROR_IO saying the file ends early, hands
  * out no data and leaves the tensor on the disk tier. An alarm turns a read loop that
@@ -449,6 +491,8 @@ int main(int argc, char **argv)
     tampered_bytes(base);
     TEST_CASE("25 a truncated tier file is noticed");
     truncated_file(base);
+    TEST_CASE("25 no prefetch after a failed fetch (learned order)");
+    no_prefetch_after_failed_fetch(base);
     TEST_CASE("6 write errors carry the errno text");
     write_error_text(base);
     TEST_CASE("6 long offload_path used in full");
