@@ -1,0 +1,57 @@
+/* hwrt_event_synchronize when the driver's clWaitForEvents itself fails while the event's
+ * command has not run (its stream held by a host function): an error naming
+ * clWaitForEvents, never NOT_READY (a synchronize never answers that: the caller would
+ * wait again, for ever); the same event then synchronizes once the stream moves (issue 25,
+ * seed 3009: ocl_event.c's `we != CL_SUCCESS` made `==` answered NOT_READY). Run through
+ * fail_cl.c, the forwarding loader (fail_cl_fail_next). */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include "harness.h"
+#include "fail_cl_next.h"
+
+#include <stdatomic.h>
+#include <time.h>
+
+static atomic_int gate;
+
+static void hold(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&gate)) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+}
+
+int main(void)
+{
+    OK(hwrt_set_device("opencl", 0));
+    fail_cl_next_fn fail_next = fail_cl_next_lookup();
+    if (!fail_next) return 1;
+    hwrt_stream s = NULL;
+    hwrt_event e = NULL;
+    OK(hwrt_stream_create(&s, 0));
+    OK(hwrt_event_create(&e, 0));
+
+    TEST_CASE("clWaitForEvents fails before the event's command ran");
+    OK(hwrt_launch_host_func(s, hold, NULL));
+    OK(hwrt_event_record(e, s));
+    EXPECT(hwrt_event_query(e) == HWRT_ERROR_NOT_READY);
+    fail_next("clWaitForEvents", 1, CL_OUT_OF_RESOURCES);
+    hwrt_status st = hwrt_event_synchronize(e);
+    EXPECT(st != HWRT_SUCCESS && st != HWRT_ERROR_NOT_READY);
+    EXPECT(strstr(hwrt_last_error(), "clWaitForEvents in hwrt_event_synchronize") != NULL);
+    EXPECT(strstr(hwrt_last_error(), "CL_OUT_OF_RESOURCES") != NULL);
+    printf("event synchronize: %s: %s\n", hwrt_status_name(st), hwrt_last_error());
+
+    TEST_CASE("the stream moves: the event synchronizes");
+    atomic_store(&gate, 1);
+    OK(hwrt_event_synchronize(e));
+    OK(hwrt_event_query(e));
+    OK(hwrt_stream_synchronize(s));
+    OK(hwrt_event_destroy(e));
+    OK(hwrt_stream_destroy(s));
+    OK(hwrt_shutdown());
+    return test_report();
+}
