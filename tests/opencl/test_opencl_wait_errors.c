@@ -2,15 +2,18 @@
  * command has not run (its stream held by a host function): an error naming
  * clWaitForEvents, never NOT_READY (a synchronize never answers that: the caller would
  * wait again, for ever); the same event then synchronizes once the stream moves (issue 25,
- * seed 3009: ocl_event.c's `we != CL_SUCCESS` made `==` answered NOT_READY). Run through
- * fail_cl.c, the forwarding loader (fail_cl_fail_next). */
+ * seed 3009: ocl_event.c's `we != CL_SUCCESS` made `==` answered NOT_READY); and when the
+ * command itself failed, the fault's sentence, not the failed wait's. Run through fail_cl.c,
+ * the forwarding loader (fail_cl_fail_next, fail_cl_event_status_next). */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
 #include "harness.h"
 #include "fail_cl_next.h"
 
+#include <dlfcn.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <time.h>
 
 static atomic_int gate;
@@ -50,6 +53,25 @@ int main(void)
     OK(hwrt_event_synchronize(e));
     OK(hwrt_event_query(e));
     OK(hwrt_stream_synchronize(s));
+
+    TEST_CASE("a failed command: the fault's sentence, not the failed wait's");
+    /* the driver reports the command failed and, as it does then, clWaitForEvents fails
+     * with CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST: the fault names the command's
+     * status (ocl_event.c:78's `&&` made `||` put the wait's error in its place) */
+    void *h = dlopen(getenv("HWRT_OPENCL_LIBRARY"), RTLD_NOW | RTLD_NOLOAD);
+    void (*status_next)(cl_int, long) = NULL;
+    if (h) *(void **)&status_next = dlsym(h, "fail_cl_event_status_next");
+    EXPECT(status_next != NULL);
+    if (status_next) {
+        OK(hwrt_event_record(e, s));
+        status_next(CL_OUT_OF_RESOURCES, 1000);
+        fail_next("clWaitForEvents", 1, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+        FAILS(hwrt_event_synchronize(e), HWRT_ERROR_DEVICE_FAULT,
+              "execution status -5, CL_OUT_OF_RESOURCES)");
+        EXPECT(strstr(hwrt_last_error(), "clWaitForEvents") == NULL);
+        status_next(0, 0);
+        OK(hwrt_device_reset(0));
+    }
     OK(hwrt_event_destroy(e));
     OK(hwrt_stream_destroy(s));
     OK(hwrt_shutdown());
