@@ -48,6 +48,11 @@ int main(void)
     EXPECT(!hwi_op_allows(HWRT_K_CAST, HWRT_COMPLEX64));
     EXPECT(!hwi_op_allows(HWRT_K_COUNT, HWRT_FLOAT32));       /* outside the table */
     EXPECT(!hwi_op_allows(HWRT_K_FILL, HWRT_DTYPE_COUNT));    /* not a dtype */
+    /* past the 32-bit dtype masks: refused, never a shift by 32 (which x86 takes as 0 and so
+     * reads dtype 0's bit; seed 3009's op_table.c:35 `dt < 32u` made `<=`) */
+    EXPECT(!hwi_op_allows(HWRT_K_FILL, (hwrt_dtype)32));
+    EXPECT(!hwi_op_allows(HWRT_K_FILL, (hwrt_dtype)-1));
+    EXPECT(hwi_op_allows(HWRT_K_FILL, (hwrt_dtype)0));        /* dtype 0's bit is set */
     EXPECT(!hwi_op_allows(HWRT_K_FILL, (hwrt_dtype)40));
     hwi_op_dtypes_str(HWRT_K_MATMUL, buf, sizeof buf);
     EXPECT(!strcmp(buf, "float32, float16, bfloat16 or float64"));
