@@ -9,6 +9,7 @@
  *   - bad input: NULL, n 0 or 5, a rank outside the world, a rank twice, this rank not
  *     listed, members passing different lists, a root outside the group, a destroyed
  *     handle; each leaves the group usable
+ * With argv[1] "subgroup-first": only a group of three's allreduce, before anything else.
  * Each rank prints "N passed, M failed" and exits non-zero on any failure. */
 #include "harness.h"
 
@@ -178,7 +179,27 @@ static void bad_input(void)
     OK(hwrt_barrier());
 }
 
-int main(void)
+/* argv "subgroup-first": no device binding and no world collective before a group's: the
+ * devices are checked by world collectives only, so ranks 1..3 reduce in their group while
+ * rank 0 goes straight to finalize (seed 3009's collective.c:122 `&& !c->g` made `||` had
+ * the three wait in a world exchange that rank 0 never joins). */
+static void subgroup_first(void)
+{
+    TEST_CASE("a group of three reduces before any world collective");
+    if (rank == 0) return;
+    const int c[3] = {1, 2, 3};
+    hwrt_group h = NULL;
+    OK(hwrt_group_create(c, 3, &h));
+    float hv[1] = {(float)rank};
+    hwrt_tensor ht = vec(hv, 1);
+    OK(hwrt_group_allreduce(h, ht, HWRT_REDUCE_SUM, NULL));
+    get(ht, hv, 1);
+    EXPECT(hv[0] == 6.0f);
+    OK(hwrt_tensor_release(ht));
+    OK(hwrt_group_destroy(h));
+}
+
+int main(int argc, char **argv)
 {
     hwrt_status st = hwrt_dist_init();
     if (st != HWRT_SUCCESS) {
@@ -191,9 +212,13 @@ int main(void)
         fprintf(stderr, "test_dist_groups needs 4 ranks (mpirun -np 4), got %d\n", size);
         return 2;
     }
-    OK(hwrt_dist_bind_device("sim"));
-    two_groups();
-    bad_input();
+    if (argc > 1 && !strcmp(argv[1], "subgroup-first")) {
+        subgroup_first();
+    } else {
+        OK(hwrt_dist_bind_device("sim"));
+        two_groups();
+        bad_input();
+    }
     TEST_CASE("finalize");
     OK(hwrt_dist_finalize());
     int rc = test_report();
