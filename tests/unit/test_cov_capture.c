@@ -162,6 +162,49 @@ static void test_large_graph(void)
     OK(hwrt_stream_destroy(s));
 }
 
+/* A buffer a graph only reads as a copy's source (device to host, device to device) is one
+ * of its inputs too: freed after capture, the launch refuses (seed 3009's capture.c:65,
+ * `D2H || D2D` made `&&`, recorded no copy source and replayed from freed memory). */
+static void test_copy_sources_checked(void)
+{
+    TEST_CASE("a copy's device source freed after capture is caught at launch");
+    hwrt_stream s;
+    OK(hwrt_stream_create(&s, 0));
+    void *a, *b, *c;
+    OK(hwrt_malloc(&a, BYTES));
+    OK(hwrt_malloc(&b, BYTES));
+    OK(hwrt_malloc(&c, BYTES));
+    OK(hwrt_memset_async(a, 7, BYTES, s));
+    OK(hwrt_memset_async(b, 9, BYTES, s));
+    unsigned char *pin;
+    OK(hwrt_host_alloc((void **)&pin, BYTES, HWRT_HOST_PINNED));
+    hwrt_graph to_host, to_dev;
+    OK(hwrt_stream_begin_capture(s));
+    OK(hwrt_memcpy_async(pin, a, BYTES, HWRT_MEMCPY_DEVICE_TO_HOST, s));
+    OK(hwrt_stream_end_capture(s, &to_host));
+    OK(hwrt_stream_begin_capture(s));
+    OK(hwrt_memcpy_async(c, b, BYTES, HWRT_MEMCPY_DEVICE_TO_DEVICE, s));
+    OK(hwrt_stream_end_capture(s, &to_dev));
+    OK(hwrt_graph_launch(to_host, s));
+    OK(hwrt_graph_launch(to_dev, s));
+    OK(hwrt_stream_synchronize(s));
+    unsigned char h[BYTES];
+    OK(hwrt_memcpy(h, c, BYTES, HWRT_MEMCPY_DEVICE_TO_HOST));
+    EXPECT(pin[0] == 7 && pin[BYTES - 1] == 7 && h[0] == 9 && h[BYTES - 1] == 9);
+    OK(hwrt_free(a));
+    OK(hwrt_free(b));
+    char want[160];
+    snprintf(want, sizeof want, "device pointer %p used by the graph (device 0) was freed after capture", a);
+    FAILS(hwrt_graph_launch(to_host, s), HWRT_ERROR_INVALID_ARGUMENT, want);
+    snprintf(want, sizeof want, "device pointer %p used by the graph (device 0) was freed after capture", b);
+    FAILS(hwrt_graph_launch(to_dev, s), HWRT_ERROR_INVALID_ARGUMENT, want);
+    OK(hwrt_graph_destroy(to_host));
+    OK(hwrt_graph_destroy(to_dev));
+    OK(hwrt_free(c));
+    OK(hwrt_host_free(pin));
+    OK(hwrt_stream_destroy(s));
+}
+
 static void test_shutdown_mid_capture(void)
 {
     TEST_CASE("hwrt_shutdown with captures open drops them");
@@ -194,6 +237,7 @@ int main(void)
     test_capture_limit();
     test_other_thread();
     test_large_graph();
+    test_copy_sources_checked();
     test_shutdown_mid_capture();
     OK(hwrt_shutdown());
     return test_report();
