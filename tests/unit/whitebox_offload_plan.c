@@ -8,7 +8,10 @@
  *   0 included (`order_pos < 0` made `<= 0` took it for unknown);
  * - the order is used only with auto_offload on, not while recording, and once it holds a
  *   tensor; otherwise the least recently used is the victim (each `&&` of learned() made
- *   `||`, and `norder > 0` made `>= 0`). White-box (hwi_plan_*, linked statically). */
+ *   `||`, and `norder > 0` made `>= 0`);
+ * - block sizes: a tensor in the upper half of the largest takes the largest's size where
+ *   two such blocks fit the offloadable share, one under half keeps its own (seed 3009).
+ * White-box (hwi_plan_*, linked statically). */
 #include "harness.h"
 #include "offload/residency.h"
 #include "tensor/tensor.h"
@@ -86,6 +89,29 @@ int main(void)
     hwi_offload.norder = 0;            /* nothing learned yet */
     a.order_pos = b.order_pos = c.order_pos = -1;
     EXPECT(hwi_plan_pick_victim(0, NULL, 0, 1) == &b);
+
+    TEST_CASE("block sizes: one class for the upper half of the largest, where two fit");
+    /* learned order a (1 MiB), b (4 MiB), c (3 MiB): c is fetched into a 4 MiB block when the
+     * offloadable share holds two of them, a (under half of 4 MiB) keeps its own size
+     * (seed 3009's offload_plan.c:236 `n < max / 2 || n >= max` made `&&` gave a 4 MiB) */
+    hwi_offload.norder = 3;
+    a.order_pos = 0, b.order_pos = 1, c.order_pos = 2;
+    ta.nbytes = (size_t)1 << 20;
+    tb.nbytes = (size_t)4 << 20;
+    tc.nbytes = (size_t)3 << 20;
+    hwi_offload.n = 0;                 /* no resident holds device memory */
+    EXPECT(hwi_plan_block_bytes(&a) == ((size_t)1 << 20));
+    EXPECT(hwi_plan_block_bytes(&b) == ((size_t)4 << 20));
+    EXPECT(hwi_plan_block_bytes(&c) == ((size_t)4 << 20));
+    char cap[32] = "";
+    OK(hwrt_get_config("max_device_memory", cap, sizeof cap));
+    OK(hwrt_set_config("max_device_memory", "6MB"));   /* room for one 4 MiB block only */
+    EXPECT(hwi_plan_block_bytes(&c) == ((size_t)3 << 20));
+    EXPECT(hwi_plan_block_bytes(&a) == ((size_t)1 << 20));
+    OK(hwrt_set_config("max_device_memory", cap));
+    OK(hwrt_set_config("auto_offload", "0"));          /* not learned: its own size */
+    EXPECT(hwi_plan_block_bytes(&c) == ((size_t)3 << 20));
+    OK(hwrt_set_config("auto_offload", "1"));
 
     free(order);
     hwi_offload = saved;
