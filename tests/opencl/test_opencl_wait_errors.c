@@ -4,7 +4,8 @@
  * wait again, for ever); the same event then synchronizes once the stream moves (issue 25,
  * seed 3009: ocl_event.c's `we != CL_SUCCESS` made `==` answered NOT_READY); and when the
  * command itself failed, the fault's sentence, not the failed wait's. Run through fail_cl.c,
- * the forwarding loader (fail_cl_fail_next, fail_cl_event_status_next). */
+ * the forwarding loader (fail_cl_fail_next, fail_cl_event_status_next). Also: a host
+ * function's completion that the driver refuses for a while is set again. */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
@@ -52,6 +53,17 @@ int main(void)
     atomic_store(&gate, 1);
     OK(hwrt_event_synchronize(e));
     OK(hwrt_event_query(e));
+    OK(hwrt_stream_synchronize(s));
+
+    TEST_CASE("a host function's completion refused by the driver for a while is set again");
+    /* clSetUserEventStatus failing 5 times (out of resources): asked again every
+     * millisecond, so the stream moves on (the sweep of ocl_host.c: 33's `!= CL_SUCCESS`
+     * made `==` gave up at the first refusal and every later wait hung) */
+    atomic_store(&gate, 1);
+    fail_next("clSetUserEventStatus", 5, CL_OUT_OF_RESOURCES);
+    OK(hwrt_launch_host_func(s, hold, NULL));
+    OK(hwrt_event_record(e, s));
+    OK(hwrt_event_synchronize(e));
     OK(hwrt_stream_synchronize(s));
 
     TEST_CASE("a failed command: the fault's sentence, not the failed wait's");
