@@ -67,6 +67,33 @@ static void test_refusals(void)
     EXPECT(v[0] == 1 && v[5] == 6);
 }
 
+/* HWRT_MAX_DIMS dimensions are taken, one more refused (seed 3009's dlpack.c:208, `ndim >
+ * HWRT_MAX_DIMS` made `>=`, refused the largest rank hwrt has) */
+static void test_max_dims(void)
+{
+    TEST_CASE("a DLPack tensor of HWRT_MAX_DIMS dimensions is taken");
+    float v[6] = {1, 2, 3, 4, 5, 6};
+    int64_t shape[HWRT_MAX_DIMS + 1];
+    for (int i = 0; i < HWRT_MAX_DIMS + 1; i++) shape[i] = 1;
+    shape[HWRT_MAX_DIMS - 2] = 2;
+    shape[HWRT_MAX_DIMS - 1] = 3;
+    hwrt_tensor t = NULL;
+    DLManagedTensorVersioned m = host_dl(v, HWRT_MAX_DIMS + 1, shape);
+    deleted = 0;
+    FAILS(hwrt_tensor_from_dlpack(&t, &m), HWRT_ERROR_INVALID_ARGUMENT, "ndim 9 is out of range 0..8");
+    m = host_dl(v, HWRT_MAX_DIMS, shape);
+    OK(hwrt_tensor_from_dlpack(&t, &m));
+    int64_t got[HWRT_MAX_DIMS];
+    int nd = 0;
+    OK(hwrt_tensor_ndim(t, &nd));
+    EXPECT(nd == HWRT_MAX_DIMS);
+    OK(hwrt_tensor_shape(t, got, HWRT_MAX_DIMS));
+    EXPECT(got[0] == 1 && got[HWRT_MAX_DIMS - 2] == 2 && got[HWRT_MAX_DIMS - 1] == 3);
+    EXPECT(holds(t, v, 6));
+    OK(hwrt_tensor_release(t));
+    EXPECT(deleted == 1);
+}
+
 static void test_host_imports(void)
 {
     TEST_CASE("host tensors: copied, read-only ones too; strides of size-1 dims ignored");
@@ -152,6 +179,7 @@ int main(void)
 {
     OK(hwrt_set_device("sim", 0));
     test_refusals();
+    test_max_dims();
     test_host_imports();
     test_device_memory();
     OK(hwrt_shutdown());
