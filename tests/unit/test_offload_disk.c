@@ -293,10 +293,10 @@ static void tampered_bytes(const char *base)
     OK(hwrt_shutdown());
 }
 
-/* A fetch that fails (a tampered disk-tier region) starts no prefetch: with a learned order
- * (auto_offload, prefetch_depth 1) a successful use of a prefetches b, the next tensor in
- * the order, but a failed one leaves b on the disk tier (offload_api.c:129, whose `||` form
- * prefetched after the failure). */
+/* With a learned order (auto_offload, prefetch_depth 1) a successful use of a prefetches b,
+ * the next tensor in the order; a fetch that fails (a tampered disk-tier region) starts no
+ * prefetch: b stays on the disk tier (offload_api.c:129, whose `||` form prefetched after
+ * the failure). */
 static void no_prefetch_after_failed_fetch(const char *base)
 {
     char dir[PATH_MAX], depth[32] = "", autoo[32] = "";
@@ -314,6 +314,15 @@ static void no_prefetch_after_failed_fetch(const char *base)
     OK(hwrt_offload_evict(a));                   /* a first: the file's first region */
     OK(hwrt_offload_evict(b));
     EXPECT(where(a) == 2 && where(b) == 2);
+    /* a successful use of a, the first of the order, prefetches b (seed 3009's
+     * offload_plan.c:158, `order_pos < 0` made `<= 0`, took position 0 for unknown) */
+    OK(hwrt_op_scale(a, a, 1.0, NULL));
+    OK(hwrt_device_synchronize());
+    EXPECT(where(b) == 0);
+    EXPECT(holds(a, 1.0f) && holds(b, 2.0f));
+    OK(hwrt_offload_evict(b));
+    EXPECT(where(a) == 0 && where(b) == 2);
+    OK(hwrt_offload_evict(a));
     hwrt_offload_stats s0, s1;
     OK(hwrt_offload_stats_get(&s0));
     int fd = open_tier_fd(dir, O_RDWR);
@@ -491,7 +500,7 @@ int main(int argc, char **argv)
     tampered_bytes(base);
     TEST_CASE("25 a truncated tier file is noticed");
     truncated_file(base);
-    TEST_CASE("25 no prefetch after a failed fetch (learned order)");
+    TEST_CASE("25 a learned prefetch after a use, none after a failed fetch");
     no_prefetch_after_failed_fetch(base);
     TEST_CASE("6 write errors carry the errno text");
     write_error_text(base);
