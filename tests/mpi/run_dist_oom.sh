@@ -11,7 +11,10 @@
 mpirun=$1; prog=$2; lib=$3
 n=1; hosts_oom=0; bad=0
 while [ "$n" -le 400 ]; do
-    out=$(timeout 120 "$mpirun" --allow-run-as-root --oversubscribe -np 2 -x LD_PRELOAD="$lib" \
+    # --enable-recovery: a rank that fails init (exit 1) must not get the other killed
+    # before it says its own sentence
+    out=$(timeout 120 "$mpirun" --allow-run-as-root --oversubscribe --enable-recovery -np 2 \
+          -x LD_PRELOAD="$lib" \
           -x HWRT_FAIL_MALLOC_NTH="$n" -x HWRT_DIST_TIMEOUT=10 -x HWRT_SIM_DEVICES=2 \
           "$prog" joined 2>&1)
     rc=$?
