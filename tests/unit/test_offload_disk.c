@@ -264,6 +264,19 @@ static void precreated_files(const char *base)
     OK(hwrt_shutdown());
 }
 
+/* Overwrite 4 bytes inside the tier file's first region (at 4096), behind the runtime's
+ * back, as another user could. */
+static void tamper_first_region(const char *dir)
+{
+    int fd = open_tier_fd(dir, O_RDWR);
+    EXPECT(fd >= 0);
+    if (fd >= 0) {
+        float junk = 12345.0f;
+        EXPECT(pwrite(fd, &junk, sizeof junk, 4096) == (ssize_t)sizeof junk);
+        close(fd);
+    }
+}
+
 /* Bytes changed behind the runtime's back: the fetch fails with HWRT_ERROR_IO naming the
  * tensor and the file, and returns no data. */
 static void tampered_bytes(const char *base)
@@ -273,13 +286,7 @@ static void tampered_bytes(const char *base)
     session(dir);
     hwrt_tensor t[3];
     evict_one(t);
-    int fd = open_tier_fd(dir, O_RDWR);
-    EXPECT(fd >= 0);
-    if (fd >= 0) {
-        float junk = 12345.0f;
-        EXPECT(pwrite(fd, &junk, sizeof junk, 4096) == (ssize_t)sizeof junk);
-        close(fd);
-    }
+    tamper_first_region(dir);
     for (int i = 0; i < N; i++) buf[i] = 0;
     hwrt_status st = hwrt_tensor_copy_to_host(t[0], buf, sizeof buf);
     const char *e = hwrt_last_error();
@@ -325,13 +332,7 @@ static void no_prefetch_after_failed_fetch(const char *base)
     OK(hwrt_offload_evict(a));
     hwrt_offload_stats s0, s1;
     OK(hwrt_offload_stats_get(&s0));
-    int fd = open_tier_fd(dir, O_RDWR);
-    EXPECT(fd >= 0);
-    if (fd >= 0) {
-        float junk = 12345.0f;
-        EXPECT(pwrite(fd, &junk, sizeof junk, 4096) == (ssize_t)sizeof junk);
-        close(fd);
-    }
+    tamper_first_region(dir);
     FAILS(hwrt_op_scale(a, a, 1.0, NULL), HWRT_ERROR_IO, "checksum");
     OK(hwrt_device_synchronize());
     OK(hwrt_offload_stats_get(&s1));
