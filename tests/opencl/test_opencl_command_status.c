@@ -9,23 +9,15 @@
 #include <CL/cl.h>
 
 #include "harness.h"
-
-#include <dlfcn.h>
-#include <stdlib.h>
+#include "fail_cl_next.h"
 
 enum { N = 4096 };
 
 int main(void)
 {
     OK(hwrt_set_device("opencl", 0));
-    const char *lib = getenv("HWRT_OPENCL_LIBRARY");
-    void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    void (*status_next)(cl_int, long) = NULL;
-    if (h) *(void **)&status_next = dlsym(h, "fail_cl_event_status_next");
-    if (!status_next) {
-        fprintf(stderr, "HWRT_OPENCL_LIBRARY (%s) is not tests/opencl/fail_cl.c\n", lib ? lib : "unset");
-        return 1;
-    }
+    fail_cl_status_next_fn status_next = fail_cl_status_next_lookup();
+    if (!status_next) return 1;
     static unsigned char a[N], b[N];
     for (int i = 0; i < N; i++) a[i] = (unsigned char)(i * 7 + 1);
     void *x = NULL;

@@ -12,9 +12,7 @@
 #include "harness.h"
 #include "fail_cl_next.h"
 
-#include <dlfcn.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <time.h>
 
 static atomic_int gate;
@@ -70,9 +68,7 @@ int main(void)
     /* the driver reports the command failed and, as it does then, clWaitForEvents fails
      * with CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST: the fault names the command's
      * status (ocl_event.c:78's `&&` made `||` put the wait's error in its place) */
-    void *h = dlopen(getenv("HWRT_OPENCL_LIBRARY"), RTLD_NOW | RTLD_NOLOAD);
-    void (*status_next)(cl_int, long) = NULL;
-    if (h) *(void **)&status_next = dlsym(h, "fail_cl_event_status_next");
+    fail_cl_status_next_fn status_next = fail_cl_status_next_lookup();
     EXPECT(status_next != NULL);
     if (status_next) {
         OK(hwrt_event_record(e, s));
