@@ -56,11 +56,13 @@ static int candidate(const hwi_resident *r, int device, hwi_tensor *const *keep,
 }
 
 /* Is r a better victim than best? With the learned order the farthest next use
- * (Belady's choice: the fewest bytes moved), else the least recently used. */
+ * (Belady's choice: the fewest bytes moved), else, and between tensors equally far (those
+ * the order does not know), the least recently used. */
 static int better(const hwi_resident *r, const hwi_resident *best, int use_order)
 {
     if (!best) return 1;
-    return use_order ? distance(r) > distance(best) : r->last_use < best->last_use;
+    int dr = use_order ? distance(r) : 0, db = use_order ? distance(best) : 0;
+    return dr != db ? dr > db : r->last_use < best->last_use;
 }
 
 int hwi_plan_prefer_busy(const hwi_resident *busy, const hwi_resident *idle)

@@ -10,7 +10,11 @@
  *   tensor; otherwise the least recently used is the victim (each `&&` of learned() made
  *   `||`, and `norder > 0` made `>= 0`);
  * - block sizes: a tensor in the upper half of the largest takes the largest's size where
- *   two such blocks fit the offloadable share, one under half keeps its own (seed 3009).
+ *   two such blocks fit the offloadable share, one under half keeps its own (seed 3009);
+ * - between tensors the order does not know, the least recently used goes, whatever the
+ *   list's order; a busy victim goes before an idle one needed within the prefetch window
+ *   (prefetch_depth + 1 uses), the edge included, never before one needed later or equally
+ *   late (hwi_plan_prefer_busy; a sweep of offload_plan.c, thirteenth session).
  * White-box (hwi_plan_*, linked statically). */
 #include "harness.h"
 #include "offload/residency.h"
@@ -89,6 +93,39 @@ int main(void)
     hwi_offload.norder = 0;            /* nothing learned yet */
     a.order_pos = b.order_pos = c.order_pos = -1;
     EXPECT(hwi_plan_pick_victim(0, NULL, 0, 1) == &b);
+
+    TEST_CASE("learned: between tensors the order does not know, the least recently used");
+    hwi_offload.norder = 3;
+    b.order_pos = 0, c.order_pos = 1;  /* a and u unknown, equally far */
+    hwi_offload.cursor = 0;
+    u.last_use = 40;                   /* a (30) is the less recently used */
+    list[0] = &u, list[1] = &a, list[2] = &b, list[3] = &c;
+    hwi_offload.n = 4;
+    EXPECT(hwi_plan_pick_victim(0, NULL, 0, 1) == &a);
+    list[0] = &a, list[1] = &u;        /* whatever the list's order */
+    EXPECT(hwi_plan_pick_victim(0, NULL, 0, 1) == &a);
+    list[0] = &a, list[1] = &b, list[2] = &c, list[3] = &u;
+    hwi_offload.n = 3;
+
+    TEST_CASE("a busy victim first where the idle one is needed within the prefetch window");
+    /* hwi_plan_prefer_busy(busy, idle), window prefetch_depth + 1 (offload_plan.c) */
+    char depth[32] = "";
+    OK(hwrt_get_config("prefetch_depth", depth, sizeof depth));
+    OK(hwrt_set_config("prefetch_depth", "1"));      /* window 2 */
+    a.order_pos = 0, b.order_pos = 1, c.order_pos = 2, u.order_pos = -1;
+    hwi_offload.cursor = 0;            /* next uses: b 1, c 2, a 3, u unknown (4) */
+    EXPECT(hwi_plan_prefer_busy(&c, &b) == 1);       /* idle b next, busy c later */
+    EXPECT(hwi_plan_prefer_busy(&a, &c) == 1);       /* idle c at the window's edge */
+    EXPECT(hwi_plan_prefer_busy(&b, &c) == 0);       /* the busy one is needed sooner */
+    EXPECT(hwi_plan_prefer_busy(&u, &a) == 0);       /* idle a beyond the window */
+    OK(hwrt_set_config("prefetch_depth", "64"));     /* window 65 */
+    EXPECT(hwi_plan_prefer_busy(&u, &a) == 1);
+    a.order_pos = -1;                  /* a and u both unknown: equally far, idle a stays */
+    EXPECT(hwi_plan_prefer_busy(&u, &a) == 0);
+    OK(hwrt_set_config("auto_offload", "0"));        /* nothing learned: never */
+    EXPECT(hwi_plan_prefer_busy(&c, &b) == 0);
+    OK(hwrt_set_config("auto_offload", "1"));
+    OK(hwrt_set_config("prefetch_depth", depth));
 
     TEST_CASE("block sizes: one class for the upper half of the largest, where two fit");
     /* learned order a (1 MiB), b (4 MiB), c (3 MiB): c is fetched into a 4 MiB block when the
