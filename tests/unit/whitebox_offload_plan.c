@@ -14,7 +14,9 @@
  * - between tensors the order does not know, the least recently used goes, whatever the
  *   list's order; a busy victim goes before an idle one needed within the prefetch window
  *   (prefetch_depth + 1 uses), the edge included, never before one needed later or equally
- *   late (hwi_plan_prefer_busy; a sweep of offload_plan.c, thirteenth session).
+ *   late (hwi_plan_prefer_busy; a sweep of offload_plan.c, thirteenth session);
+ * - the block handed over (hwi_plan_pick_handover): within the prefetch window the farthest
+ *   next use, outside it the smaller block, then the oldest last use.
  * White-box (hwi_plan_*, linked statically). */
 #include "harness.h"
 #include "offload/residency.h"
@@ -125,6 +127,49 @@ int main(void)
     OK(hwrt_set_config("auto_offload", "0"));        /* nothing learned: never */
     EXPECT(hwi_plan_prefer_busy(&c, &b) == 0);
     OK(hwrt_set_config("auto_offload", "1"));
+
+    TEST_CASE("hand-over: outside the window the smaller block, then the oldest last use");
+    /* hwi_plan_pick_handover (better_handover): window 2 again; next uses b 1, c 2, a 3,
+     * u unknown. Within the window the farthest next use goes first, then the smaller
+     * block; a tensor at the window's edge counts as within */
+    OK(hwrt_set_config("prefetch_depth", "1"));
+    a.order_pos = 0;
+    ta.nbytes = tb.nbytes = tc.nbytes = tu.nbytes = (size_t)1 << 20;
+    a.last_use = 30, b.last_use = 10, c.last_use = 5, u.last_use = 40;
+    hwi_resident *two[2];
+    hwi_offload.list = two;
+    hwi_offload.n = 2;
+    two[0] = &a, two[1] = &c;          /* c (at the edge) is within, a (3) outside */
+    EXPECT(hwi_plan_pick_handover(0, 1 << 20, NULL, 0) == &a);
+    two[0] = &c, two[1] = &a;
+    EXPECT(hwi_plan_pick_handover(0, 1 << 20, NULL, 0) == &a);
+    two[0] = &b, two[1] = &c;          /* both within: the farther, whatever the sizes */
+    tc.nbytes = (size_t)2 << 20;
+    EXPECT(hwi_plan_pick_handover(0, 1 << 20, NULL, 0) == &c);
+    two[0] = &c, two[1] = &b;
+    EXPECT(hwi_plan_pick_handover(0, 1 << 20, NULL, 0) == &c);
+    tc.nbytes = (size_t)1 << 20;
+    two[0] = &a, two[1] = &u;          /* both outside: the smaller block, however far */
+    ta.nbytes = (size_t)2 << 20;
+    EXPECT(hwi_plan_pick_handover(0, 1 << 20, NULL, 0) == &u);
+    ta.nbytes = (size_t)1 << 20, tu.nbytes = (size_t)2 << 20;
+    EXPECT(hwi_plan_pick_handover(0, 1 << 20, NULL, 0) == &a);
+    tu.nbytes = (size_t)1 << 20;       /* the same size: the oldest last use (a, 30) */
+    EXPECT(hwi_plan_pick_handover(0, 1 << 20, NULL, 0) == &a);
+    two[0] = &u, two[1] = &a;
+    EXPECT(hwi_plan_pick_handover(0, 1 << 20, NULL, 0) == &a);
+    EXPECT(hwi_plan_pick_handover(0, 2 << 20, NULL, 0) == NULL);   /* no block holds it */
+    hwi_tensor *keep_a[1] = {&ta};     /* an operand of the current op stays */
+    EXPECT(hwi_plan_pick_handover(0, 1 << 20, keep_a, 1) == &u);
+    u.wb = (hwi_xfer *)&u;             /* one already handed over, its write-back queued */
+    EXPECT(hwi_plan_pick_handover(0, 1 << 20, keep_a, 1) == NULL);
+    u.wb = NULL;
+    OK(hwrt_set_config("auto_offload", "0"));        /* no order: size, then oldest */
+    two[0] = &a, two[1] = &c;
+    EXPECT(hwi_plan_pick_handover(0, 1 << 20, NULL, 0) == &c);
+    OK(hwrt_set_config("auto_offload", "1"));
+    hwi_offload.list = list;
+    hwi_offload.n = 3;
     OK(hwrt_set_config("prefetch_depth", depth));
 
     TEST_CASE("block sizes: one class for the upper half of the largest, where two fit");
