@@ -95,13 +95,17 @@ int main(void)
     REFUSED("max_split_size", "nan", "\"nan\" is not a size");
     REFUSED("max_split_size", "nanGB", "\"nanGB\" is not a size");
     REFUSED("max_split_size", "1e30TB", "\"1e30TB\" is not a size");
+    /* 2^64 bytes exactly: converted to an integer it would read 0, no limit (a sweep of
+     * config.c, thirteenth session: `bytes >= 2^64` made `>` took it) */
+    REFUSED("max_split_size", "16777216TB", "\"16777216TB\" is not a size");
+    REFUSED("max_split_size", "18446744073709551616", "is not a size");
     REFUSED("max_split_size", "0.4", "less than one byte");
     REFUSED("max_split_size", "9.3e18", "\"9.3e18\" is too large");
     static const struct { const char *in, *out; } sizes[] = {
         {"1.5 GB", "1610612736"}, {"4kib", "4096"}, {"2K", "2048"}, {"3m", "3145728"},
         {"1MiB", "1048576"}, {"1g", "1073741824"}, {"1GiB", "1073741824"}, {"1t", "1099511627776"},
         {"2TB", "2199023255552"}, {"1TiB", "1099511627776"}, {"512b", "512"}, {" 7", "7"},
-        {"0", "0"}};
+        {"0", "0"}, {"1", "1"}, {"1b", "1"}, {"1.5", "1"}};   /* one byte is a size */
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         OK(hwrt_set_config("max_split_size", sizes[i].in));
         if (strcmp(get("max_split_size"), sizes[i].out))
