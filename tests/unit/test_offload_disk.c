@@ -329,6 +329,19 @@ static void no_prefetch_after_failed_fetch(const char *base)
     EXPECT(holds(a, 1.0f) && holds(b, 2.0f));
     OK(hwrt_offload_evict(b));
     EXPECT(where(a) == 0 && where(b) == 2);
+    /* prefetch_depth 0 prefetches nothing (offload_plan.c `depth <= 0` made `< 0` fetched
+     * one), nor does a use with auto_offload off, the order learned before or not
+     * (`!learned() || order_pos < 0` made `&&`; sweep of offload_plan.c) */
+    OK(hwrt_set_config("prefetch_depth", "0"));
+    OK(hwrt_op_scale(a, a, 1.0, NULL));
+    OK(hwrt_device_synchronize());
+    EXPECT(where(b) == 2);
+    OK(hwrt_set_config("prefetch_depth", "1"));
+    OK(hwrt_set_config("auto_offload", "0"));
+    OK(hwrt_op_scale(a, a, 1.0, NULL));
+    OK(hwrt_device_synchronize());
+    EXPECT(where(b) == 2);
+    OK(hwrt_set_config("auto_offload", "1"));
     OK(hwrt_offload_evict(a));
     hwrt_offload_stats s0, s1;
     OK(hwrt_offload_stats_get(&s0));
