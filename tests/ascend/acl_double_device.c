@@ -1,7 +1,8 @@
 /* The TEST DOUBLE of libascendcl.so, device part (HWRT_ASCEND_DOUBLE=device): one fake
- * device whose memory is host memory and whose streams run each op at once, in order. It
- * exists to check the ascend backend's slot logic against the rules CANN documents, and
- * enforces them harder than a runtime would (tests/ascend/ascend_slots.c):
+ * device (HWRT_ASCEND_DOUBLE_DEVICES=n: n alike) whose memory is host memory and whose
+ * streams run each op at once, in order. It exists to check the ascend backend's slot
+ * logic against the rules CANN documents, and enforces them harder than a runtime would
+ * (tests/ascend/ascend_slots.c):
  *   - a stream, its events and memory calls need the stream's context current on the
  *     calling thread (ACL_ERROR_RT_STREAM_CONTEXT, 107003, otherwise);
  *   - a copy or memset of 0 bytes, or count > destMax, aborts (ACL rejects them);
@@ -57,6 +58,8 @@ enum { C_MEMCPY_ASYNC, C_MEMCPY, C_MEMSET, C_CALLBACK_OK, C_CALLBACK_BAD, C_SUBS
 
 static struct { void *p; size_t n; } pinned[64], devmem[256];
 static struct { uintptr_t base; size_t n; void *raw; size_t rawn; } resv[16];
+
+int acl_double_devices(void);                    /* acl_double.c */
 
 static void die(const char *what)
 {
@@ -133,14 +136,18 @@ uint32_t acl_double_stream_priority(void *s) { return ((dstream *)s)->prio; }
 void acl_double_foreign_context(void) { cur = &foreign; }
 void acl_double_fail_stream(int code);
 void acl_double_fail_stream(int code) { stream_fail_code = code; }
+/* for hccl_double.c: the device whose context is current on this thread (-1: none) */
+int acl_double_current_device(void);
+int acl_double_current_device(void) { return cur && cur != &foreign ? cur->ordinal : -1; }
 
 /* ---- contexts and the device ---- */
 hacl_error aclrtCreateContext(hacl_context *c, int32_t ordinal)
 {
     enter(__func__);
-    if (ordinal != 0) return HACL_ERROR_RT_INVALID_DEVICEID;
+    if (ordinal < 0 || ordinal >= acl_double_devices()) return HACL_ERROR_RT_INVALID_DEVICEID;
     dctx *x = calloc(1, sizeof *x);
     x->magic = 0xac1;
+    x->ordinal = ordinal;
     *c = cur = x;
     return HACL_SUCCESS;
 }
