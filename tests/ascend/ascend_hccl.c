@@ -6,7 +6,8 @@
  * collective that must reach HCCL is counted by the double (no silent fallback to MPI).
  *   ascend_hccl data            the four collectives' results (SUM, PROD, MAX, MIN, AVG =
  *                               SUM then a scale by 1/ranks; after a host function on the
- *                               stream), the dtypes refused before HCCL, a failed scale
+ *                               stream), the dtypes refused before HCCL, a failed scale,
+ *                               a device that cannot be made current
  *   ascend_hccl errors          argument errors keep the communicator; an internal error
  *                               ends it ("the communicator reports:" its other error)
  *   ascend_hccl async           an asynchronous error after a good enqueue ends it
@@ -239,6 +240,23 @@ static void data(void)
         if (!strstr(hwrt_last_error(), want)) fprintf(stderr, "  got: %s\n", hwrt_last_error());
         OK(hwrt_tensor_release(t));
         allreduce_ok(HWRT_FLOAT32, HWRT_REDUCE_SUM);     /* the communicator is fine */
+    }
+
+    TEST_CASE("a device with a sticky fault cannot be made current: nothing reaches HCCL");
+    void (*inject)(int, int) = acl ? (void (*)(int, int))dlsym(acl, "acl_double_inject") : NULL;
+    EXPECT(inject != NULL);
+    if (inject) {
+        hwrt_tensor t = produce(HWRT_FLOAT32, N, 0);
+        inject(507015, 1);                 /* ACL_ERROR_RT_AICORE_EXCEPTION, sticky */
+        FAILS(hwrt_stream_synchronize(S), HWRT_ERROR_DEVICE_FAULT, "507015");
+        int c0 = calls();
+        char want[64];
+        snprintf(want, sizeof want, "HCCL: device %d could not be made current", rank);
+        FAILS(hwrt_allreduce(t, HWRT_REDUCE_SUM, S), HWRT_ERROR_DEVICE_FAULT, want);
+        EXPECT(calls() == c0);
+        OK(hwrt_device_reset(rank));
+        OK(hwrt_tensor_release(t));
+        allreduce_ok(HWRT_FLOAT32, HWRT_REDUCE_SUM);
     }
 }
 
