@@ -87,8 +87,11 @@ static int barrier(seg_t *g)
         __atomic_add_fetch(&g->gen, 1, __ATOMIC_RELEASE);
         return OK;
     }
-    for (long i = 0; __atomic_load_n(&g->gen, __ATOMIC_ACQUIRE) == gen; i++) {
-        if (i > 60L * 20000) return E_TIMEOUT;
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (__atomic_load_n(&g->gen, __ATOMIC_ACQUIRE) == gen) {
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec > 60) return E_TIMEOUT;
         nanosleep(&(struct timespec){0, 50000}, NULL);
     }
     return OK;
