@@ -104,7 +104,7 @@ static double reduced(int64_t i, hwrt_reduce_op op)
     return op == HWRT_REDUCE_AVG ? a / size : a;
 }
 
-/* t (n elements) on the host equals want(i), with want from element base */
+/* t (n elements) on the host equals want(i, arg) */
 static int equals(hwrt_tensor t, hwrt_dtype dt, int64_t n, double (*want)(int64_t, int),
                   int arg, const char *what)
 {
