@@ -4,8 +4,9 @@
  * devices of the test double of libascendcl (acl_double*.c, HWRT_ASCEND_DOUBLE=device),
  * which it finds by HWRT_ASCEND_LIBRARY, as HCCL uses the ACL runtime it is loaded with:
  *   - the root info names a POSIX shared memory segment (made by the first rank to attach,
- *     unlinked by the last to detach, or at exit); every collective really moves the ranks'
- *     data through it, between two barriers in it (60 s, then HCCL_E_TIMEOUT);
+ *     unlinked once all have, or by the last to detach, or at exit); every collective
+ *     really moves the ranks' data through it, between two barriers in it (60 s, then
+ *     HCCL_E_TIMEOUT);
  *   - streams: a collective first synchronizes the aclrtStream it is given (the double's
  *     streams run each op at once, but host functions wait for the report thread), so it
  *     comes after the stream's earlier work; that needs the stream's context current;
@@ -139,7 +140,8 @@ API int HcclCommInitRootInfo(uint32_t n, const root_t *r, uint32_t rank, void **
         munmap(g, sizeof *g);
         return E_PARA;
     }
-    __atomic_add_fetch(&g->joined, 1, __ATOMIC_ACQ_REL);
+    if (__atomic_add_fetch(&g->joined, 1, __ATOMIC_ACQ_REL) == (int)n)
+        shm_unlink(h.name);                 /* every rank has it: the name is not needed */
     comm_t *c = calloc(1, sizeof *c);
     *c = (comm_t){COMM_MAGIC, (int)rank, (int)n, dev, 0, g, ""};
     memcpy(c->name, h.name, sizeof c->name);
