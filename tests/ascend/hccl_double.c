@@ -15,6 +15,8 @@
  *     HCCL_E_NOT_SUPPORT (float16 included: hwrt lets it through, the double refuses it);
  *   - at most SLOT bytes per rank and call (HCCL_E_PARA beyond);
  *   - HcclCommDestroy needs the communicator's device current (HCCL_E_RUNTIME otherwise);
+ *   - a failing HcclCommInitRootInfo (hccl_double_fail_init) still writes a handle, which
+ *     HcclCommDestroy aborts on: only a communicator whose init succeeded is destroyed;
  *   - HcclGetErrorString answers "" for a code it does not know.
  * Built twice: hwrt_test_hccl_double, and hwrt_test_hccl_double_old (HCCL_DOUBLE_OLD)
  * without the two optional entry points, HcclGetErrorString and HcclGetCommAsyncError,
