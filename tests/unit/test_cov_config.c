@@ -131,6 +131,10 @@ int main(void)
     EXPECT(strcmp(get("log_level"), "5") == 0);
     REFUSED("log_level", "6", "\"6\" is out of range");
     REFUSED("log_level", "chatty", "\"chatty\" is not a number");
+    /* the level names are log_level's only (a sweep of config.c: `k == LOG_LEVEL && ...`
+     * made `||` took "warn" as 2 for every integer key) */
+    REFUSED("prefetch_depth", "warn", "\"warn\" is not a number");
+    REFUSED("roundup_power2_divisions", "off", "\"off\" is not a number");
     OK(hwrt_set_config("log_level", "off"));
     EXPECT(strcmp(get("log_level"), "0") == 0);
     REFUSED("garbage_collection_threshold", "1.5", "\"1.5\" is out of range; expected a fraction");

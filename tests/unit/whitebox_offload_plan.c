@@ -185,6 +185,8 @@ int main(void)
     EXPECT(hwi_plan_block_bytes(&a) == ((size_t)1 << 20));
     EXPECT(hwi_plan_block_bytes(&b) == ((size_t)4 << 20));
     EXPECT(hwi_plan_block_bytes(&c) == ((size_t)4 << 20));
+    int hole = -1;                     /* the class block fits: fetched in it, not a hole */
+    EXPECT(hwi_plan_fetch_bytes(&c, NULL, 0, &hole) == ((size_t)4 << 20) && hole == 0);
     char cap[32] = "";
     OK(hwrt_get_config("max_device_memory", cap, sizeof cap));
     OK(hwrt_set_config("max_device_memory", "6MB"));   /* room for one 4 MiB block only */
