@@ -189,6 +189,11 @@ int main(void)
     EXPECT(hwi_plan_fetch_bytes(&c, NULL, 0, &hole) == ((size_t)4 << 20) && hole == 0);
     char cap[32] = "";
     OK(hwrt_get_config("max_device_memory", cap, sizeof cap));
+    OK(hwrt_set_config("max_device_memory", "8MB"));   /* room for two, exactly */
+    EXPECT(hwi_plan_block_bytes(&c) == ((size_t)4 << 20));
+    ta.nbytes = (size_t)2 << 20;       /* half of the largest exactly: the upper half */
+    EXPECT(hwi_plan_block_bytes(&a) == ((size_t)4 << 20));
+    ta.nbytes = (size_t)1 << 20;
     OK(hwrt_set_config("max_device_memory", "6MB"));   /* room for one 4 MiB block only */
     EXPECT(hwi_plan_block_bytes(&c) == ((size_t)3 << 20));
     EXPECT(hwi_plan_block_bytes(&a) == ((size_t)1 << 20));
