@@ -34,8 +34,14 @@ int main(void)
     char long_list[2101];
     memset(long_list, 'x', sizeof long_list - 1);
     long_list[sizeof long_list - 1] = 0;
-    setenv("HWRT_ALLOC_CONF", " max_split_size:128MB, ,nokey, bogus_key:1, pinned_pool:maybe,"
-           "max_device_memory=3GB", 1);
+    /* keys of 128 characters and more are no key (a 128-byte buffer); 127 is an unknown one
+     * (a sweep of config.c: `>= sizeof key` made `>`, and `!colon || ...` made `&&`) */
+    char k128[129], k127[128], alloc_conf[600];
+    memset(k128, 'k', 128), k128[128] = 0;
+    memset(k127, 'q', 127), k127[127] = 0;
+    snprintf(alloc_conf, sizeof alloc_conf, " max_split_size:128MB, ,nokey, bogus_key:1, "
+             "pinned_pool:maybe,max_device_memory=3GB,%s:1,%s:1", k128, k127);
+    setenv("HWRT_ALLOC_CONF", alloc_conf, 1);
     setenv("HWRT_OFFLOAD_CONF", long_list, 1);
     setenv("HWRT_LOG_LEVEL", "loud", 1);
     setenv("HWRT_DIST_TIMEOUT", "0", 1);
@@ -71,6 +77,11 @@ int main(void)
         if (!strstr(warns, want[i])) fprintf(stderr, "missing warning: %s\n", want[i]);
         EXPECT(strstr(warns, want[i]) != NULL);
     }
+    char w128[300], w127[300];
+    snprintf(w128, sizeof w128, "entry \"%s:1\" is not of the form key:value", k128);
+    snprintf(w127, sizeof w127, "unknown key '%s'", k127);
+    EXPECT(strstr(warns, w128) != NULL);
+    EXPECT(strstr(warns, w127) != NULL);
     EXPECT(strstr(warns, "HWRT_LAUNCH_BLOCKING") == NULL);
     if (t_failed) fprintf(stderr, "warnings were:\n%s", warns);
 
@@ -149,6 +160,11 @@ int main(void)
     longpath[sizeof longpath - 1] = 0;
     REFUSED("offload_path", "", "is empty or too long; expected a directory path of at most 511");
     REFUSED("offload_path", longpath, "is empty or too long");
+    longpath[512] = 0;                 /* 512 characters: no room for the terminator */
+    REFUSED("offload_path", longpath, "is empty or too long");
+    longpath[511] = 0;
+    OK(hwrt_set_config("offload_path", longpath));
+    EXPECT(strcmp(get("offload_path"), longpath) == 0);
     OK(hwrt_set_config("offload_path", "/tmp"));
     EXPECT(strcmp(get("offload_path"), "/tmp") == 0);
 
