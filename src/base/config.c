@@ -248,24 +248,6 @@ static hwrt_status apply_one(const char *source, const char *item)
     return set_value(k, colon + 1, source);
 }
 
-hwrt_status hwi_cfg_apply_list(const char *source, const char *list)
-{
-    char buf[2048];
-    if (!list)
-        return HWRT_SUCCESS;
-    if (strlen(list) >= sizeof buf)
-        return hwi_err(HWRT_ERROR_INVALID_ARGUMENT, "%s is longer than %zu characters",
-                       source, sizeof buf - 1);
-    snprintf(buf, sizeof buf, "%s", list);
-    char *save = NULL;
-    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        while (isspace((unsigned char)*item)) item++;
-        if (!*item) continue;
-        HWI_TRY(apply_one(source, item));
-    }
-    return HWRT_SUCCESS;
-}
-
 static void load_defaults(void)
 {
     for (int k = 0; k < HWI_CFG_COUNT; k++) {

@@ -64,8 +64,6 @@ hwrt_status hwi_parse_bool(const char *what, const char *text, int *out);
 uint64_t hwi_env_count(const char *name, uint64_t lo, uint64_t hi, uint64_t def);
 int hwi_env_flag(const char *name, int def);
 
-/* Apply "key:value,key:value" (the HWRT_ALLOC_CONF form); `source` names it in errors. */
-hwrt_status hwi_cfg_apply_list(const char *source, const char *list);
 
 
 #endif

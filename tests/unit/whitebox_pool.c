@@ -266,13 +266,19 @@ void *hwi_device_attach(hwi_device *d, hwi_dev_part_kind kind, void *part,
 
 /* ---- helpers ---- */
 
+/* Applies "key:value,key:value" through hwrt_set_config. */
 static void conf(const char *list)
 {
-    (void)hwi_cfg_int(HWI_CFG_THREAD_CACHE);  /* loads the defaults (and env) first */
-    hwrt_status st = hwi_cfg_apply_list("whitebox_pool", list);
-    if (st != HWRT_SUCCESS) {
-        fprintf(stderr, "config \"%s\": %s\n", list, hwrt_last_error());
-        exit(2);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(item, ':');
+        if (colon) *colon = 0;
+        if (!colon || hwrt_set_config(item, colon + 1) != HWRT_SUCCESS) {
+            fprintf(stderr, "config \"%s\": %s\n", list, colon ? hwrt_last_error() : "no ':'");
+            exit(2);
+        }
     }
 }
 
