@@ -40,7 +40,8 @@ int main(void)
     memset(k128, 'k', 128), k128[128] = 0;
     memset(k127, 'q', 127), k127[127] = 0;
     snprintf(alloc_conf, sizeof alloc_conf, " max_split_size:128MB, ,nokey, bogus_key:1, "
-             "pinned_pool:maybe,max_device_memory=3GB,%s:1,%s:1", k128, k127);
+             "pinned_pool:maybe,max_device_memory:lots,max_device_memory=3GB,%s:1,%s:1", k128,
+             k127);
     setenv("HWRT_ALLOC_CONF", alloc_conf, 1);
     setenv("HWRT_OFFLOAD_CONF", long_list, 1);
     setenv("HWRT_LOG_LEVEL", "loud", 1);
@@ -66,6 +67,8 @@ int main(void)
         "max_device_memory, max_split_size",
         "\"maybe\" is not a boolean; use true/false, on/off, yes/no or 1/0; 'pinned_pool' keeps "
         "its default (1)",
+        "\"lots\" is not a size; give bytes or a number with B, KB, MB, GB or TB (binary "
+        "multiples), e.g. \"24GB\" or \"1.5GB\"; 'max_device_memory' keeps its default (0)",
         "HWRT_OFFLOAD_CONF is longer than 2047 characters",
         "HWRT_LOG_LEVEL key 'log_level': \"loud\" is not a number (out of range); expected off, "
         "error, warn",
