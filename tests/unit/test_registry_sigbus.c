@@ -58,6 +58,20 @@ int main(void)
     EXPECT((WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS) ||
            (WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) < 100));
 
+    TEST_CASE("no handler before hwrt: a SIGBUS sent by kill() still kills");
+    /* (a sweep of sim_registry.c: `sa_handler == SIG_IGN && si_code <= 0` made `||`
+     * ignored every SIGBUS sent by kill()) */
+    child = fork();
+    if (child == 0) {
+        if (hwrt_set_device("sim", 0) != HWRT_SUCCESS) _exit(103);   /* the guard installed */
+        kill(getpid(), SIGBUS);
+        _exit(100);                        /* survived: the guard swallowed it */
+    }
+    status = 0;
+    waitpid(child, &status, 0);
+    EXPECT((WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS) ||
+           (WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) < 100));
+
     TEST_CASE("SIGBUS ignored before hwrt: one sent by kill() is still ignored");
     /* (the mutant `si->si_code <= 0` made `< 0` of issue 25's seed-3001 run let kill()'s
      * SI_USER, 0, through to the default action: the process died) */
