@@ -15,147 +15,21 @@
  *                               HcclCommDestroy fails at finalize
  *   ascend_hccl setup_init R C  HcclCommInitRootInfo fails with C on rank R only
  *   ascend_hccl device          a tensor on another device; finalize from device 1
- *   ascend_hccl old             a library without HcclGetErrorString / GetCommAsyncError */
+ *   ascend_hccl old             a library without HcclGetErrorString / GetCommAsyncError
+ * What it shares with tests/cuda/cuda_nccl.c is tests/coll_engine_check.h. */
 #include "harness.h"
-
-#include <dlfcn.h>
-#include <string.h>
-#include <time.h>
-
-#define N 1003
-
-static int rank, size;
-static hwrt_stream S;
-static void (*fail_root)(int), (*fail_init)(int), (*fail_next)(int), (*fail_destroy)(int);
-static void (*async_err)(int);
-static int (*live)(void), (*calls)(void);
-
-static double val(int r, int64_t i) { return (double)((i * 7 + r * 13) % 61 - 30); }
-
-static float bf2f(uint16_t b)
-{
-    uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-static void put(hwrt_dtype dt, void *b, int64_t i, double v)
-{
-    float f = (float)v;
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    switch (dt) {
-    case HWRT_FLOAT32: ((float *)b)[i] = f; break;
-    case HWRT_FLOAT64: ((double *)b)[i] = v; break;
-    case HWRT_INT32: ((int32_t *)b)[i] = (int32_t)v; break;
-    case HWRT_INT64: ((int64_t *)b)[i] = (int64_t)v; break;
-    case HWRT_INT8: ((int8_t *)b)[i] = (int8_t)v; break;
-    case HWRT_UINT8: ((uint8_t *)b)[i] = (uint8_t)(v + 30); break;
-    default: ((uint16_t *)b)[i] = (uint16_t)(u >> 16); break;   /* bfloat16, float16 bits */
-    }
-}
-
-static double get(hwrt_dtype dt, const void *b, int64_t i)
-{
-    switch (dt) {
-    case HWRT_FLOAT32: return ((const float *)b)[i];
-    case HWRT_FLOAT64: return ((const double *)b)[i];
-    case HWRT_INT32: return ((const int32_t *)b)[i];
-    case HWRT_INT64: return (double)((const int64_t *)b)[i];
-    case HWRT_INT8: return ((const int8_t *)b)[i];
-    case HWRT_UINT8: return ((const uint8_t *)b)[i] - 30.0;
-    default: return bf2f(((const uint16_t *)b)[i]);
-    }
-}
-
-/* rank's values from element base; float32 made by a device op on S (a scale by 1) */
-static hwrt_tensor produce(hwrt_dtype dt, int64_t n, int64_t base)
-{
-    void *h = calloc((size_t)n, 8);
-    for (int64_t i = 0; i < n; i++) put(dt, h, i, val(rank, base + i));
-    hwrt_tensor src = NULL, t = NULL;
-    OK(hwrt_tensor_from_host(&src, dt, 1, &n, h));
-    if (dt == HWRT_FLOAT32) {
-        OK(hwrt_tensor_empty(&t, dt, 1, &n));
-        OK(hwrt_op_scale(t, src, 1.0, S));
-        OK(hwrt_tensor_release(src));
-    } else {
-        t = src;
-    }
-    free(h);
-    return t;
-}
-
-static double combine(double a, double b, hwrt_reduce_op op)
-{
-    switch (op) {
-    case HWRT_REDUCE_PROD: return a * b;
-    case HWRT_REDUCE_MAX: return b > a ? b : a;
-    case HWRT_REDUCE_MIN: return b < a ? b : a;
-    default: return a + b;
-    }
-}
-
-static double reduced(int64_t i, hwrt_reduce_op op)
-{
-    double a = val(0, i);
-    for (int q = 1; q < size; q++) a = combine(a, val(q, i), op);
-    return op == HWRT_REDUCE_AVG ? a / size : a;
-}
-
-/* t (n elements) on the host equals want(i, arg) */
-static int equals(hwrt_tensor t, hwrt_dtype dt, int64_t n, double (*want)(int64_t, int),
-                  int arg, const char *what)
-{
-    void *h = calloc((size_t)n, 8);
-    OK(hwrt_tensor_copy_to_host(t, h, (size_t)n * hwrt_dtype_size(dt)));
-    int bad = -1;
-    for (int64_t i = 0; i < n && bad < 0; i++)
-        if (get(dt, h, i) != want(i, arg)) bad = (int)i;
-    if (bad >= 0)
-        fprintf(stderr, "rank %d: %s %s: element %d is %g, want %g\n", rank, what,
-                hwrt_dtype_name(dt), bad, get(dt, h, bad), want(bad, arg));
-    free(h);
-    return bad < 0;
-}
-
-static double w_reduced(int64_t i, int op) { return reduced(i, (hwrt_reduce_op)op); }
-static double w_own(int64_t i, int r) { return val(r, i); }
-static double w_gathered(int64_t i, int n) { return val((int)(i / n), i % n); }
-static double w_scattered(int64_t i, int op) { return reduced(rank * (int64_t)N + i, (hwrt_reduce_op)op); }
-
-/* one allreduce of dt x op that reaches HCCL once and gives the reduction */
-static void allreduce_ok(hwrt_dtype dt, hwrt_reduce_op op)
-{
-    hwrt_tensor t = produce(dt, N, 0);
-    int c0 = calls();
-    OK(hwrt_allreduce(t, op, S));
-    EXPECT(calls() == c0 + 1);
-    EXPECT(equals(t, dt, N, w_reduced, op, "allreduce"));
-    OK(hwrt_tensor_release(t));
-}
-
-static hwrt_tensor late_t;
-static void late_write(void *arg)
-{
-    (void)arg;
-    nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
-    float *d = NULL;
-    hwrt_tensor_data(late_t, (void **)&d);      /* the double's device memory is the host's */
-    for (int i = 0; i < N; i++) d[i] = (float)val(rank, i);
-}
+#include "coll_engine_check.h"
 
 static void data(void)
 {
     TEST_CASE("allreduce");
-    static const struct { hwrt_dtype dt; hwrt_reduce_op op; } cases[] = {
+    static const coll_case cases[] = {
         {HWRT_FLOAT32, HWRT_REDUCE_SUM}, {HWRT_INT32, HWRT_REDUCE_SUM},
         {HWRT_INT64, HWRT_REDUCE_SUM}, {HWRT_INT8, HWRT_REDUCE_MAX},
         {HWRT_INT8, HWRT_REDUCE_SUM}, {HWRT_INT32, HWRT_REDUCE_MIN},
         {HWRT_FLOAT32, HWRT_REDUCE_PROD}, {HWRT_BFLOAT16, HWRT_REDUCE_SUM},
         {HWRT_FLOAT32, HWRT_REDUCE_AVG}};   /* (the ACL double scales float32 only) */
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) allreduce_ok(cases[c].dt, cases[c].op);
+    allreduce_each(cases, sizeof cases / sizeof cases[0]);
 
     TEST_CASE("stream order: after a host function on the stream");
     int64_t n = N;
@@ -199,10 +73,7 @@ static void data(void)
         EXPECT(equals(b, HWRT_FLOAT32, N, w_own, root, "broadcast"));
         OK(hwrt_tensor_release(b));
     }
-    hwrt_tensor b7 = produce(HWRT_INT8, 7, 0);     /* 7 bytes */
-    OK(hwrt_broadcast(b7, size - 1, S));
-    EXPECT(equals(b7, HWRT_INT8, 7, w_own, size - 1, "broadcast of 7 bytes"));
-    OK(hwrt_tensor_release(b7));
+    broadcast_7_bytes();
 
     TEST_CASE("allgather");
     hwrt_tensor in = produce(HWRT_INT32, N, 0), out;
@@ -213,18 +84,9 @@ static void data(void)
     OK(hwrt_tensor_release(out));
 
     TEST_CASE("reduce_scatter");
-    static const struct { hwrt_dtype dt; hwrt_reduce_op op; } rs[] = {
+    static const coll_case rs[] = {
         {HWRT_FLOAT32, HWRT_REDUCE_SUM}, {HWRT_FLOAT32, HWRT_REDUCE_AVG}, {HWRT_INT32, HWRT_REDUCE_MAX}};
-    for (size_t c = 0; c < sizeof rs / sizeof rs[0]; c++) {
-        rin = produce(rs[c].dt, big, 0);
-        OK(hwrt_tensor_empty(&rout, rs[c].dt, 1, &n));
-        int c0 = calls();
-        OK(hwrt_reduce_scatter(rout, rin, rs[c].op, S));
-        EXPECT(calls() == c0 + 1);
-        EXPECT(equals(rout, rs[c].dt, N, w_scattered, rs[c].op, "reduce_scatter"));
-        OK(hwrt_tensor_release(rin));
-        OK(hwrt_tensor_release(rout));
-    }
+    reduce_scatter_each(rs, sizeof rs / sizeof rs[0]);
 
     TEST_CASE("AVG: the scale fails");
     void *acl = dlopen(getenv("HWRT_ASCEND_LIBRARY"), RTLD_NOW);
@@ -268,24 +130,6 @@ static void fails_alone(hwrt_status want, const char *frag)
     FAILS(hwrt_allreduce(t, HWRT_REDUCE_SUM, S), want, frag);
     EXPECT(!strstr(hwrt_last_error(), "the communicator reports"));
     OK(hwrt_tensor_release(t));
-}
-
-/* every collective fails at once, naming the first failure */
-static void given_up(const char *first)
-{
-    char want[160];
-    snprintf(want, sizeof want, "HCCL failed earlier (%s", first);
-    int64_t n = N, big = (int64_t)N * size;
-    hwrt_tensor t = produce(HWRT_FLOAT32, big, 0), o;
-    OK(hwrt_tensor_empty(&o, HWRT_FLOAT32, 1, &n));
-    int c0 = calls();
-    FAILS(hwrt_allreduce(t, HWRT_REDUCE_SUM, S), HWRT_ERROR_DIST, want);
-    FAILS(hwrt_broadcast(t, 0, S), HWRT_ERROR_DIST, want);
-    FAILS(hwrt_allgather(t, o, S), HWRT_ERROR_DIST, want);
-    FAILS(hwrt_reduce_scatter(o, t, HWRT_REDUCE_SUM, S), HWRT_ERROR_DIST, want);
-    EXPECT(calls() == c0);
-    OK(hwrt_tensor_release(t));
-    OK(hwrt_tensor_release(o));
 }
 
 static void errors(void)
@@ -354,39 +198,9 @@ static void setup_root(void)
                                                  "(HcclResult 4)");
 }
 
-static void setup_init(int bad, int code, const char *text)
-{
-    TEST_CASE("HcclCommInitRootInfo fails on one rank");
-    if (rank == bad) fail_init(code);
-    char want[200];
-    snprintf(want, sizeof want, "HCCL setup: HcclCommInitRootInfo failed on rank %d of %d: "
-             "%s (HcclResult %d)", bad, size, text, code);
-    int c0 = calls();
-    fails_alone(HWRT_ERROR_DIST, want);
-    EXPECT(calls() == c0);
-    EXPECT(live() == 0);            /* destroyed where it was made */
-    TEST_CASE("the setup again");
-    allreduce_ok(HWRT_FLOAT32, HWRT_REDUCE_SUM);
-    OK(hwrt_dist_finalize());
-    EXPECT(live() == 0);
-}
-
 static void device(void)
 {
-    TEST_CASE("a tensor on another device");
-    allreduce_ok(HWRT_FLOAT32, HWRT_REDUCE_SUM);
-    OK(hwrt_set_device("ascend", 1));
-    hwrt_stream s1;
-    OK(hwrt_stream_create(&s1, 0));
-    int64_t n = N;
-    hwrt_tensor t;
-    OK(hwrt_tensor_empty(&t, HWRT_FLOAT32, 1, &n));
-    int c0 = calls();
-    FAILS(hwrt_allreduce(t, HWRT_REDUCE_SUM, s1), HWRT_ERROR_INVALID_ARGUMENT,
-          "HCCL: this process's communicator is on device 0, but the tensor is on device 1");
-    EXPECT(calls() == c0);
-    OK(hwrt_tensor_release(t));
-    OK(hwrt_stream_destroy(s1));
+    other_device("ascend", 1, 0);
     TEST_CASE("finalize with device 1 current: destroyed on device 0");
     OK(hwrt_dist_finalize());
     EXPECT(live() == 0);
@@ -402,23 +216,15 @@ static void old(void)
     OK(hwrt_dist_finalize());
 }
 
-#define HOOK(v, name) (*(void **)&v = dlsym(h, name))
 int main(int argc, char **argv)
 {
-    void *h = dlopen(getenv("HWRT_HCCL_LIBRARY"), RTLD_NOW);
-    if (!h || !HOOK(fail_root, "hccl_double_fail_root") || !HOOK(fail_init, "hccl_double_fail_init") ||
-        !HOOK(fail_next, "hccl_double_fail_next") || !HOOK(fail_destroy, "hccl_double_fail_destroy") ||
-        !HOOK(async_err, "hccl_double_async") || !HOOK(live, "hccl_double_live") ||
-        !HOOK(calls, "hccl_double_calls") || argc < 2) {
-        fprintf(stderr, "usage: HWRT_HCCL_LIBRARY=<the test double of libhccl> ascend_hccl "
-                "<scenario> (%s)\n", h ? "no hooks" : dlerror());
+    coll.engine = "HCCL";
+    coll.init = "HcclCommInitRootInfo";
+    coll.result = "HcclResult";
+    coll.given_up = "";
+    coll.float32_by_op = 1;
+    if (coll_start(argc, "HWRT_HCCL_LIBRARY", "hccl", "ascend_hccl", "ascend", NULL, NULL))
         return 2;
-    }
-    OK(hwrt_dist_init());
-    rank = hwrt_dist_rank();
-    size = hwrt_dist_size();
-    OK(hwrt_dist_bind_device("ascend"));
-    OK(hwrt_stream_create(&S, 0));
     const char *s = argv[1];
     if (!strcmp(s, "data")) {
         data();
@@ -435,8 +241,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "ascend_hccl: no scenario %s\n", s);
         return 2;
     }
-    hwrt_stream_destroy(S);
-    hwrt_shutdown();
-    printf("rank %d of %d: ", rank, size);
-    return test_report();
+    return coll_end();
 }

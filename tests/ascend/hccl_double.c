@@ -20,38 +20,22 @@
  *   - HcclGetErrorString answers "" for a code it does not know.
  * Built twice: hwrt_test_hccl_double, and hwrt_test_hccl_double_old (HCCL_DOUBLE_OLD)
  * without the two optional entry points, HcclGetErrorString and HcclGetCommAsyncError,
- * as older releases. Hooks for the test: hccl_double_*. */
-#include <dlfcn.h>
-#include <fcntl.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
+ * as older releases. Hooks for the test: hccl_double_*. The segment, its barrier and the
+ * data's moves through it are tests/coll_double_shm.h, shared with nccl_double.c. */
+#include "../coll_double_shm.h"
 
 #define API __attribute__((visibility("default")))
 enum { OK = 0, E_PARA = 1, E_PTR = 2, E_INTERNAL = 4, E_NOT_SUPPORT = 5, E_TIMEOUT = 9,
        E_RUNTIME = 15 };
-#define MAX_RANKS 8
-#define SLOT (1u << 20)
 #define ROOT_MAGIC 0x48434344u
 
 typedef struct { char internal[4108]; } root_t;
-typedef struct { uint32_t magic; char name[60]; } root_head;
-typedef struct {
-    int nranks, joined, arrived, gen;      /* touched with __atomic builtins only */
-    char slot[MAX_RANKS][SLOT];
-} seg_t;
 typedef struct { uint32_t magic; int rank, nranks, device, async; seg_t *seg; char name[60]; } comm_t;
 #define COMM_MAGIC 0xc0aa
 #define DEAD_MAGIC 0xdead
 
-static int fail_root, fail_init, fail_next, fail_destroy, async_now, live, calls;
+static int fail_root, fail_init, fail_next, fail_destroy, async_now, calls;
 static comm_t dead = {.magic = DEAD_MAGIC};
-static char names[16][60];                  /* segments to unlink at exit */
-static comm_t *comms[16];                   /* live communicators (a leak check sees them) */
 
 API void hccl_double_fail_root(int code) { fail_root = code; }
 API void hccl_double_fail_init(int code) { fail_init = code; }
@@ -61,97 +45,39 @@ API void hccl_double_async(int code) { async_now = code; }  /* every communicato
 API int hccl_double_live(void) { return live; }             /* communicators not destroyed */
 API int hccl_double_calls(void) { return calls; }           /* collectives that reached it */
 
-__attribute__((destructor)) static void unlink_all(void)
-{
-    for (int i = 0; i < 16; i++)
-        if (names[i][0]) shm_unlink(names[i]);
-}
-
 /* the ACL double's entry points, in the instance hwrt loaded */
 static void *acl(const char *sym)
 {
-    const char *lib = getenv("HWRT_ASCEND_LIBRARY");
-    void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    void *f = h ? dlsym(h, sym) : NULL;
-    if (!f) {
-        fprintf(stderr, "hwrt's test double of libhccl: no %s in HWRT_ASCEND_LIBRARY (%s): it "
-                "runs on the test double of libascendcl only\n", sym, lib ? lib : "unset");
-        abort();
-    }
-    return f;
+    return runtime_sym("HWRT_ASCEND_LIBRARY", "libhccl", "libascendcl", sym);
 }
 static int current_device(void) { return ((int (*)(void))acl("acl_double_current_device"))(); }
 
-static int barrier(seg_t *g)
-{
-    int gen = __atomic_load_n(&g->gen, __ATOMIC_ACQUIRE);
-    if (__atomic_add_fetch(&g->arrived, 1, __ATOMIC_ACQ_REL) == g->nranks) {
-        __atomic_store_n(&g->arrived, 0, __ATOMIC_RELAXED);
-        __atomic_add_fetch(&g->gen, 1, __ATOMIC_RELEASE);
-        return OK;
-    }
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    while (__atomic_load_n(&g->gen, __ATOMIC_ACQUIRE) == gen) {
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if (t.tv_sec - t0.tv_sec > 60) return E_TIMEOUT;
-        nanosleep(&(struct timespec){0, 50000}, NULL);
-    }
-    return OK;
-}
-
 API int HcclGetRootInfo(root_t *r)
 {
-    static int seq;
     if (!r) return E_PARA;
-    if (fail_root) {
-        int c = fail_root;
-        fail_root = 0;
-        return c;
-    }
-    memset(r, 0, sizeof *r);
-    root_head h = {ROOT_MAGIC, ""};
-    snprintf(h.name, sizeof h.name, "/hwrt-hccl-double-%d-%d", (int)getpid(), seq++);
-    memcpy(r->internal, &h, sizeof h);
+    if (fail_root) return take(&fail_root);
+    seg_name_new(r->internal, sizeof r->internal, ROOT_MAGIC, "hccl");
     return OK;
 }
 
 API int HcclCommInitRootInfo(uint32_t n, const root_t *r, uint32_t rank, void **out)
 {
-    root_head h;
+    seg_head h;
     if (!r || !out || n < 1 || n > MAX_RANKS || rank >= n) return E_PARA;
     if (fail_init) {           /* the handle is written before the failure is known */
-        int c = fail_init;
-        fail_init = 0;
         *out = &dead;
-        return c;
+        return take(&fail_init);
     }
-    memcpy(&h, r->internal, sizeof h);
-    if (h.magic != ROOT_MAGIC) return E_PARA;
+    if (seg_name_get(r->internal, ROOT_MAGIC, &h)) return E_PARA;
     int dev = current_device();
     if (dev < 0) return E_RUNTIME;
-    int fd = shm_open(h.name, O_CREAT | O_RDWR, 0600);
-    if (fd < 0) return E_INTERNAL;
-    seg_t *g = ftruncate(fd, sizeof *g) ? MAP_FAILED
-             : mmap(NULL, sizeof *g, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (g == MAP_FAILED) return E_INTERNAL;
-    int zero = 0;
-    __atomic_compare_exchange_n(&g->nranks, &zero, (int)n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-    if (g->nranks != (int)n) {
-        munmap(g, sizeof *g);
-        return E_PARA;
-    }
-    if (__atomic_add_fetch(&g->joined, 1, __ATOMIC_ACQ_REL) == (int)n)
-        shm_unlink(h.name);                 /* every rank has it: the name is not needed */
+    seg_t *g;
+    int e = seg_join(h.name, (int)n, &g, E_INTERNAL, E_PARA);
+    if (e) return e;
     comm_t *c = calloc(1, sizeof *c);
     *c = (comm_t){COMM_MAGIC, (int)rank, (int)n, dev, 0, g, ""};
     memcpy(c->name, h.name, sizeof c->name);
-    for (int i = 0; i < 16; i++)
-        if (!names[i][0]) { memcpy(names[i], h.name, sizeof names[i]); break; }
-    for (int i = 0; i < 16; i++)
-        if (!comms[i]) { comms[i] = c; break; }
-    live++;
+    comm_made(c);
     *out = c;
     return OK;
 }
@@ -166,18 +92,8 @@ API int HcclCommDestroy(void *comm)
     }
     if (!c || c->magic != COMM_MAGIC) return E_PARA;
     if (current_device() != c->device) return E_RUNTIME;
-    if (fail_destroy) {
-        int r = fail_destroy;
-        fail_destroy = 0;
-        return r;
-    }
-    if (__atomic_sub_fetch(&c->seg->joined, 1, __ATOMIC_ACQ_REL) == 0) shm_unlink(c->name);
-    munmap(c->seg, sizeof *c->seg);
-    for (int i = 0; i < 16; i++)
-        if (comms[i] == c) comms[i] = NULL;
-    c->magic = 0;
-    free(c);
-    live--;
+    if (fail_destroy) return take(&fail_destroy);
+    comm_gone(c, c->seg, c->name, &c->magic);
     return OK;
 }
 
@@ -264,11 +180,7 @@ static int enter(comm_t *c, void *stream, int dt, int op, const void *a, size_t 
                  const void *b, size_t bn)
 {
     calls++;
-    if (fail_next) {
-        int r = fail_next;
-        fail_next = 0;
-        return r;
-    }
+    if (fail_next) return take(&fail_next);
     if (!c || c->magic != COMM_MAGIC || !stream || op < -1 || op > 3) return E_PARA;
     if (!esize(dt)) return E_NOT_SUPPORT;
     if (an > SLOT) {
@@ -292,10 +204,7 @@ API int HcclAllReduce(void *s, void *r, uint64_t n, int dt, int op, void *comm, 
     comm_t *c = comm;
     int e = enter(c, st, dt, op, s, n * esize(dt), r, n * esize(dt));
     if (e) return e;
-    memcpy(c->seg->slot[c->rank], s, n * esize(dt));
-    if ((e = barrier(c->seg))) return e;
-    reduce(c->seg, 0, r, n, dt, op);
-    return barrier(c->seg);
+    return seg_reduce(c->seg, c->rank, s, n * esize(dt), 0, r, n, dt, op, reduce, E_TIMEOUT);
 }
 
 API int HcclBroadcast(void *b, uint64_t n, int dt, uint32_t root, void *comm, void *st)
@@ -304,10 +213,7 @@ API int HcclBroadcast(void *b, uint64_t n, int dt, uint32_t root, void *comm, vo
     int e = enter(c, st, dt, -1, b, n * esize(dt), b, n * esize(dt));
     if (e) return e;
     if (root >= (uint32_t)c->nranks) return E_PARA;
-    if (c->rank == (int)root) memcpy(c->seg->slot[root], b, n * esize(dt));
-    if ((e = barrier(c->seg))) return e;
-    if (c->rank != (int)root) memcpy(b, c->seg->slot[root], n * esize(dt));
-    return barrier(c->seg);
+    return seg_broadcast(c->seg, c->rank, (int)root, b, b, n * esize(dt), E_TIMEOUT);
 }
 
 API int HcclAllGather(void *s, void *r, uint64_t n, int dt, void *comm, void *st)
@@ -316,10 +222,7 @@ API int HcclAllGather(void *s, void *r, uint64_t n, int dt, void *comm, void *st
     size_t bytes = n * esize(dt);
     int e = enter(c, st, dt, -1, s, bytes, r, bytes * (c ? (size_t)c->nranks : 1));
     if (e) return e;
-    memcpy(c->seg->slot[c->rank], s, bytes);
-    if ((e = barrier(c->seg))) return e;
-    for (int q = 0; q < c->nranks; q++) memcpy((char *)r + q * bytes, c->seg->slot[q], bytes);
-    return barrier(c->seg);
+    return seg_allgather(c->seg, c->rank, s, r, bytes, E_TIMEOUT);
 }
 
 API int HcclReduceScatter(void *s, void *r, uint64_t n, int dt, int op, void *comm, void *st)
@@ -328,8 +231,6 @@ API int HcclReduceScatter(void *s, void *r, uint64_t n, int dt, int op, void *co
     size_t bytes = n * esize(dt), all = bytes * (c ? (size_t)c->nranks : 1);
     int e = enter(c, st, dt, op, s, all, r, bytes);
     if (e) return e;
-    memcpy(c->seg->slot[c->rank], s, all);
-    if ((e = barrier(c->seg))) return e;
-    reduce(c->seg, (size_t)c->rank * bytes, r, n, dt, op);
-    return barrier(c->seg);
+    return seg_reduce(c->seg, c->rank, s, all, (size_t)c->rank * bytes, r, n, dt, op, reduce,
+                      E_TIMEOUT);
 }

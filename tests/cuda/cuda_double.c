@@ -400,15 +400,21 @@ API hcu_result cuMemsetD8Async(hcu_dptr d, unsigned char v, size_t n, hcu_stream
     return HCU_SUCCESS;
 }
 
-API hcu_result cuStreamCreateWithPriority(hcu_stream *out, unsigned flags, int prio)
+/* *out = a new object of size bytes, a copy of init, in the current context */
+static hcu_result make(void **out, const void *init, size_t size)
 {
     hcu_result r = need(NULL);
     if (r) return r;
-    struct CUstream_st *s = calloc(1, sizeof *s);
-    if (!s) return HCU_ERROR_OUT_OF_MEMORY;
-    *s = (struct CUstream_st){STREAM_MAGIC, cur, 0};
-    *out = s;
+    void *o = calloc(1, size);
+    if (!o) return HCU_ERROR_OUT_OF_MEMORY;
+    memcpy(o, init, size);
+    *out = o;
     return HCU_SUCCESS;
+}
+
+API hcu_result cuStreamCreateWithPriority(hcu_stream *out, unsigned flags, int prio)
+{
+    return make((void **)out, &(struct CUstream_st){STREAM_MAGIC, cur, 0}, sizeof **out);
 }
 API hcu_result cuStreamDestroy_v2(hcu_stream s)
 {
@@ -476,13 +482,7 @@ API hcu_result cuLaunchHostFunc(hcu_stream s, hcu_host_fn fn, void *data)
 
 API hcu_result cuEventCreate(hcu_event *out, unsigned flags)
 {
-    hcu_result r = need(NULL);
-    if (r) return r;
-    struct CUevent_st *e = calloc(1, sizeof *e);
-    if (!e) return HCU_ERROR_OUT_OF_MEMORY;
-    *e = (struct CUevent_st){EVENT_MAGIC, cur, flags, 0, 0};
-    *out = e;
-    return HCU_SUCCESS;
+    return make((void **)out, &(struct CUevent_st){EVENT_MAGIC, cur, flags, 0, 0}, sizeof **out);
 }
 API hcu_result cuEventDestroy_v2(hcu_event e)
 {

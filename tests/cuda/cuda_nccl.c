@@ -19,99 +19,12 @@
  *   cuda_nccl device          a tensor on another device; finalize from the other device
  *   cuda_nccl fault           a device that cannot be made current for NCCL; one with a
  *                             sticky fault
- *   cuda_nccl version V       HWRT_NCCL_DOUBLE_VERSION as set: "ok", or the refusal V */
+ *   cuda_nccl version V       HWRT_NCCL_DOUBLE_VERSION as set: "ok", or the refusal V
+ * What it shares with tests/ascend/ascend_hccl.c is tests/coll_engine_check.h. */
 #include "harness.h"
-#include "dtype_ref.h"
+#include "coll_engine_check.h"
 
-#include <dlfcn.h>
-#include <string.h>
-#include <time.h>
-
-#define N 1003
-
-static int rank, size;
-static hwrt_stream S;
-static void (*fail_root)(int), (*fail_init)(int), (*fail_next)(int), (*fail_destroy)(int);
-static void (*async_err)(int);
-static int (*live)(void), (*calls)(void), (*aborted)(void);
-
-/* rank r's element i: small integers, non-negative for uint8 */
-static double val(hwrt_dtype dt, int r, int64_t i)
-{
-    double v = (double)((i * 7 + r * 13) % 61 - 30);
-    return dt == HWRT_UINT8 ? v + 30 : v;
-}
-
-/* v as dtype dt stores it */
-static double as(hwrt_dtype dt, double v)
-{
-    char b[16];
-    ref_put(dt, b, 0, v);
-    return ref_get(dt, b, 0);
-}
-
-static hwrt_tensor produce(hwrt_dtype dt, int64_t n, int64_t base)
-{
-    void *h = calloc((size_t)n, 8);
-    for (int64_t i = 0; i < n; i++) ref_put(dt, h, (size_t)i, val(dt, rank, base + i));
-    hwrt_tensor t = NULL;
-    OK(hwrt_tensor_from_host(&t, dt, 1, &n, h));
-    free(h);
-    return t;
-}
-
-static double combine(double a, double b, hwrt_reduce_op op)
-{
-    switch (op) {
-    case HWRT_REDUCE_PROD: return a * b;
-    case HWRT_REDUCE_MAX: return b > a ? b : a;
-    case HWRT_REDUCE_MIN: return b < a ? b : a;
-    default: return a + b;
-    }
-}
-
-/* element i of the reduction over the ranks, as dt stores it (AVG: the sum divided) */
-static double reduced(hwrt_dtype dt, int64_t i, hwrt_reduce_op op)
-{
-    double a = val(dt, 0, i);
-    for (int q = 1; q < size; q++) a = combine(a, val(dt, q, i), op);
-    return as(dt, op == HWRT_REDUCE_AVG ? a / size : a);
-}
-
-/* t (n elements) on the host equals want(dt, i, arg) */
-static int equals(hwrt_tensor t, hwrt_dtype dt, int64_t n,
-                  double (*want)(hwrt_dtype, int64_t, int), int arg, const char *what)
-{
-    void *h = calloc((size_t)n, 8);
-    OK(hwrt_tensor_copy_to_host(t, h, (size_t)n * hwrt_dtype_size(dt)));
-    int bad = -1;
-    for (int64_t i = 0; i < n && bad < 0; i++)
-        if (ref_get(dt, h, (size_t)i) != want(dt, i, arg)) bad = (int)i;
-    if (bad >= 0)
-        fprintf(stderr, "rank %d: %s %s: element %d is %g, want %g\n", rank, what,
-                hwrt_dtype_name(dt), bad, ref_get(dt, h, (size_t)bad), want(dt, bad, arg));
-    free(h);
-    return bad < 0;
-}
-
-static double w_reduced(hwrt_dtype dt, int64_t i, int op) { return reduced(dt, i, (hwrt_reduce_op)op); }
-static double w_own(hwrt_dtype dt, int64_t i, int r) { return val(dt, r, i); }
-static double w_gathered(hwrt_dtype dt, int64_t i, int n) { return val(dt, (int)(i / n), i % n); }
-static double w_scattered(hwrt_dtype dt, int64_t i, int op)
-{
-    return reduced(dt, rank * (int64_t)N + i, (hwrt_reduce_op)op);
-}
-
-/* one allreduce of dt x op that reaches NCCL once and gives the reduction */
-static void allreduce_ok(hwrt_dtype dt, hwrt_reduce_op op)
-{
-    hwrt_tensor t = produce(dt, N, 0);
-    int c0 = calls();
-    OK(hwrt_allreduce(t, op, S));
-    EXPECT(calls() == c0 + 1);
-    EXPECT(equals(t, dt, N, w_reduced, op, "allreduce"));
-    OK(hwrt_tensor_release(t));
-}
+static int (*aborted)(void);
 
 /* the last error is exactly "...<tail>" */
 static int ends_with(const char *tail)
@@ -123,20 +36,10 @@ static int ends_with(const char *tail)
     return ok;
 }
 
-static hwrt_tensor late_t;
-static void late_write(void *arg)
-{
-    (void)arg;
-    nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
-    float *d = NULL;
-    hwrt_tensor_data(late_t, (void **)&d);      /* the double's device memory is the host's */
-    for (int i = 0; i < N; i++) d[i] = (float)val(HWRT_FLOAT32, rank, i);
-}
-
 static void data(void)
 {
     TEST_CASE("allreduce, every dtype");
-    static const struct { hwrt_dtype dt; hwrt_reduce_op op; } cases[] = {
+    static const coll_case cases[] = {
         {HWRT_FLOAT32, HWRT_REDUCE_SUM}, {HWRT_FLOAT32, HWRT_REDUCE_PROD},
         {HWRT_FLOAT32, HWRT_REDUCE_MAX}, {HWRT_FLOAT32, HWRT_REDUCE_MIN},
         {HWRT_FLOAT32, HWRT_REDUCE_AVG}, {HWRT_FLOAT64, HWRT_REDUCE_SUM},
@@ -147,7 +50,7 @@ static void data(void)
         {HWRT_UINT8, HWRT_REDUCE_MAX}, {HWRT_INT32, HWRT_REDUCE_SUM},
         {HWRT_INT32, HWRT_REDUCE_AVG}, {HWRT_INT32, HWRT_REDUCE_PROD},
         {HWRT_INT64, HWRT_REDUCE_SUM}, {HWRT_INT64, HWRT_REDUCE_AVG}};
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) allreduce_ok(cases[c].dt, cases[c].op);
+    allreduce_each(cases, sizeof cases / sizeof cases[0]);
 
     TEST_CASE("stream order: after a host function on the stream");
     int64_t n = N;
@@ -184,10 +87,7 @@ static void data(void)
         EXPECT(equals(b, HWRT_FLOAT32, N, w_own, root, "broadcast"));
         OK(hwrt_tensor_release(b));
     }
-    hwrt_tensor b7 = produce(HWRT_INT8, 7, 0);     /* 7 bytes */
-    OK(hwrt_broadcast(b7, size - 1, S));
-    EXPECT(equals(b7, HWRT_INT8, 7, w_own, size - 1, "broadcast of 7 bytes"));
-    OK(hwrt_tensor_release(b7));
+    broadcast_7_bytes();
 
     TEST_CASE("allgather");
     int64_t big = (int64_t)N * size;
@@ -204,20 +104,11 @@ static void data(void)
     }
 
     TEST_CASE("reduce_scatter");
-    static const struct { hwrt_dtype dt; hwrt_reduce_op op; } rs[] = {
+    static const coll_case rs[] = {
         {HWRT_FLOAT32, HWRT_REDUCE_SUM}, {HWRT_FLOAT32, HWRT_REDUCE_AVG},
         {HWRT_INT32, HWRT_REDUCE_MAX}, {HWRT_INT64, HWRT_REDUCE_AVG},
         {HWRT_BFLOAT16, HWRT_REDUCE_MIN}};
-    for (size_t c = 0; c < sizeof rs / sizeof rs[0]; c++) {
-        hwrt_tensor rin = produce(rs[c].dt, big, 0), rout;
-        OK(hwrt_tensor_empty(&rout, rs[c].dt, 1, &n));
-        int c0 = calls();
-        OK(hwrt_reduce_scatter(rout, rin, rs[c].op, S));
-        EXPECT(calls() == c0 + 1);
-        EXPECT(equals(rout, rs[c].dt, N, w_scattered, rs[c].op, "reduce_scatter"));
-        OK(hwrt_tensor_release(rin));
-        OK(hwrt_tensor_release(rout));
-    }
+    reduce_scatter_each(rs, sizeof rs / sizeof rs[0]);
 }
 
 /* an allreduce failing with status want, its error ending with tail */
@@ -227,24 +118,6 @@ static void fails_alone(hwrt_status want, const char *tail)
     FAILS(hwrt_allreduce(t, HWRT_REDUCE_SUM, S), want, tail);
     EXPECT(ends_with(tail));
     OK(hwrt_tensor_release(t));
-}
-
-/* every collective fails at once, naming the first failure */
-static void given_up(const char *first)
-{
-    char want[240];
-    snprintf(want, sizeof want, "NCCL failed earlier (%s); the communicator was aborted", first);
-    int64_t n = N, big = (int64_t)N * size;
-    hwrt_tensor t = produce(HWRT_FLOAT32, big, 0), o;
-    OK(hwrt_tensor_empty(&o, HWRT_FLOAT32, 1, &n));
-    int c0 = calls();
-    FAILS(hwrt_allreduce(t, HWRT_REDUCE_SUM, S), HWRT_ERROR_DIST, want);
-    FAILS(hwrt_broadcast(t, 0, S), HWRT_ERROR_DIST, want);
-    FAILS(hwrt_allgather(t, o, S), HWRT_ERROR_DIST, want);
-    FAILS(hwrt_reduce_scatter(o, t, HWRT_REDUCE_SUM, S), HWRT_ERROR_DIST, want);
-    EXPECT(calls() == c0);
-    OK(hwrt_tensor_release(t));
-    OK(hwrt_tensor_release(o));
 }
 
 static void errors(void)
@@ -310,43 +183,12 @@ static void setup_root(void)
                                                  "(ncclResult 3)");
 }
 
-static void setup_init(int bad, int code, const char *text)
-{
-    TEST_CASE("ncclCommInitRank fails on one rank");
-    if (rank == bad) fail_init(code);
-    char want[200];
-    snprintf(want, sizeof want, "NCCL setup: ncclCommInitRank failed on rank %d of %d: "
-             "%s (ncclResult %d)", bad, size, text, code);
-    int c0 = calls();
-    fails_alone(HWRT_ERROR_DIST, want);
-    EXPECT(calls() == c0);
-    EXPECT(live() == 0);            /* aborted where it was made */
-    EXPECT(aborted() == (rank == bad ? 0 : 1));
-    TEST_CASE("the setup again");
-    allreduce_ok(HWRT_FLOAT32, HWRT_REDUCE_SUM);
-    OK(hwrt_dist_finalize());
-    EXPECT(live() == 0);
-}
+/* the others' communicators are aborted */
+static void init_failed(int bad) { EXPECT(aborted() == (rank == bad ? 0 : 1)); }
 
 static void device(void)
 {
-    TEST_CASE("a tensor on another device");
-    allreduce_ok(HWRT_FLOAT32, HWRT_REDUCE_SUM);
-    int other = (rank + 1) % 2;
-    OK(hwrt_set_device("cuda", other));
-    hwrt_stream s1;
-    OK(hwrt_stream_create(&s1, 0));
-    int64_t n = N;
-    hwrt_tensor t;
-    OK(hwrt_tensor_empty(&t, HWRT_FLOAT32, 1, &n));
-    int c0 = calls();
-    char want[200];
-    snprintf(want, sizeof want, "NCCL: this process's communicator is on device %d, but the "
-             "tensor is on device %d", rank, other);
-    FAILS(hwrt_allreduce(t, HWRT_REDUCE_SUM, s1), HWRT_ERROR_INVALID_ARGUMENT, want);
-    EXPECT(calls() == c0);
-    OK(hwrt_tensor_release(t));
-    OK(hwrt_stream_destroy(s1));
+    other_device("cuda", (rank + 1) % 2, rank);
     TEST_CASE("finalize with the other device current: destroyed on the communicator's");
     OK(hwrt_dist_finalize());
     EXPECT(live() == 0 && aborted() == 0);
@@ -399,23 +241,16 @@ static void fault(void)
     hwrt_dist_finalize();
 }
 
-#define HOOK(v, name) (*(void **)&v = dlsym(h, name))
 int main(int argc, char **argv)
 {
-    void *h = dlopen(getenv("HWRT_NCCL_LIBRARY"), RTLD_NOW);
-    if (!h || !HOOK(fail_root, "nccl_double_fail_root") || !HOOK(fail_init, "nccl_double_fail_init") ||
-        !HOOK(fail_next, "nccl_double_fail_next") || !HOOK(fail_destroy, "nccl_double_fail_destroy") ||
-        !HOOK(async_err, "nccl_double_async") || !HOOK(live, "nccl_double_live") ||
-        !HOOK(calls, "nccl_double_calls") || !HOOK(aborted, "nccl_double_aborted") || argc < 2) {
-        fprintf(stderr, "usage: HWRT_NCCL_LIBRARY=<the test double of libnccl> cuda_nccl "
-                "<scenario> (%s)\n", h ? "no hooks" : dlerror());
+    coll.engine = "NCCL";
+    coll.init = "ncclCommInitRank";
+    coll.result = "ncclResult";
+    coll.given_up = "); the communicator was aborted";
+    coll.init_failed = init_failed;
+    if (coll_start(argc, "HWRT_NCCL_LIBRARY", "nccl", "cuda_nccl", "cuda", (void **)&aborted,
+                   "aborted"))
         return 2;
-    }
-    OK(hwrt_dist_init());
-    rank = hwrt_dist_rank();
-    size = hwrt_dist_size();
-    OK(hwrt_dist_bind_device("cuda"));
-    OK(hwrt_stream_create(&S, 0));
     const char *s = argv[1];
     if (!strcmp(s, "data")) {
         data();
@@ -445,8 +280,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "cuda_nccl: no scenario %s\n", s);
         return 2;
     }
-    hwrt_stream_destroy(S);
-    hwrt_shutdown();
-    printf("rank %d of %d: ", rank, size);
-    return test_report();
+    return coll_end();
 }

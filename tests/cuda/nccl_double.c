@@ -19,40 +19,24 @@
  *     ncclCommDestroy and ncclCommAbort abort on: only a communicator whose init succeeded
  *     may be handed back;
  *   - ncclGetVersion answers HWRT_NCCL_DOUBLE_VERSION (default 22809; "fail": an error).
- * Hooks for the test: nccl_double_*. */
-#include <dlfcn.h>
-#include <fcntl.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
+ * Hooks for the test: nccl_double_*. The segment, its barrier and the data's moves through
+ * it are tests/coll_double_shm.h, shared with hccl_double.c. */
+#include "../coll_double_shm.h"
 
 #include "base/half.h"
 
 #define API __attribute__((visibility("default")))
 enum { OK = 0, E_CUDA = 1, E_SYSTEM = 2, E_INTERNAL = 3, E_ARG = 4, E_USAGE = 5, E_REMOTE = 6,
        E_PROGRESS = 7 };
-#define MAX_RANKS 8
-#define SLOT (1u << 20)
 #define ID_MAGIC 0x4e43434cu
 
 typedef struct { char internal[128]; } id_t_;
-typedef struct { uint32_t magic; char name[60]; } id_head;
-typedef struct {
-    int nranks, joined, arrived, gen;      /* touched with __atomic builtins only */
-    char slot[MAX_RANKS][SLOT];
-} seg_t;
 typedef struct { uint32_t magic; int rank, nranks, device; seg_t *seg; char name[60]; } comm_t;
 #define COMM_MAGIC 0xc0aa
 #define DEAD_MAGIC 0xdead
 
-static int fail_root, fail_init, fail_next, fail_destroy, async_now, live, calls, aborted;
+static int fail_root, fail_init, fail_next, fail_destroy, async_now, calls, aborted;
 static comm_t dead = {.magic = DEAD_MAGIC};
-static char names[16][60];                  /* segments to unlink at exit */
-static comm_t *comms[16];                   /* live communicators (a leak check sees them) */
 
 API void nccl_double_fail_root(int code) { fail_root = code; }
 API void nccl_double_fail_init(int code) { fail_init = code; }
@@ -63,44 +47,12 @@ API int nccl_double_live(void) { return live; }             /* made, not destroy
 API int nccl_double_aborted(void) { return aborted; }       /* ncclCommAbort calls */
 API int nccl_double_calls(void) { return calls; }           /* collectives that reached it */
 
-__attribute__((destructor)) static void unlink_all(void)
-{
-    for (int i = 0; i < 16; i++)
-        if (names[i][0]) shm_unlink(names[i]);
-}
-
 /* the CUDA double's entry points, in the instance hwrt loaded */
 static void *cuda(const char *sym)
 {
-    const char *lib = getenv("HWRT_CUDA_LIBRARY");
-    void *h = lib ? dlopen(lib, RTLD_NOW | RTLD_NOLOAD) : NULL;
-    void *f = h ? dlsym(h, sym) : NULL;
-    if (!f) {
-        fprintf(stderr, "hwrt's test double of libnccl: no %s in HWRT_CUDA_LIBRARY (%s): it "
-                "runs on the test double of libcuda only\n", sym, lib ? lib : "unset");
-        abort();
-    }
-    return f;
+    return runtime_sym("HWRT_CUDA_LIBRARY", "libnccl", "libcuda", sym);
 }
 static int current_device(void) { return ((int (*)(void))cuda("cuda_double_current_device"))(); }
-
-static int barrier(seg_t *g)
-{
-    int gen = __atomic_load_n(&g->gen, __ATOMIC_ACQUIRE);
-    if (__atomic_add_fetch(&g->arrived, 1, __ATOMIC_ACQ_REL) == g->nranks) {
-        __atomic_store_n(&g->arrived, 0, __ATOMIC_RELAXED);
-        __atomic_add_fetch(&g->gen, 1, __ATOMIC_RELEASE);
-        return OK;
-    }
-    struct timespec t0, t;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    while (__atomic_load_n(&g->gen, __ATOMIC_ACQUIRE) == gen) {
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if (t.tv_sec - t0.tv_sec > 60) return E_SYSTEM;
-        nanosleep(&(struct timespec){0, 50000}, NULL);
-    }
-    return OK;
-}
 
 API int ncclGetVersion(int *v)
 {
@@ -122,56 +74,30 @@ API const char *ncclGetErrorString(int code)
 
 API int ncclGetUniqueId(id_t_ *id)
 {
-    static int seq;
     if (!id) return E_ARG;
-    if (fail_root) {
-        int c = fail_root;
-        fail_root = 0;
-        return c;
-    }
-    memset(id, 0, sizeof *id);
-    id_head h = {ID_MAGIC, ""};
-    snprintf(h.name, sizeof h.name, "/hwrt-nccl-double-%d-%d", (int)getpid(), seq++);
-    memcpy(id->internal, &h, sizeof h);
+    if (fail_root) return take(&fail_root);
+    seg_name_new(id->internal, sizeof id->internal, ID_MAGIC, "nccl");
     return OK;
 }
 
 API int ncclCommInitRank(void **out, int n, id_t_ id, int rank)
 {
-    id_head h;
+    seg_head h;
     if (!out || n < 1 || n > MAX_RANKS || rank < 0 || rank >= n) return E_ARG;
     if (fail_init) {           /* the handle is written before the failure is known */
-        int c = fail_init;
-        fail_init = 0;
         *out = &dead;
-        return c;
+        return take(&fail_init);
     }
-    memcpy(&h, id.internal, sizeof h);
-    if (h.magic != ID_MAGIC) return E_ARG;
+    if (seg_name_get(id.internal, ID_MAGIC, &h)) return E_ARG;
     int dev = current_device();
     if (dev < 0) return E_CUDA;
-    int fd = shm_open(h.name, O_CREAT | O_RDWR, 0600);
-    if (fd < 0) return E_SYSTEM;
-    seg_t *g = ftruncate(fd, sizeof *g) ? MAP_FAILED
-             : mmap(NULL, sizeof *g, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (g == MAP_FAILED) return E_SYSTEM;
-    int zero = 0;
-    __atomic_compare_exchange_n(&g->nranks, &zero, n, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-    if (g->nranks != n) {
-        munmap(g, sizeof *g);
-        return E_ARG;
-    }
-    if (__atomic_add_fetch(&g->joined, 1, __ATOMIC_ACQ_REL) == n)
-        shm_unlink(h.name);                 /* every rank has it: the name is not needed */
+    seg_t *g;
+    int e = seg_join(h.name, n, &g, E_SYSTEM, E_ARG);
+    if (e) return e;
     comm_t *c = calloc(1, sizeof *c);
     *c = (comm_t){COMM_MAGIC, rank, n, dev, g, ""};
     memcpy(c->name, h.name, sizeof c->name);
-    for (int i = 0; i < 16; i++)
-        if (!names[i][0]) { memcpy(names[i], h.name, sizeof names[i]); break; }
-    for (int i = 0; i < 16; i++)
-        if (!comms[i]) { comms[i] = c; break; }
-    live++;
+    comm_made(c);
     *out = c;
     return OK;
 }
@@ -184,13 +110,7 @@ static int handed_back(comm_t *c, const char *fn)
         abort();
     }
     if (!c || c->magic != COMM_MAGIC) return E_ARG;
-    if (__atomic_sub_fetch(&c->seg->joined, 1, __ATOMIC_ACQ_REL) == 0) shm_unlink(c->name);
-    munmap(c->seg, sizeof *c->seg);
-    for (int i = 0; i < 16; i++)
-        if (comms[i] == c) comms[i] = NULL;
-    c->magic = 0;
-    free(c);
-    live--;
+    comm_gone(c, c->seg, c->name, &c->magic);
     return OK;
 }
 
@@ -199,11 +119,7 @@ API int ncclCommDestroy(void *comm)
     comm_t *c = comm;
     if (c && c != &dead && c->magic == COMM_MAGIC && current_device() != c->device)
         return E_CUDA;
-    if (fail_destroy && c != &dead) {
-        int r = fail_destroy;
-        fail_destroy = 0;
-        return r;
-    }
+    if (fail_destroy && c != &dead) return take(&fail_destroy);
     return handed_back(c, "ncclCommDestroy");
 }
 
@@ -277,11 +193,7 @@ static int enter(comm_t *c, void *stream, int dt, int op, const void *a, size_t 
                  const void *b, size_t bn)
 {
     calls++;
-    if (fail_next) {
-        int r = fail_next;
-        fail_next = 0;
-        return r;
-    }
+    if (fail_next) return take(&fail_next);
     if (!c || c->magic != COMM_MAGIC || op < -1 || op > 4 || !esize(dt)) return E_ARG;
     if (current_device() != c->device) return E_CUDA;
     if (((int (*)(const void *))cuda("cuda_double_stream_device"))(stream) != c->device)
@@ -302,10 +214,7 @@ API int ncclAllReduce(const void *s, void *r, size_t n, int dt, int op, void *co
     comm_t *c = comm;
     int e = enter(c, st, dt, op, s, n * esize(dt), r, n * esize(dt));
     if (e) return e;
-    memcpy(c->seg->slot[c->rank], s, n * esize(dt));
-    if ((e = barrier(c->seg))) return e;
-    reduce(c->seg, 0, r, n, dt, op);
-    return barrier(c->seg);
+    return seg_reduce(c->seg, c->rank, s, n * esize(dt), 0, r, n, dt, op, reduce, E_SYSTEM);
 }
 
 API int ncclBroadcast(const void *s, void *r, size_t n, int dt, int root, void *comm, void *st)
@@ -314,10 +223,7 @@ API int ncclBroadcast(const void *s, void *r, size_t n, int dt, int root, void *
     int e = enter(c, st, dt, -1, s, n * esize(dt), r, n * esize(dt));
     if (e) return e;
     if (root < 0 || root >= c->nranks) return E_ARG;
-    if (c->rank == root) memcpy(c->seg->slot[root], s, n * esize(dt));
-    if ((e = barrier(c->seg))) return e;
-    memcpy(r, c->seg->slot[root], n * esize(dt));
-    return barrier(c->seg);
+    return seg_broadcast(c->seg, c->rank, root, s, r, n * esize(dt), E_SYSTEM);
 }
 
 API int ncclAllGather(const void *s, void *r, size_t n, int dt, void *comm, void *st)
@@ -326,10 +232,7 @@ API int ncclAllGather(const void *s, void *r, size_t n, int dt, void *comm, void
     size_t bytes = n * esize(dt);
     int e = enter(c, st, dt, -1, s, bytes, r, bytes * (c ? (size_t)c->nranks : 1));
     if (e) return e;
-    memcpy(c->seg->slot[c->rank], s, bytes);
-    if ((e = barrier(c->seg))) return e;
-    for (int q = 0; q < c->nranks; q++) memcpy((char *)r + q * bytes, c->seg->slot[q], bytes);
-    return barrier(c->seg);
+    return seg_allgather(c->seg, c->rank, s, r, bytes, E_SYSTEM);
 }
 
 API int ncclReduceScatter(const void *s, void *r, size_t n, int dt, int op, void *comm, void *st)
@@ -338,8 +241,6 @@ API int ncclReduceScatter(const void *s, void *r, size_t n, int dt, int op, void
     size_t bytes = n * esize(dt), all = bytes * (c ? (size_t)c->nranks : 1);
     int e = enter(c, st, dt, op, s, all, r, bytes);
     if (e) return e;
-    memcpy(c->seg->slot[c->rank], s, all);
-    if ((e = barrier(c->seg))) return e;
-    reduce(c->seg, (size_t)c->rank * bytes, r, n, dt, op);
-    return barrier(c->seg);
+    return seg_reduce(c->seg, c->rank, s, all, (size_t)c->rank * bytes, r, n, dt, op, reduce,
+                      E_SYSTEM);
 }
