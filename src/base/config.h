@@ -64,6 +64,4 @@ hwrt_status hwi_parse_bool(const char *what, const char *text, int *out);
 uint64_t hwi_env_count(const char *name, uint64_t lo, uint64_t hi, uint64_t def);
 int hwi_env_flag(const char *name, int def);
 
-
-
 #endif
