@@ -338,7 +338,15 @@ int main(void)
     EXPECT(counter(C_PHYS_LIVE) == live);
     OK(B->va_map(d, (char *)base + 5 * g, 2 * g));
     EXPECT(counter(C_PHYS_LIVE) == live + 2);
-    OK(B->va_unmap(d, (char *)base + 5 * g, 2 * g));
+    /* unmapping one granule leaves the next one mapped (the mutant `off <= bytes` in
+     * asc_va_unmap went one granule past the range) */
+    OK(B->va_unmap(d, (char *)base + 5 * g, g));
+    EXPECT(counter(C_PHYS_LIVE) == live + 1);
+    OK(B->memcpy_async(s, (char *)base + 6 * g, page, 256, HWRT_MEMCPY_HOST_TO_DEVICE, 0));
+    OK(B->memcpy_async(s, back, (char *)base + 6 * g, 256, HWRT_MEMCPY_DEVICE_TO_HOST, 0));
+    OK(B->stream_synchronize(s));
+    EXPECT(!memcmp(back, page, 256));
+    OK(B->va_unmap(d, (char *)base + 6 * g, g));
     EXPECT(counter(C_PHYS_LIVE) == live);
     OK(B->va_release(d, base, 8 * g));
     FAILS(B->va_map(d, base, g), HWRT_ERROR_INTERNAL, "granules");   /* released */

@@ -54,6 +54,15 @@ static void pure(void)
     EXPECT(asc_dcmi_logic_id(0) == -1);
     setenv("ASCEND_RT_VISIBLE_DEVICES", "1;2", 1);
     EXPECT(asc_dcmi_logic_id(0) == -1);
+    /* a negative or out-of-range id anywhere makes the whole list invalid (the mutants
+     * `||` made `&&` in the range check let "-1,3" map ordinal 1 to 3, and "2000000"
+     * map ordinal 0 to 2000000) */
+    setenv("ASCEND_RT_VISIBLE_DEVICES", "-1,3", 1);
+    EXPECT(asc_dcmi_logic_id(1) == -1);
+    setenv("ASCEND_RT_VISIBLE_DEVICES", "2000000", 1);
+    EXPECT(asc_dcmi_logic_id(0) == -1);
+    setenv("ASCEND_RT_VISIBLE_DEVICES", "1000000", 1);
+    EXPECT(asc_dcmi_logic_id(0) == 1000000);
     unsetenv("ASCEND_RT_VISIBLE_DEVICES");
 }
 

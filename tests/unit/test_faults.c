@@ -287,6 +287,36 @@ static void test_random_with_retry(void)
     OK(hwrt_set_device("sim", 0));
 }
 
+/* dev=0 filters like any other device: a clause for device 0 neither counts nor hits the
+ * kernels of device 1 (the mutant `c->dev > 0` made every device eligible, so device 1's
+ * kernel was the clause's second call and faulted). */
+static void test_dev0_filter(void)
+{
+    TEST_CASE("dev=0 filter");
+    arm("kernel:nth=2:dev=0");
+    int64_t shape[1] = {64};
+    float out[64];
+    hwrt_tensor t[2];
+    for (int dev = 0; dev < 2; dev++) {
+        OK(hwrt_set_device("sim", dev));
+        OK(hwrt_tensor_empty(&t[dev], HWRT_FLOAT32, 1, shape));
+        OK(hwrt_op_fill(t[dev], 2.0, NULL));
+        OK(hwrt_device_synchronize());
+    }
+    OK(hwrt_tensor_copy_to_host(t[1], out, sizeof out));
+    EXPECT(all_equal(out, 64, 2.0f));
+    OK(hwrt_set_device("sim", 0));                 /* device 0's second kernel faults */
+    OK(hwrt_op_fill(t[0], 3.0, NULL));
+    FAILS(hwrt_device_synchronize(), HWRT_ERROR_DEVICE_FAULT, "injected");
+    faults_seen++;
+    OK(hwrt_device_reset(0));
+    for (int dev = 0; dev < 2; dev++) {
+        OK(hwrt_set_device("sim", dev));
+        OK(hwrt_tensor_release(t[dev]));
+    }
+    OK(hwrt_set_device("sim", 0));
+}
+
 /* stall: every host-link copy is held; ordering through events stays right. */
 static void test_stall(void)
 {
@@ -394,6 +424,7 @@ int main(void)
     test_launch_blocking();
     test_reset_settles_queue();
     test_random_with_retry();
+    test_dev0_filter();
     test_stall();
     test_shutdown_reports();
     arm(NULL);
