@@ -131,24 +131,24 @@ static hwrt_status m_barrier(void *comm)
 }
 
 /* The list and the result slot live in the caller's frame: after a timeout the stuck
- * call may still write the slot, so the communication thread gets heap copies. */
+ * call may still write the slot, so the communication thread gets a heap copy of both,
+ * in one block. */
+typedef struct {
+    void *made;                /* where the communicator goes */
+    int list[];
+} group_args;
+
 static hwrt_status m_group_create(const int *ranks, int n, void **comm)
 {
-    int *list = malloc((size_t)n * sizeof *list);
-    void **made = malloc(sizeof *made);
-    if (!list || !made) {
-        free(list);
-        free(made);
-        return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "MPI group create: host out of memory");
-    }
-    memcpy(list, ranks, (size_t)n * sizeof *list);
-    *made = NULL;
-    hwrt_status st = submit((job){.kind = J_GROUP_CREATE, .in = list, .n = (size_t)n,
-                                  .made = made}, "MPI group create");
-    if (hwi_comm_broken()) return st;         /* the stuck thread may still use them */
-    *comm = *made;
-    free(list);
-    free(made);
+    group_args *a = malloc(sizeof *a + (size_t)n * sizeof a->list[0]);
+    if (!a) return hwi_err(HWRT_ERROR_HOST_OUT_OF_MEMORY, "MPI group create: host out of memory");
+    memcpy(a->list, ranks, (size_t)n * sizeof a->list[0]);
+    a->made = NULL;
+    hwrt_status st = submit((job){.kind = J_GROUP_CREATE, .in = a->list, .n = (size_t)n,
+                                  .made = &a->made}, "MPI group create");
+    if (hwi_comm_broken()) return st;         /* the stuck thread may still use it */
+    *comm = a->made;
+    free(a);
     return st;
 }
 
