@@ -13,9 +13,12 @@
  * swapped with the other thread's, would not).
  * usage: test_prof_activity OUTDIR */
 #include "harness.h"
+#include "prof/prof.h"            /* sizeof(prof_rec): the activity buffer's chunk */
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { THREADS = 2, ROUNDS = 3, SCALES = 5, MAXW = 256 };
 enum { PER_ROUND = 1 + 1 + 2 + SCALES + 1 + 1 + 2 }; /* memset, D2D, 2 H2D, scales, fn, D2H,
@@ -207,6 +210,53 @@ static const lane *lane_of(const lane *lanes, int nl, int me)
     return NULL;
 }
 
+/* The activity buffer's cap (prof_activity.c): as many chunks as the tracer's cap needs,
+ * each holding 4096 * sizeof(prof_rec) / 24 records. With HWRT_PROFILE_MAX_EVENTS=1 the
+ * tracer keeps one chunk (4096 records) and the activity buffer one chunk. A kernel held
+ * behind a gate reports after more than a chunk of other kernels' records: it is past the
+ * cap, dropped, and counted as a launch without a device time (the mutant `chunks_used <
+ * cap_chunks` made `<=` in on_activity kept one chunk more, and the kernel's record). */
+static atomic_int gate_open;
+static void gate_fn(void *arg) { (void)arg; while (!atomic_load(&gate_open)) usleep(200); }
+
+static void activity_cap(const char *dir)
+{
+    TEST_CASE("activity records past the cap are dropped and counted");
+    const size_t per_chunk = PROF_CHUNK * sizeof(prof_rec) / sizeof(hwrt_activity);
+    const size_t n = per_chunk + per_chunk / 2;  /* one chunk and a half: past the cap, */
+    setenv("HWRT_PROFILE_MAX_EVENTS", "1", 1);   /* inside the mutant's two chunks */
+    hwrt_stream a, b;
+    OK(hwrt_stream_create(&a, 0));
+    OK(hwrt_stream_create(&b, 0));
+    hwrt_tensor t, u;
+    int64_t shape[1] = {4};
+    OK(hwrt_tensor_empty(&t, HWRT_FLOAT32, 1, shape));
+    OK(hwrt_tensor_empty(&u, HWRT_FLOAT32, 1, shape));
+    atomic_store(&gate_open, 0);
+    OK(hwrt_profiler_start(dir));
+    OK(hwrt_launch_host_func(a, gate_fn, NULL));  /* the first records the tracer keeps */
+    OK(hwrt_op_fill(t, 7.0, a));                  /* runs after the gate */
+    for (size_t i = 0; i < n; i++) OK(hwrt_op_fill(u, (double)i, b));
+    OK(hwrt_stream_synchronize(b));
+    atomic_store(&gate_open, 1);
+    OK(hwrt_stream_synchronize(a));
+    OK(hwrt_profiler_stop());
+    unsetenv("HWRT_PROFILE_MAX_EVENTS");
+    hwrt_profiler_stats st;
+    OK(hwrt_profiler_get_stats(&st));
+    printf("activity cap: %zu records a chunk, %zu kernels after the gate; events %llu, "
+           "dropped %llu, without a device time %llu\n", per_chunk, n,
+           (unsigned long long)st.events, (unsigned long long)st.dropped,
+           (unsigned long long)st.device_ts_missing);
+    EXPECT(st.events == PROF_CHUNK && st.dropped > 0);
+    /* the gate's host function and the kernel behind it: both reported past the cap */
+    EXPECT(st.device_ts_missing == 2);
+    OK(hwrt_tensor_release(t));
+    OK(hwrt_tensor_release(u));
+    OK(hwrt_stream_destroy(a));
+    OK(hwrt_stream_destroy(b));
+}
+
 int main(int argc, char **argv)
 {
     const char *out = argc > 1 ? argv[1] : "prof_activity_out";
@@ -284,6 +334,10 @@ int main(int argc, char **argv)
                (i == 0 || l3[0].w[i].dev_end >= l3[0].w[i - 1].dev_end));
 
     OK(hwrt_tensor_release(t));
+
+    char dir4[1100];
+    snprintf(dir4, sizeof dir4, "%s/cap", out);
+    activity_cap(dir4);
     OK(hwrt_shutdown());
     return test_report();
 }
