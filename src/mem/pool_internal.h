@@ -182,7 +182,7 @@ hwrt_status pool_map_block(dpool *dp, pblock *b, size_t cap, int no_gc, int no_t
 int pool_gc_wanted(dpool *dp, size_t need, size_t cap);
 int pool_trimmable(dpool *dp);
 /* Release cached memory freed before snap, down to target reserved (SIZE_MAX: all). */
-void pool_release_cached(dpool *dp, uint64_t snap, size_t target, int trim_only);
+void pool_release_cached(dpool *dp, uint64_t snap, size_t target);
 /* Synchronize the device with the lock released; *snap: the free sequence before it. */
 hwrt_status pool_sync_unlocked(dpool *dp, const char *api, uint64_t *snap);
 /* After a failed first attempt (st, want) of pool_alloc_locked (pool_alloc.c): sync,

@@ -50,13 +50,13 @@ static int seg_releasable(pseg *s, uint64_t snap)
 /* Release cached memory freed before snap (the device was synchronized after snap was
  * taken, so no queued work can still touch it). target: stop once reserved <= target
  * (SIZE_MAX: release everything). Oldest-freed segments go first. */
-void pool_release_cached(dpool *dp, uint64_t snap, size_t target, int trim_only)
+void pool_release_cached(dpool *dp, uint64_t snap, size_t target)
 {
     for (pseg *s = dp->segs; s; s = s->next)
         if (s->expandable)
             for (pblock *b = s->first; b; b = b->next)
                 if (b->state == B_FREE && b->freed_at <= snap) pseg_trim_block(b);
-    while (!trim_only && ((size_t)dp->st.reserved_bytes.current > target  || target == SIZE_MAX)) {
+    while ((size_t)dp->st.reserved_bytes.current > target || target == SIZE_MAX) {
         pseg *best = NULL;
         for (pseg *s = dp->segs; s; s = s->next)
             if (seg_releasable(s, snap) && (!best || s->first->freed_at < best->first->freed_at))
@@ -171,14 +171,14 @@ hwrt_status pool_alloc_retry(dpool *dp, hwrt_bstream *bs, size_t bytes, size_t r
                 size_t cap = (size_t)hwi_cfg_int(HWI_CFG_MAX_DEVICE_MEMORY);
                 size_t limit = cap ? cap : pool_device_total(dp);
                 size_t target = (size_t)(thr * (double)limit);
-                pool_release_cached(dp, snap, target > dp->gc_need ? target - dp->gc_need : 0, 0);
+                pool_release_cached(dp, snap, target > dp->gc_need ? target - dp->gc_need : 0);
             }
         } else if (want == WANT_TRIM) {
             no_trim = 1;
             /* unmap free granules; release whole free segments, oldest first, until
              * the growth fits under the high-water mark */
             if (sst == HWRT_SUCCESS)
-                pool_release_cached(dp, snap, dp->hw_reserved > dp->trim_need ? dp->hw_reserved - dp->trim_need : 0, 0);
+                pool_release_cached(dp, snap, dp->hw_reserved > dp->trim_need ? dp->hw_reserved - dp->trim_need : 0);
         } else {
             retried = 1;
             dp->st.num_alloc_retries++;
@@ -189,7 +189,7 @@ hwrt_status pool_alloc_retry(dpool *dp, hwrt_bstream *bs, size_t bytes, size_t r
                         hwi_fmt_bytes(need, sizeof need, bytes),
                         hwi_fmt_bytes(resv, sizeof resv, (uint64_t)dp->st.reserved_bytes.current));
             }
-            if (sst == HWRT_SUCCESS) pool_release_cached(dp, snap, SIZE_MAX, 0);
+            if (sst == HWRT_SUCCESS) pool_release_cached(dp, snap, SIZE_MAX);
             synced = sst == HWRT_SUCCESS;
             retry_snap = snap;
         }
@@ -207,7 +207,7 @@ hwrt_status hwi_pool_empty_cache(hwi_device *d)
     uint64_t snap;
     int64_t before = dp->st.reserved_bytes.current;
     hwrt_status st = pool_sync_unlocked(dp, "hwrt_empty_cache", &snap);
-    if (st == HWRT_SUCCESS) pool_release_cached(dp, snap, SIZE_MAX, 0);
+    if (st == HWRT_SUCCESS) pool_release_cached(dp, snap, SIZE_MAX);
     int64_t released = before - dp->st.reserved_bytes.current;
     size_t resv = 0, alloc = 0;
     dp->report_skips = 1024;                   /* the monitor gets exact figures now */

@@ -615,6 +615,47 @@ static void gc_threshold(void)
     release(c);
 }
 
+/* The collection and the trim give back only what the growth needs, oldest-freed first:
+ * down to their target and no further; at exactly the threshold nothing is collected
+ * (the sweep of pool_release.c: 59's `reserved > target` made `>=`, `!trim_only &&` made
+ * `||` (the parameter, always 0, is gone since) and 62's `<` made `>` gave back too many
+ * segments or the wrong one; 23's `<=` made `<` synchronized the device at exactly the
+ * threshold). */
+static void release_targets(void)
+{
+    /* the trim: growth past the reserved high-water mark (60 MiB here) */
+    fresh(256 * MiB, NULL);
+    void *x = alloc_on(60 * MiB, NULL);
+    release(x);
+    CHECK(hwi_pool_empty_cache(&dev) == HWRT_SUCCESS);
+    void *a = alloc_on(12 * MiB, NULL);
+    void *b = alloc_on(24 * MiB, NULL);
+    release(a);                                /* freed first: the first to go */
+    release(b);
+    int syncs = B.syncs, frees = B.seg_frees;
+    void *d = alloc_on(36 * MiB, NULL);        /* 72 MiB > 60: down to 60 - 36 = 24 */
+    CHECK(B.syncs == syncs + 1 && B.seg_frees == frees + 1);
+    FIGURES(36 * MiB, 60 * MiB, 60 * MiB, 60 * MiB);
+    void *e = alloc_on(24 * MiB, NULL);        /* b's segment stayed cached */
+    CHECK(ADDR(e) == ADDR(b) && B.seg_frees == frees + 1);
+    release(d);
+    release(e);
+
+    /* the collection: garbage_collection_threshold 0.5 of 128 MiB, met exactly */
+    fresh(128 * MiB, "garbage_collection_threshold:0.5");
+    x = alloc_on(64 * MiB, NULL);              /* the high-water mark, at the threshold */
+    release(x);
+    CHECK(hwi_pool_empty_cache(&dev) == HWRT_SUCCESS);
+    a = alloc_on(24 * MiB, NULL);
+    release(a);
+    syncs = B.syncs;
+    frees = B.seg_frees;
+    void *c = alloc_on(40 * MiB, NULL);        /* 24 + 40 = 64: not past it */
+    CHECK(B.syncs == syncs && B.seg_frees == frees && stats().num_sync_all_streams == 1);
+    FIGURES(40 * MiB, 64 * MiB, 64 * MiB, 64 * MiB);
+    release(c);
+}
+
 static void cap(void)
 {
     fresh(256 * MiB, "max_device_memory:8MB");
@@ -1034,6 +1075,7 @@ int main(void)
     stream_ordered_reuse();
     oom_empty_cache_retry();
     gc_threshold();
+    release_targets();
     cap();
     expandable();
     expandable_placement();
