@@ -57,6 +57,19 @@ try:
     check("context / driver overhead" in out.stdout and "cached in the pool" in out.stdout,
           "explain breakdown")
 
+    # a process on a device this view does not have (it runs with three sim devices, the
+    # view with two) is left out of the processes and of every device's figures (the
+    # mutant `s.device >= ndevices` made `>` in sim_registry_monitor listed it)
+    third, line = holder(2, 16, HWRT_SIM_DEVICES="3")
+    procs.append((third, line))
+    check(line and line[0] == "ready", "a holder on device 2 of three starts: %s" % line)
+    doc = json.loads(smi("--json").stdout)
+    check(int(line[1]) not in {p["pid"] for p in doc["processes"]} and
+          all(p["device"] < 2 for p in doc["processes"]) and len(doc["devices"]) == 2,
+          "a process on a device outside the view is not listed: %s" % doc["processes"])
+    third.stdin.close()
+    third.wait(timeout=30)
+
     # killed process disappears
     os.kill(pids[0], signal.SIGKILL)
     procs[0][0].wait()

@@ -287,6 +287,36 @@ static void test_random_with_retry(void)
     OK(hwrt_set_device("sim", 0));
 }
 
+/* p= takes both ends of 0..1: p=0 never fires, p=1 fires at every call (the mutant
+ * `p >= 0` made `> 0` refused p=0 and the sim would not start); outside them the sim
+ * refuses to start, naming the clause. */
+static void test_probability_ends(void)
+{
+    TEST_CASE("p=0 and p=1");
+    int64_t shape[1] = {64};
+    hwrt_tensor t;
+    arm("kernel:p=0");
+    OK(hwrt_tensor_empty(&t, HWRT_FLOAT32, 1, shape));
+    for (int i = 0; i < 50; i++) OK(hwrt_op_fill(t, (double)i, NULL));
+    OK(hwrt_device_synchronize());
+    OK(hwrt_tensor_release(t));
+    arm("kernel:p=1");
+    OK(hwrt_tensor_empty(&t, HWRT_FLOAT32, 1, shape));
+    for (int i = 0; i < 3; i++) {
+        OK(hwrt_op_fill(t, 1.0, NULL));
+        FAILS(hwrt_device_synchronize(), HWRT_ERROR_DEVICE_FAULT, "kernel:p=1");
+        faults_seen++;
+        OK(hwrt_device_reset(0));
+    }
+    OK(hwrt_tensor_release(t));
+    hwrt_shutdown();
+    setenv("HWRT_SIM_FAULTS", "kernel:p=1.5", 1);
+    FAILS(hwrt_set_device("sim", 0), HWRT_ERROR_UNAVAILABLE, "\"1.5\" is not a valid value for p");
+    setenv("HWRT_SIM_FAULTS", "kernel:p=-0.1", 1);
+    FAILS(hwrt_set_device("sim", 0), HWRT_ERROR_UNAVAILABLE, "\"-0.1\" is not a valid value for p");
+    arm(NULL);
+}
+
 /* dev=0 filters like any other device: a clause for device 0 neither counts nor hits the
  * kernels of device 1 (the mutant `c->dev > 0` made every device eligible, so device 1's
  * kernel was the clause's second call and faulted). */
@@ -425,6 +455,7 @@ int main(void)
     test_reset_settles_queue();
     test_random_with_retry();
     test_dev0_filter();
+    test_probability_ends();
     test_stall();
     test_shutdown_reports();
     arm(NULL);
