@@ -15,6 +15,7 @@
  *     the physical handles not freed are counted (C_PHYS_LIVE); aclrtMapMem takes an
  *     injected fault (acl_double_inject); acl_double_granularity sets the granularity
  *     aclrtMemGetAllocationGranularity recommends (0: 2 MiB, the only one CANN has);
+ *     acl_double_priority_range the stream priority range the device reports;
  *   - the device clock is CLOCK_MONOTONIC in microseconds plus a large offset.
  * It is not a runtime and nothing "runs on ascend" through it: no conformance or other
  * suite loads it; the tests that do are named as the double's. Hooks for the test:
@@ -199,10 +200,19 @@ hacl_error aclrtGetMemInfo(hacl_mem_attr attr, size_t *free_b, size_t *total)
     *free_b = meminfo_mode == 2 ? 65ull << 30 : 60ull << 30;
     return HACL_SUCCESS;
 }
+/* acl_double_priority_range(least, greatest): the range aclrtDeviceGetStreamPriorityRange
+ * reports (default 7, 0: CANN's) */
+static _Atomic int32_t prio_least = 7, prio_greatest = 0;
+void acl_double_priority_range(int32_t least, int32_t greatest);
+void acl_double_priority_range(int32_t least, int32_t greatest)
+{
+    prio_least = least;
+    prio_greatest = greatest;
+}
 hacl_error aclrtDeviceGetStreamPriorityRange(int32_t *least, int32_t *greatest)
 {
     enter(__func__);
-    *least = 7, *greatest = 0;
+    *least = prio_least, *greatest = prio_greatest;
     return HACL_SUCCESS;
 }
 hacl_error aclrtSynchronizeDevice(void)

@@ -37,6 +37,7 @@ static void (*soc)(int mode);
 static void (*fail_stream)(int code);
 static void (*granularity)(size_t g);
 static void (*meminfo)(int mode);
+static void (*priority_range)(int32_t least, int32_t greatest);
 static void (*fail_record)(int code);
 enum { C_MEMCPY_ASYNC, C_MEMCPY, C_MEMSET, C_CALLBACK_OK, C_CALLBACK_BAD, C_SUBSCRIBED,
        C_WRONG_CONTEXT, C_PHYS_LIVE };
@@ -92,8 +93,9 @@ int main(void)
     *(void **)&granularity = dlsym(dbl, "acl_double_granularity");
     *(void **)&meminfo = dlsym(dbl, "acl_double_meminfo");
     *(void **)&fail_record = dlsym(dbl, "acl_double_fail_record");
+    *(void **)&priority_range = dlsym(dbl, "acl_double_priority_range");
     if (!inject || !counter || !stream_priority || !foreign_context || !soc || !fail_stream ||
-        !granularity || !meminfo || !fail_record) {
+        !granularity || !meminfo || !fail_record || !priority_range) {
         fprintf(stderr, "HWRT_ASCEND_LIBRARY is not the device test double\n");
         return 1;
     }
@@ -419,6 +421,29 @@ int main(void)
         B->device_close(d3);
     }
     granularity(0);
+
+    TEST_CASE("a device with one stream priority, and one reporting an inverted range");
+    /* one level (least == greatest == 3) is a range: every stream gets it; an inverted
+     * one (least 2, greatest 5: the lowest priority numbered below the highest) is not:
+     * CANN's 7..0 instead (ascend_device.c asc_device_open; the seed-3011 mutant `least <
+     * greatest` made `<=` took the single level for a bad range) */
+    for (int mode = 0; mode < 2; mode++) {
+        priority_range(mode ? 2 : 3, mode ? 5 : 3);
+        hwrt_bdev *d5 = NULL;
+        OK(B->device_open(0, &d5));
+        priority_range(7, 0);
+        if (!d5) continue;
+        hwrt_bstream *s5[3] = {NULL, NULL, NULL};
+        const int prio[3] = {0, -2, -100};
+        const uint32_t want[2][3] = {{3, 3, 3}, {7, 5, 0}};
+        for (int i = 0; i < 3; i++) {
+            OK(B->stream_create(d5, prio[i], &s5[i]));
+            if (!s5[i]) continue;
+            EXPECT(stream_priority(B->stream_native(s5[i])) == want[mode][i]);
+            B->stream_destroy(s5[i]);
+        }
+        B->device_close(d5);
+    }
 
     /* (ascend_device.c asc_device_open; issue 25's seed-3006 run: `== HACL_SUCCESS && total
      * >= free_b` made `||` took a report of more free than total memory as a huge overhead) */
