@@ -394,36 +394,40 @@ static void truncated_file(const char *base)
     OK(hwrt_shutdown());
 }
 
-/* A disk tier of exactly two tensors takes two (the sweep of res_evict.c: `disk_used + n
- * <= disk` made `<` refused the second); a third finds it full: the allocation that needed
- * the eviction is refused, and every tensor still reads back right. */
-static void disk_exact_fit(const char *base)
+/* A tier of exactly two tensors, host or disk, takes two (the sweep of res_evict.c:
+ * `host_used + n <= cpu` and `disk_used + n <= disk` made `<` refused the second); a third
+ * finds it full: the allocation that needed the eviction is refused, and every tensor
+ * still reads back right. */
+static void tier_exact_fit(const char *base)
 {
-    char dir[PATH_MAX];
-    fresh_dir(dir, sizeof dir, base, "exact");
-    hwrt_shutdown();
-    OK(hwrt_set_device("sim", 0));
-    hwrt_offload_config c = {.enabled = 1, .max_device_memory = 2 * T + T / 2,
-                             .offload_cpu_size = 0, .offload_disk_size = 2 * T,
-                             .offload_path = dir, .enable_pinned_mem = 1};
-    OK(hwrt_set_offload_config(&c));
-    hwrt_tensor t[4];
-    t[0] = make(1.0f);
-    t[1] = make(2.0f);
-    t[2] = make(3.0f);                           /* t0 to disk */
-    t[3] = make(4.0f);                           /* t1 to disk: the tier is full */
-    EXPECT(where(t[0]) == 2 && where(t[1]) == 2);
-    for (int i = 0; i < N; i++) buf[i] = 5.0f;
-    hwrt_tensor u = NULL;                        /* no room anywhere for a fifth */
-    hwrt_status st = hwrt_tensor_from_host(&u, HWRT_FLOAT32, 1, shape, buf);
-    EXPECT(st == HWRT_ERROR_OUT_OF_MEMORY && u == NULL);
-    EXPECT(holds(t[2], 3.0f) && holds(t[3], 4.0f));
-    OK(hwrt_tensor_release(t[2]));               /* room to fetch without evicting: */
-    OK(hwrt_tensor_release(t[3]));               /* the full tier takes nothing more */
-    EXPECT(holds(t[0], 1.0f) && holds(t[1], 2.0f));
-    OK(hwrt_tensor_release(t[0]));
-    OK(hwrt_tensor_release(t[1]));
-    OK(hwrt_shutdown());
+    for (int disk = 0; disk < 2; disk++) {
+        char dir[PATH_MAX];
+        fresh_dir(dir, sizeof dir, base, disk ? "exact-disk" : "exact-host");
+        hwrt_shutdown();
+        OK(hwrt_set_device("sim", 0));
+        hwrt_offload_config c = {.enabled = 1, .max_device_memory = 2 * T + T / 2,
+                                 .offload_cpu_size = disk ? 0 : 2 * T,
+                                 .offload_disk_size = disk ? 2 * T : 0,
+                                 .offload_path = dir, .enable_pinned_mem = 1};
+        OK(hwrt_set_offload_config(&c));
+        hwrt_tensor t[4];
+        t[0] = make(1.0f);
+        t[1] = make(2.0f);
+        t[2] = make(3.0f);                       /* t0 to the tier */
+        t[3] = make(4.0f);                       /* t1 to the tier: it is full */
+        EXPECT(where(t[0]) == 1 + disk && where(t[1]) == 1 + disk);
+        for (int i = 0; i < N; i++) buf[i] = 5.0f;
+        hwrt_tensor u = NULL;                    /* no room anywhere for a fifth */
+        hwrt_status st = hwrt_tensor_from_host(&u, HWRT_FLOAT32, 1, shape, buf);
+        EXPECT(st == HWRT_ERROR_OUT_OF_MEMORY && u == NULL);
+        EXPECT(holds(t[2], 3.0f) && holds(t[3], 4.0f));
+        OK(hwrt_tensor_release(t[2]));           /* room to fetch without evicting: */
+        OK(hwrt_tensor_release(t[3]));           /* the full tier takes nothing more */
+        EXPECT(holds(t[0], 1.0f) && holds(t[1], 2.0f));
+        OK(hwrt_tensor_release(t[0]));
+        OK(hwrt_tensor_release(t[1]));
+        OK(hwrt_shutdown());
+    }
 }
 
 /* A write the file system refuses part-way (RLIMIT_FSIZE: a short count, then EFBIG):
@@ -548,8 +552,8 @@ int main(int argc, char **argv)
     truncated_file(base);
     TEST_CASE("25 a learned prefetch after a use, none after a failed fetch");
     no_prefetch_after_failed_fetch(base);
-    TEST_CASE("25 a disk tier of exactly two tensors takes two");
-    disk_exact_fit(base);
+    TEST_CASE("25 a tier of exactly two tensors takes two");
+    tier_exact_fit(base);
     TEST_CASE("6 write errors carry the errno text");
     write_error_text(base);
     TEST_CASE("6 long offload_path used in full");
