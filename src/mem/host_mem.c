@@ -83,10 +83,16 @@ static void release(hbuf b)
         free(b.base);
 }
 
+/* The class of `bytes` (4 KiB << class), NCLASS above the largest: not cached, and not
+ * rounded (*rounded is then bytes). */
 static int size_class(size_t bytes, size_t *rounded)
 {
     int c = 12;                               /* 4 KiB minimum */
     while (c < NCLASS + 11 && ((size_t)1 << c) < bytes) c++;
+    if (((size_t)1 << c) < bytes) {
+        *rounded = bytes;
+        return NCLASS;
+    }
     *rounded = (size_t)1 << c;
     return c - 12;
 }

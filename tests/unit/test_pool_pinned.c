@@ -120,6 +120,15 @@ int main(void)
     EXPECT(same);
     pthread_join(th, NULL);
 
+    TEST_CASE("a pinned request above the largest size class");
+    /* refused for what it asked, not for the largest class's 2^59 bytes it was rounded
+     * down to (host_mem.c size_class capped the class; the seed-3011 mutant `c >= NCLASS`
+     * made `>` was dead code until then) */
+    void *huge = NULL;
+    FAILS(hwrt_host_alloc(&huge, (size_t)1 << 61, HWRT_HOST_PINNED),
+          HWRT_ERROR_HOST_OUT_OF_MEMORY, "2305843009213693952");
+    EXPECT(huge == NULL);
+
     TEST_CASE("pinned_pool off");
     OK(hwrt_set_config("pinned_pool", "false"));
     OK(hwrt_host_free(h2));                       /* released, not cached */
