@@ -134,9 +134,32 @@ int main(int argc, char **argv)
     /* what empty_cache gave back (issue 25, seed 3007, pool_release.c: `>= HWI_LOG_DEBUG`
      * made `>` said it only at trace) */
     EXPECT(has(out, "[hwrt debug]", "device 0: hwrt_empty_cache released 64.00 MiB"));
+    /* why cached memory goes back before growing, each reason for its own growth (the
+     * seed-3011 mutants of pool_release.c: `want == WANT_GC || want == WANT_TRIM` made
+     * `&&` said nothing, `want == WANT_GC ?` made `!=` swapped the two reasons): here the
+     * 400 MiB growth past the high-water mark */
+    EXPECT(has(out, "[hwrt debug]", "device 0: releasing cached memory before growing "
+               "(growth past the reserved high-water mark)"));
+    EXPECT(!has(out, "garbage_collection_threshold reached", NULL));
     EXPECT(has(out, "[hwrt debug]", "offload: evicted") && has(out, "to the host tier (hwrt_offload_evict)", NULL));
     EXPECT(has(out, "[hwrt debug]", "offload: fetching") && has(out, "from the host tier to device 0", NULL));
     EXPECT(has(out, "[hwrt info]", "dist: rank 0 of 1 (local rank 0 of 1, 1 host), launcher none, engine self"));
+    if (t_failed) fprintf(stdout, "---- debug output ----\n%s----\n", out);
+    free(out);
+
+    TEST_CASE("debug: a collection past garbage_collection_threshold");
+    /* past the threshold (256 of 512 MiB), below the high-water mark (400): a collection */
+    OK(hwrt_set_config("garbage_collection_threshold", "0.5"));
+    OK(hwrt_malloc(&p, 100u << 20));
+    OK(hwrt_free(p));
+    OK(hwrt_malloc(&p, 200u << 20));
+    OK(hwrt_free(p));
+    OK(hwrt_empty_cache(0));
+    OK(hwrt_set_config("garbage_collection_threshold", "0"));
+    out = phase_output();
+    EXPECT(has(out, "[hwrt debug]", "device 0: releasing cached memory before growing "
+               "(garbage_collection_threshold reached)"));
+    EXPECT(!has(out, "high-water mark", NULL));
     if (t_failed) fprintf(stdout, "---- debug output ----\n%s----\n", out);
     free(out);
 
