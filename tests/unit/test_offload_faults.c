@@ -163,9 +163,9 @@ static void pending_writer_other_stream(int tier)
 
 /* Case 2a: the fetch's own H2D copy faults (copy #3: upload, eviction, fetch). After
  * the reset the re-issued op must see the tensor's data, not the block's old bytes. */
-static void fault_in_fetch_copy(int tier)
+static void fault_in_fetch_copy(int tier, int pinned)
 {
-    session("copy:nth=3", 8 * T, tier, 1);
+    session("copy:nth=3", 8 * T, tier, pinned);
     hwrt_tensor a = make(1.0f, 1);               /* H2D #1 */
     OK(hwrt_offload_evict(a));                   /* D2H #2 */
     hwrt_tensor y = empty();                     /* takes a's old block */
@@ -177,6 +177,7 @@ static void fault_in_fetch_copy(int tier)
     EXPECT(st == HWRT_SUCCESS || st == HWRT_ERROR_DEVICE_FAULT);   /* disk: reported here */
     FAILS(hwrt_device_synchronize(), HWRT_ERROR_DEVICE_FAULT, "injected");
     OK(hwrt_device_reset(0));
+    if (!pinned) EXPECT(HOLDS(a, 1.0f, 1.0f));   /* read before anything else runs */
     OK(hwrt_op_scale(y, a, 1.0, NULL));          /* the documented recovery: re-issue */
     EXPECT(HOLDS(y, 1.0f, 1.0f));
     EXPECT(HOLDS(a, 1.0f, 1.0f));
@@ -313,8 +314,14 @@ int main(void)
         snprintf(name[4 + tier], sizeof name[4 + tier], "2a fault in a fetch's copy, %s",
                  tier_name[tier]);
         TEST_CASE(name[4 + tier]);
-        fault_in_fetch_copy(tier);
+        fault_in_fetch_copy(tier, 1);
     }
+    /* a pageable host copy: the fetch's copy itself reports the fault, and the tensor
+     * stays off the device (res_fetch.c: `st != HWRT_SUCCESS || !from_host` made `&&`
+     * took the fetch for landed, and after the reset the tensor read its block's stale
+     * bytes with success) */
+    TEST_CASE("2a fault in a fetch's copy, host tier, pageable");
+    fault_in_fetch_copy(HOST, 0);
     TEST_CASE("2b kernel fault while a fetch is queued, host tier");
     kernel_fault_while_fetch_queued();
     TEST_CASE("3 fault in a stream-ordered write-back, host tier");
