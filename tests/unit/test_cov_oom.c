@@ -250,8 +250,18 @@ static int workload(void)
             x[1] = back[OFF_BYTES / 4 - 1];
             CHECK_DATA(x[0] == 10.0f + i && x[1] == 10.0f + i);
         }
+        /* again without waiting: the victims are busy and hand their blocks over in
+         * stream order; never more on the device than the budget */
+        for (int i = 3; i >= 0; i--) STEP(hwrt_op_scale(off[i], off[i], 2.0, s));
+        STEP(hwrt_stream_synchronize(s));
+        for (int i = 0; i < 4; i++) {
+            static float back[OFF_BYTES / 4];
+            STEP(hwrt_tensor_copy_to_host(off[i], back, sizeof back));
+            CHECK_DATA(back[0] == 2 * (10.0f + i) && back[OFF_BYTES / 4 - 1] == 2 * (10.0f + i));
+        }
         hwrt_offload_stats ost;
         STEP(hwrt_offload_stats_get(&ost));
+        CHECK_DATA(ost.device_bytes <= ost.device_budget);
         CHECK_DATA(ost.evictions_to_host + ost.evictions_to_disk + ost.clean_evictions > 0);
     }
 out:
