@@ -11,7 +11,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -430,6 +432,56 @@ static void tier_exact_fit(const char *base)
     }
 }
 
+static atomic_int gate_open;
+static void gate(void *a) { (void)a; while (!atomic_load(&gate_open)) usleep(100); }
+static void *open_later(void *a) { (void)a; usleep(300000); atomic_store(&gate_open, 1); return NULL; }
+
+/* A written victim still used by queued work is saved in stream order into a host tier
+ * that this save fills exactly: the host does not wait for the victim (the sweep of
+ * res_handover.c: `host_used + nbytes <=` made `<` in can_write_back_in_order made the
+ * host wait for the victim's queued work instead). */
+static void write_back_exact_fit(const char *base)
+{
+    char dir[PATH_MAX];
+    fresh_dir(dir, sizeof dir, base, "inorder");
+    hwrt_shutdown();
+    OK(hwrt_set_device("sim", 0));
+    hwrt_offload_config c = {.enabled = 1, .max_device_memory = 2 * T + T / 2,
+                             .offload_cpu_size = 2 * T, .offload_disk_size = 0,
+                             .offload_path = dir, .enable_pinned_mem = 1};
+    OK(hwrt_set_offload_config(&c));
+    hwrt_tensor a = make(1.0f);
+    OK(hwrt_offload_evict(a));                   /* the host tier holds one of two */
+    hwrt_tensor v = make(2.0f), p = NULL;
+    OK(hwrt_tensor_empty(&p, HWRT_FLOAT32, 1, shape));   /* the budget is full */
+    OK(hwrt_op_scale(v, v, 2.0, NULL));          /* v written */
+    OK(hwrt_stream_synchronize(NULL));
+    hwrt_stream s2;
+    OK(hwrt_stream_create(&s2, 0));
+    atomic_store(&gate_open, 0);
+    pthread_t th;                                /* a host that waited would wait for this */
+    pthread_create(&th, NULL, open_later, NULL);
+    OK(hwrt_launch_host_func(NULL, gate, NULL));
+    OK(hwrt_op_add(p, v, v, NULL));              /* v busy */
+    OK(hwrt_op_scale(a, a, 1.0, s2));            /* a fetched into v's block, in order */
+    hwrt_offload_stats st;
+    OK(hwrt_offload_stats_get(&st));
+    EXPECT(st.victim_waits == 0 && st.host_bytes == 2 * T);
+    pthread_join(th, NULL);
+    OK(hwrt_device_synchronize());
+    EXPECT(holds(a, 1.0f));
+    OK(hwrt_stream_destroy(s2));
+    for (int i = 0; i < N; i++) buf[i] = 0;
+    OK(hwrt_tensor_copy_to_host(v, buf, sizeof buf));
+    int ok = 1;
+    for (int i = 0; i < N; i++) ok &= buf[i] == 2 * val(2.0f, i);
+    EXPECT(ok);
+    OK(hwrt_tensor_release(a));
+    OK(hwrt_tensor_release(v));
+    OK(hwrt_tensor_release(p));
+    OK(hwrt_shutdown());
+}
+
 /* A write the file system refuses part-way (RLIMIT_FSIZE: a short count, then EFBIG):
  * the error names the real cause, the tensor stays on the device, a retry works. */
 static void write_error_text(const char *base)
@@ -554,6 +606,8 @@ int main(int argc, char **argv)
     no_prefetch_after_failed_fetch(base);
     TEST_CASE("25 a tier of exactly two tensors takes two");
     tier_exact_fit(base);
+    TEST_CASE("25 an in-order write-back that fills the host tier exactly");
+    write_back_exact_fit(base);
     TEST_CASE("6 write errors carry the errno text");
     write_error_text(base);
     TEST_CASE("6 long offload_path used in full");
