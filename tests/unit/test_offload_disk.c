@@ -439,16 +439,18 @@ static void *open_later(void *a) { (void)a; usleep(300000); atomic_store(&gate_o
 /* A written victim still used by queued work is saved in stream order into a host tier
  * that this save fills exactly: the host does not wait for the victim (the sweep of
  * res_handover.c: `host_used + nbytes <=` made `<` in can_write_back_in_order made the
- * host wait for the victim's queued work instead). */
-static void write_back_exact_fit(const char *base)
+ * host wait for the victim's queued work instead). Without enable_pinned_mem the host
+ * tier is pageable and a save blocks the host: it waits for the victim's work first
+ * (`return 0` made `return 1` there saved it in order, into pinned memory). */
+static void write_back_exact_fit(const char *base, int pinned)
 {
     char dir[PATH_MAX];
-    fresh_dir(dir, sizeof dir, base, "inorder");
+    fresh_dir(dir, sizeof dir, base, pinned ? "inorder" : "inorder-pageable");
     hwrt_shutdown();
     OK(hwrt_set_device("sim", 0));
     hwrt_offload_config c = {.enabled = 1, .max_device_memory = 2 * T + T / 2,
                              .offload_cpu_size = 2 * T, .offload_disk_size = 0,
-                             .offload_path = dir, .enable_pinned_mem = 1};
+                             .offload_path = dir, .enable_pinned_mem = pinned};
     OK(hwrt_set_offload_config(&c));
     hwrt_tensor a = make(1.0f);
     OK(hwrt_offload_evict(a));                   /* the host tier holds one of two */
@@ -466,7 +468,7 @@ static void write_back_exact_fit(const char *base)
     OK(hwrt_op_scale(a, a, 1.0, s2));            /* a fetched into v's block, in order */
     hwrt_offload_stats st;
     OK(hwrt_offload_stats_get(&st));
-    EXPECT(st.victim_waits == 0 && st.host_bytes == 2 * T);
+    EXPECT(st.victim_waits == (pinned ? 0u : 1u) && st.host_bytes == 2 * T);
     pthread_join(th, NULL);
     OK(hwrt_device_synchronize());
     EXPECT(holds(a, 1.0f));
@@ -607,7 +609,9 @@ int main(int argc, char **argv)
     TEST_CASE("25 a tier of exactly two tensors takes two");
     tier_exact_fit(base);
     TEST_CASE("25 an in-order write-back that fills the host tier exactly");
-    write_back_exact_fit(base);
+    write_back_exact_fit(base, 1);
+    TEST_CASE("25 no in-order write-back into a pageable host tier");
+    write_back_exact_fit(base, 0);
     TEST_CASE("6 write errors carry the errno text");
     write_error_text(base);
     TEST_CASE("6 long offload_path used in full");
