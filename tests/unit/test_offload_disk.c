@@ -26,15 +26,18 @@ enum { N = 512 * 1024 };                      /* 2 MiB float32 tensors */
 static int64_t shape[1] = {N};
 static float buf[N];
 
-static void session(const char *path)
+/* A fresh session: a device budget of two tensors and a half, tiers of the sizes given. */
+static void session_tiers(const char *path, size_t cpu, size_t disk, int pinned)
 {
     hwrt_shutdown();
     OK(hwrt_set_device("sim", 0));
     hwrt_offload_config c = {.enabled = 1, .max_device_memory = 2 * T + T / 2,
-                             .offload_cpu_size = 0, .offload_disk_size = 256 * MiB,
-                             .offload_path = path, .enable_pinned_mem = 1};
+                             .offload_cpu_size = cpu, .offload_disk_size = disk,
+                             .offload_path = path, .enable_pinned_mem = pinned};
     OK(hwrt_set_offload_config(&c));
 }
+
+static void session(const char *path) { session_tiers(path, 0, 256 * MiB, 1); }
 
 static float val(float base, int i) { return base + (float)(i % 1000); }
 
@@ -47,7 +50,8 @@ static hwrt_tensor make(float base)
     return t;
 }
 
-static int holds(hwrt_tensor t, float base)
+/* t reads back (successfully) as scale * val(base, i) everywhere */
+static int holds_scaled(hwrt_tensor t, float base, float scale)
 {
     memset(buf, 0, sizeof buf);
     hwrt_status st = hwrt_tensor_copy_to_host(t, buf, sizeof buf);
@@ -57,13 +61,15 @@ static int holds(hwrt_tensor t, float base)
         return 0;
     }
     for (int i = 0; i < N; i++)
-        if (buf[i] != val(base, i)) {
+        if (buf[i] != scale * val(base, i)) {
             fprintf(stderr, "  [%s] wrong data with success at [%d]: %g, want %g\n", t_case, i,
-                    buf[i], val(base, i));
+                    buf[i], scale * val(base, i));
             return 0;
         }
     return 1;
 }
+
+static int holds(hwrt_tensor t, float base) { return holds_scaled(t, base, 1.0f); }
 
 static int where(hwrt_tensor t)
 {
@@ -405,13 +411,7 @@ static void tier_exact_fit(const char *base)
     for (int disk = 0; disk < 2; disk++) {
         char dir[PATH_MAX];
         fresh_dir(dir, sizeof dir, base, disk ? "exact-disk" : "exact-host");
-        hwrt_shutdown();
-        OK(hwrt_set_device("sim", 0));
-        hwrt_offload_config c = {.enabled = 1, .max_device_memory = 2 * T + T / 2,
-                                 .offload_cpu_size = disk ? 0 : 2 * T,
-                                 .offload_disk_size = disk ? 2 * T : 0,
-                                 .offload_path = dir, .enable_pinned_mem = 1};
-        OK(hwrt_set_offload_config(&c));
+        session_tiers(dir, disk ? 0 : 2 * T, disk ? 2 * T : 0, 1);
         hwrt_tensor t[4];
         t[0] = make(1.0f);
         t[1] = make(2.0f);
@@ -446,12 +446,7 @@ static void write_back_exact_fit(const char *base, int pinned)
 {
     char dir[PATH_MAX];
     fresh_dir(dir, sizeof dir, base, pinned ? "inorder" : "inorder-pageable");
-    hwrt_shutdown();
-    OK(hwrt_set_device("sim", 0));
-    hwrt_offload_config c = {.enabled = 1, .max_device_memory = 2 * T + T / 2,
-                             .offload_cpu_size = 2 * T, .offload_disk_size = 0,
-                             .offload_path = dir, .enable_pinned_mem = pinned};
-    OK(hwrt_set_offload_config(&c));
+    session_tiers(dir, 2 * T, 0, pinned);
     hwrt_tensor a = make(1.0f);
     OK(hwrt_offload_evict(a));                   /* the host tier holds one of two */
     hwrt_tensor v = make(2.0f), p = NULL;
@@ -473,11 +468,7 @@ static void write_back_exact_fit(const char *base, int pinned)
     OK(hwrt_device_synchronize());
     EXPECT(holds(a, 1.0f));
     OK(hwrt_stream_destroy(s2));
-    for (int i = 0; i < N; i++) buf[i] = 0;
-    OK(hwrt_tensor_copy_to_host(v, buf, sizeof buf));
-    int ok = 1;
-    for (int i = 0; i < N; i++) ok &= buf[i] == 2 * val(2.0f, i);
-    EXPECT(ok);
+    EXPECT(holds_scaled(v, 2.0f, 2.0f));
     OK(hwrt_tensor_release(a));
     OK(hwrt_tensor_release(v));
     OK(hwrt_tensor_release(p));
