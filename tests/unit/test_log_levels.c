@@ -96,6 +96,7 @@ int main(int argc, char **argv)
     if (fd < 0) return 2;
     fflush(stderr);
     saved_err = dup(2);
+    harness_sanitizer_reports_to(saved_err);
     dup2(fd, 2);
     close(fd);
 

@@ -390,6 +390,7 @@ int main(int argc, char **argv)
     setvbuf(out, NULL, _IOLBF, 0);
     capture = tmpfile();
     if (!out || !capture) { perror("campaign"); return 1; }
+    harness_sanitizer_reports_to(fileno(out));
     dup2(fileno(capture), 2);
     prog.out = out;
     OK(hwrt_set_config("log_level", "3"));
