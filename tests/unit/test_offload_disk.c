@@ -300,6 +300,7 @@ static void tampered_bytes(const char *base)
     const char *e = hwrt_last_error();
     EXPECT(st == HWRT_ERROR_IO);
     EXPECT(strstr(e, "checksum") && strstr(e, "tensor 0x") && strstr(e, dir));
+    EXPECT(strstr(e, "(float32[524288], 2.00 MiB)"));    /* its dtype, shape and size */
     int zero = 1;
     for (int i = 0; i < N; i++) zero &= buf[i] == 0;
     EXPECT(zero);                                /* nothing was handed out */
