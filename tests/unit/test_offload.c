@@ -11,12 +11,58 @@ enum { N = 256 * 1024, T = 12 };             /* 1 MiB tensors, 12 of them on a 6
 
 static atomic_int gate_open;
 static void gate(void *a) { (void)a; while (!atomic_load(&gate_open)) usleep(100); }
+static void gate_on(void *flag) { while (!atomic_load((atomic_int *)flag)) usleep(100); }
 
 static uint64_t checksum(const float *v, int n)
 {
     uint64_t h = 1469598103934665603ull;
     for (int i = 0; i < n; i++) { uint32_t u; memcpy(&u, &v[i], 4); h = (h ^ u) * 1099511628211ull; }
     return h;
+}
+
+/* A tensor read on more streams than it has use slots (HWI_RES_USES, 4; issue 25:
+ * res_uses.c:15 looked one slot past them, which the sanitizer stage's bounds check
+ * reports): five streams read v, the default stream's copy holding slot 0 and streams 0-2
+ * slots 1-3; the fifth use, queued last behind a gate of its own stream, takes slot 0 over.
+ * While it is queued v stays busy; afterwards every result and v itself are right. (The
+ * sim's compute engine runs ops in the order they were queued, so only the last-queued
+ * stream can be held back while the others finish.) */
+static void five_streams(const int64_t *shape, const float *src)
+{
+    enum { S = 5, late = S - 1 };
+    static float back[N];
+    atomic_int open[S];
+    hwrt_stream ss[S];
+    hwrt_tensor v, o[S];
+    OK(hwrt_tensor_from_host(&v, HWRT_FLOAT32, 1, shape, src));
+    OK(hwrt_tensor_set_offloadable(v, 1));
+    for (int k = 0; k < S; k++) {
+        atomic_init(&open[k], 0);
+        OK(hwrt_stream_create(&ss[k], 0));
+        OK(hwrt_tensor_empty(&o[k], HWRT_FLOAT32, 1, shape));
+        OK(hwrt_op_fill(o[k], (double)k, ss[k]));
+        OK(hwrt_launch_host_func(ss[k], gate_on, &open[k]));
+        OK(hwrt_op_add(o[k], o[k], v, ss[k]));
+    }
+    for (int k = 0; k < S; k++)
+        if (k != late) atomic_store(&open[k], 1);
+    for (int k = 0; k < S; k++)
+        if (k != late) OK(hwrt_stream_synchronize(ss[k]));
+    FAILS(hwrt_offload_evict(v), HWRT_ERROR_DEVICE_BUSY, "still used by queued work");
+    atomic_store(&open[late], 1);
+    for (int k = 0; k < S; k++) OK(hwrt_stream_synchronize(ss[k]));
+    OK(hwrt_offload_evict(v));
+    for (int k = 0; k < S; k++) {
+        OK(hwrt_tensor_copy_to_host(o[k], back, sizeof back));
+        int same = 1;
+        for (int i = 0; i < N; i++) same &= back[i] == (float)k + src[i];
+        EXPECT(same);
+        OK(hwrt_tensor_release(o[k]));
+        OK(hwrt_stream_destroy(ss[k]));
+    }
+    OK(hwrt_tensor_copy_to_host(v, back, sizeof back));
+    EXPECT(!memcmp(back, src, sizeof back));
+    OK(hwrt_tensor_release(v));
 }
 
 int main(void)
@@ -221,6 +267,9 @@ int main(void)
     for (int k = 0; k < U; k++) OK(hwrt_tensor_release(u[k]));
     OK(hwrt_tensor_release(acc2));
     OK(hwrt_set_check_sync(0));
+
+    TEST_CASE("more streams than use slots");
+    five_streams(shape, host[4]);
     OK(hwrt_shutdown());
     rmdir(dir);
     return test_report();
