@@ -379,6 +379,37 @@ static void test_stall(void)
     OK(hwrt_host_free(pin));
 }
 
+/* Two engines fault at once: a copy held by a link stall on its engine (past the check
+ * for a sticky fault) faults after a kernel on the compute engine did. The device keeps
+ * the first reason, the kernel's, whole: the copy's fault does not overwrite it (it did,
+ * unsynchronized with the kernel's: a data race on the reason that the offload fault
+ * campaign found under TSan). */
+static void test_two_engines_fault(void)
+{
+    TEST_CASE("two engines fault at once");
+    arm("stall:ms=300:nth=1,copy:nth=1,kernel:nth=1");
+    void *d, *pin;
+    OK(hwrt_malloc(&d, N));
+    OK(hwrt_host_alloc(&pin, N, HWRT_HOST_PINNED));
+    hwrt_stream s1;
+    OK(hwrt_stream_create(&s1, 0));
+    OK(hwrt_memcpy_async(d, pin, N, HWRT_MEMCPY_HOST_TO_DEVICE, s1));   /* stalls, faults */
+    usleep(50000);                               /* the copy engine holds it by now */
+    hwrt_tensor t;
+    int64_t shape[1] = {N / 4};
+    OK(hwrt_tensor_empty(&t, HWRT_FLOAT32, 1, shape));
+    OK(hwrt_op_fill(t, 1.0, NULL));              /* faults at once, during the stall */
+    FAILS(hwrt_stream_synchronize(s1), HWRT_ERROR_DEVICE_FAULT, "kernel Fill");
+    EXPECT(!strstr(hwrt_last_error(), "copy of"));
+    FAILS(hwrt_device_synchronize(), HWRT_ERROR_DEVICE_FAULT, "kernel Fill");
+    OK(hwrt_device_reset(0));
+    faults_seen += 2;
+    OK(hwrt_tensor_release(t));
+    OK(hwrt_stream_destroy(s1));
+    OK(hwrt_free(d));
+    OK(hwrt_host_free(pin));
+}
+
 /* A fault left unreset is reported by hwrt_shutdown, and the next session is clean. */
 static void test_shutdown_reports(void)
 {
@@ -457,6 +488,7 @@ int main(void)
     test_dev0_filter();
     test_probability_ends();
     test_stall();
+    test_two_engines_fault();
     test_shutdown_reports();
     arm(NULL);
     OK(hwrt_shutdown());

@@ -167,6 +167,10 @@ sim_op *sim_op_new(sim_stream *s, sim_op_type type, int engine);
 /* Wait until the stream has completed op number seq (spin first, then sleep). */
 void sim_stream_wait_seq(sim_stream *s, uint64_t seq);
 hwrt_status sim_dev_fault_status(sim_dev *d);
+/* Fault the device with f and its reason, unless it has a fault already (the first
+ * reason stays); clear it (hwrt_device_reset). */
+void sim_dev_fault_set(sim_dev *d, int f, const char *msg);
+void sim_dev_fault_clear(sim_dev *d);
 
 /* sim_event.c */
 void sim_event_reached(sim_event *e, uint64_t gen);

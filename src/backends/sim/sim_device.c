@@ -97,7 +97,6 @@ void sim_device_close(hwrt_bdev *d)
 
 hwrt_status sim_device_reset(hwrt_bdev *d)
 {
-    atomic_store(&d->fault, 0);
-    d->fault_msg[0] = 0;
+    sim_dev_fault_clear(d);
     return HWRT_SUCCESS;
 }

@@ -197,8 +197,7 @@ int sim_op_execute(sim_engine *e, sim_op *op)
     char msg[256];
     int f = sim_fault_inject(d, op, msg, sizeof msg);
     if (f) {
-        memcpy(d->fault_msg, msg, sizeof d->fault_msg);
-        atomic_store(&d->fault, f);
+        sim_dev_fault_set(d, f, msg);
         if (op->type == SOP_COPY) job_finish(op);
         return 0;
     }
