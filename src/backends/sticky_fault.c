@@ -20,7 +20,8 @@ int hwi_fault_record(hwi_sticky_fault *f, const char *desc, const char *what)
     int recorded = 0;
     pthread_mutex_lock(&f->mu);
     if (!atomic_load(&f->status)) {
-        snprintf(f->msg, sizeof f->msg, "%s, seen by %s", desc, what);
+        if (what) snprintf(f->msg, sizeof f->msg, "%s, seen by %s", desc, what);
+        else snprintf(f->msg, sizeof f->msg, "%s", desc);
         atomic_store(&f->status, HWRT_ERROR_DEVICE_FAULT);
         recorded = 1;
     }

@@ -23,8 +23,8 @@ void hwi_fault_init(hwi_sticky_fault *f);
 void hwi_fault_destroy(hwi_sticky_fault *f);
 /* 1 once a fault is recorded (a lock-free check for hot paths). */
 static inline int hwi_fault_set(hwi_sticky_fault *f) { return atomic_load(&f->status) != 0; }
-/* Record HWRT_ERROR_DEVICE_FAULT as "<desc>, seen by <what>" unless a fault is recorded
- * already (the first one stays); 1 when this call recorded it. */
+/* Record HWRT_ERROR_DEVICE_FAULT as "<desc>, seen by <what>" (what NULL: "<desc>") unless
+ * a fault is recorded already (the first one stays); 1 when this call recorded it. */
 int hwi_fault_record(hwi_sticky_fault *f, const char *desc, const char *what);
 /* HWRT_SUCCESS when healthy; else the fault's status and its sentence copied to msg. */
 hwrt_status hwi_fault_read(hwi_sticky_fault *f, char *msg, size_t len);

@@ -10,6 +10,7 @@
 
 #include "../backend.h"
 #include "../range_alloc.h"
+#include "../sticky_fault.h"
 
 #include <pthread.h>
 #include <stdalign.h>
@@ -95,8 +96,8 @@ struct hwrt_bdev {
     sim_engine engines[SIM_ENG_COUNT];
     int reg_slot;                     /* slot in the cross-process registry, -1 none */
     size_t pool_reserved, pool_allocated;   /* as reported by the pool (report_usage) */
-    _Atomic int fault;                /* sticky hwrt_status, 0 = healthy */
-    char fault_msg[256];
+    hwi_sticky_fault fault;           /* the first injected fault and its reason; two
+                                         engines can fault at once, and the first stays */
     uint64_t open_ns;
 };
 
@@ -167,10 +168,6 @@ sim_op *sim_op_new(sim_stream *s, sim_op_type type, int engine);
 /* Wait until the stream has completed op number seq (spin first, then sleep). */
 void sim_stream_wait_seq(sim_stream *s, uint64_t seq);
 hwrt_status sim_dev_fault_status(sim_dev *d);
-/* Fault the device with f and its reason, unless it has a fault already (the first
- * reason stays); clear it (hwrt_device_reset). */
-void sim_dev_fault_set(sim_dev *d, int f, const char *msg);
-void sim_dev_fault_clear(sim_dev *d);
 
 /* sim_event.c */
 void sim_event_reached(sim_event *e, uint64_t gen);

@@ -54,8 +54,10 @@ hwrt_status sim_device_open(int ordinal, hwrt_bdev **out)
                        ordinal);
     d->ordinal = ordinal;
     d->overhead = c->overhead;
+    hwi_fault_init(&d->fault);
     hwrt_status mst = sim_mem_open(d, c->memory[ordinal]);
     if (mst != HWRT_SUCCESS) {
+        hwi_fault_destroy(&d->fault);
         free(d);
         return mst;
     }
@@ -76,6 +78,7 @@ hwrt_status sim_device_open(int ordinal, hwrt_bdev **out)
     if (st != HWRT_SUCCESS) {
         for (int i = 0; i < SIM_ENG_COUNT; i++) sim_engine_stop(&d->engines[i]);
         sim_mem_close(d);
+        hwi_fault_destroy(&d->fault);
         free(d);
         return st;
     }
@@ -90,6 +93,7 @@ void sim_device_close(hwrt_bdev *d)
         sim_engine_stop(&d->engines[i]);
     sim_registry_detach(d);        /* after the engines: they publish into the slot */
     sim_mem_close(d);
+    hwi_fault_destroy(&d->fault);
     free(d);
     if (atomic_fetch_sub(&open_count, 1) == 1)
         sim_fault_report();
@@ -97,6 +101,6 @@ void sim_device_close(hwrt_bdev *d)
 
 hwrt_status sim_device_reset(hwrt_bdev *d)
 {
-    sim_dev_fault_clear(d);
+    hwi_fault_clear(&d->fault);
     return HWRT_SUCCESS;
 }

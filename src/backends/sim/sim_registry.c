@@ -428,7 +428,7 @@ void sim_registry_publish(sim_dev *d)
         s->reserved = s->used - s->overhead - s->comm;
     if (s->allocated > s->reserved) s->allocated = s->reserved;
     s->busy_ns = atomic_load(&d->engines[SIM_ENG_COMPUTE].busy_ns);
-    s->fault = atomic_load(&d->fault);
+    s->fault = atomic_load(&d->fault.status);
     s->check = reg_slot_check(s);
     atomic_fetch_add(&s->seq, 1);
     UNGUARD();

@@ -7,7 +7,6 @@
 #include "../../base/spin.h"
 
 #include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -312,45 +311,14 @@ void sim_stream_wait_seq(sim_stream *s, uint64_t seq)
     pthread_mutex_unlock(&s->mu);
 }
 
-/* The device's sticky fault. Two engines can fault at once (a kernel and a copy: the
- * offload fault campaign under TSan found both writing fault_msg): the first one keeps
- * the device's reason. The message is written under fault_mu, before `fault` publishes
- * it, and read under it, so a status never carries half of one reason and half of
- * another, nor a message a reset is clearing. Only the faulted path takes the lock. */
-static pthread_mutex_t fault_mu = PTHREAD_MUTEX_INITIALIZER;
-
-void sim_dev_fault_set(sim_dev *d, int f, const char *msg)
-{
-    pthread_mutex_lock(&fault_mu);
-    if (!atomic_load(&d->fault)) {
-        snprintf(d->fault_msg, sizeof d->fault_msg, "%s", msg);
-        atomic_store(&d->fault, f);
-    }
-    pthread_mutex_unlock(&fault_mu);
-}
-
-void sim_dev_fault_clear(sim_dev *d)
-{
-    pthread_mutex_lock(&fault_mu);
-    atomic_store(&d->fault, 0);
-    d->fault_msg[0] = 0;
-    pthread_mutex_unlock(&fault_mu);
-}
-
 hwrt_status sim_dev_fault_status(sim_dev *d)
 {
-    if (!atomic_load(&d->fault))
+    char msg[sizeof d->fault.msg];
+    hwrt_status f = hwi_fault_read(&d->fault, msg, sizeof msg);
+    if (f == HWRT_SUCCESS)
         return HWRT_SUCCESS;
-    char msg[sizeof d->fault_msg];
-    pthread_mutex_lock(&fault_mu);
-    int f = atomic_load(&d->fault);
-    memcpy(msg, d->fault_msg, sizeof msg);
-    pthread_mutex_unlock(&fault_mu);
-    if (!f)
-        return HWRT_SUCCESS;                  /* reset meanwhile */
-    return hwi_err((hwrt_status)f, "device %d has a sticky fault: %s; call hwrt_device_reset(%d) "
-                   "to recover (work queued since the fault was skipped)", d->ordinal, msg,
-                   d->ordinal);
+    return hwi_err(f, "device %d has a sticky fault: %s; call hwrt_device_reset(%d) to recover "
+                   "(work queued since the fault was skipped)", d->ordinal, msg, d->ordinal);
 }
 
 /* ---- backend slots ---- */

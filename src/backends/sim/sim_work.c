@@ -142,7 +142,7 @@ void sim_split_help(sim_stream *s)
     if (j) atomic_fetch_add(&j->refs, 1);
     pthread_mutex_unlock(&s->mu);
     if (!j) return;
-    if (!atomic_load(&s->dev->fault)) job_join(j);
+    if (!hwi_fault_set(&s->dev->fault)) job_join(j);
     job_unref(j);
 }
 
@@ -186,18 +186,18 @@ int sim_op_execute(sim_engine *e, sim_op *op)
     sim_dev *d = e->dev;
     if (op->type == SOP_PART) {    /* the helper's share of a large copy */
         split_job *j = op->u.copy.job;
-        if (!atomic_load(&d->fault)) job_join(j);   /* like a waiter (sim_split_help) */
+        if (!hwi_fault_set(&d->fault)) job_join(j);   /* like a waiter (sim_split_help) */
         job_unref(j);              /* may free op: the caller must not touch it */
         return 1;
     }
-    if (atomic_load(&d->fault)) {
+    if (hwi_fault_set(&d->fault)) {
         if (op->type == SOP_COPY) job_finish(op);
         return 0;                             /* sticky fault: queued work is skipped */
     }
     char msg[256];
     int f = sim_fault_inject(d, op, msg, sizeof msg);
     if (f) {
-        sim_dev_fault_set(d, f, msg);
+        hwi_fault_record(&d->fault, msg, NULL);   /* the first of two at once stays */
         if (op->type == SOP_COPY) job_finish(op);
         return 0;
     }
