@@ -18,6 +18,7 @@
  * hwrt_stream_query, hwrt_event_synchronize, hwrt_device_synchronize, hwrt_memcpy,
  * pageable hwrt_memcpy_async, hwrt_tensor_copy_*_host) as HWRT_ERROR_DEVICE_FAULT, and
  * are cleared by hwrt_device_reset(). Device memory survives the fault and the reset.
+ * Of two faults at once (two engines) the first one is the device's, with its reason.
  *
  * Triggers (one per clause; counting the eligible calls since the clause was armed):
  *   nth=N     the Nth call only          every=N   every Nth call
