@@ -280,6 +280,17 @@ static void verfail(void)
     if (strcmp(s->driver, "Ascend driver 25.2.0")) fprintf(stderr, "  driver: \"%s\"\n", s->driver);
 }
 
+/* ascend_dcmi.c asc_monitor: a card count out of range is not trusted, and said (the
+ * seed-3012 mutant `ncards < 0 || ncards > HD_MAX_CARD_NUM` made `&&` said nothing) */
+static void cardneg(void)
+{
+    TEST_CASE("cardneg");
+    setenv("FAKE_DCMI_MODE", "cardneg", 1);
+    hwrt_smi_snapshot *s = published(fake_lib);
+    EXPECT(s->ndevices == 0 && s->nprocesses == 0);
+    EXPECT(strstr(s->warnings, "DCMI reports -1 cards") != NULL);
+}
+
 /* ACL device 0 is the driver's logical device 1 when ASCEND_RT_VISIBLE_DEVICES=1 */
 static void visible(void)
 {
@@ -327,6 +338,7 @@ int main(int argc, char **argv)
     mon_run("lid64", lid64);
     mon_run("lidneg", lidneg);
     mon_run("verfail", verfail);
+    mon_run("cardneg", cardneg);
     mon_board_remove(board);
     return test_report();
 }
