@@ -58,6 +58,7 @@ enum { C_MEMCPY_ASYNC, C_MEMCPY, C_MEMSET, C_CALLBACK_OK, C_CALLBACK_BAD, C_SUBS
        C_WRONG_CONTEXT, C_PHYS_LIVE };
 
 static struct { void *p; size_t n; } pinned[64], devmem[256];
+static int devmem_untracked;           /* a block the table had no room for */
 static struct { uintptr_t base; size_t n; void *raw; size_t rawn; } resv[16];
 
 int acl_double_devices(void);                    /* acl_double.c */
@@ -234,18 +235,25 @@ hacl_error aclrtMalloc(void **p, size_t n, hacl_malloc_policy pol)
     *p = aligned_alloc(64, (n + 32 + 63) / 64 * 64);   /* ALIGN_UP(n, 32) + 32, in 64s */
     if (!*p) return HACL_ERROR_RT_MEMORY_ALLOCATION;
     pthread_mutex_lock(&mu);
-    for (int i = 0; i < 256; i++)
-        if (!devmem[i].p) { devmem[i].p = *p; devmem[i].n = n; break; }
+    int i = 0;
+    while (i < 256 && devmem[i].p) i++;
+    if (i < 256) { devmem[i].p = *p; devmem[i].n = n; }
+    else devmem_untracked = 1;
     pthread_mutex_unlock(&mu);
     return HACL_SUCCESS;
 }
 hacl_error aclrtFree(void *p)
 {
     enter(__func__);
+    int found = 0;
     pthread_mutex_lock(&mu);
     for (int i = 0; i < 256; i++)
-        if (devmem[i].p == p) devmem[i].p = NULL;
+        if (devmem[i].p == p) { devmem[i].p = NULL; found = 1; }
+    int untracked = devmem_untracked;
     pthread_mutex_unlock(&mu);
+    if (!found && !untracked)
+        return HACL_ERROR_RT_PARAM_INVALID;   /* not a block aclrtMalloc gave: the runtime's
+                                                 answer, nothing freed */
     free(p);
     return HACL_SUCCESS;
 }

@@ -143,6 +143,13 @@ int main(void)
     void *seg = NULL;
     foreign_context();
     OK(B->segment_alloc(d, 1 << 20, &seg));
+    /* a free the runtime refuses is reported (seed 3012's ascend_device.c:207 survivor,
+     * `r != HACL_SUCCESS` made `==`, took it for freed) */
+    static char not_device[4096];
+    foreign_context();
+    hwrt_status fst = B->segment_free(d, not_device, sizeof not_device);
+    EXPECT(fst != HWRT_SUCCESS);
+    EXPECT(strstr(hwrt_last_error(), "aclrtFree") && strstr(hwrt_last_error(), "107000"));
 
     TEST_CASE("streams and priorities");
     hwrt_bstream *s = NULL, *hi = NULL, *top = NULL;
