@@ -345,6 +345,12 @@ static void test_dev0_filter(void)
         OK(hwrt_tensor_release(t[dev]));
     }
     OK(hwrt_set_device("sim", 0));
+    /* dev= names a device the sim can have, 0..63 (seed 3012's sim_fault.c:116 survivor,
+     * the bound made SIM_MAX_DEVICES + 1, took 64 and 65) */
+    hwrt_shutdown();
+    setenv("HWRT_SIM_FAULTS", "kernel:nth=1:dev=64", 1);
+    FAILS(hwrt_set_device("sim", 0), HWRT_ERROR_UNAVAILABLE, "\"64\" is not a valid value for dev");
+    arm("kernel:nth=1:dev=63");                     /* the last one is taken */
 }
 
 /* stall: every host-link copy is held; ordering through events stays right. */
