@@ -13,6 +13,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <unistd.h>
 
 /* atomic: test threads report too */
 #ifdef HARNESS_SHARED
@@ -60,6 +61,13 @@ static const char *t_case = "";
                     hwrt_status_name(want), e_, (frag));                                  \
         }                                                                                 \
     } while (0)
+
+/* A host function (hwrt_launch_host_func(s, harness_gate, &flag)) that holds its stream
+ * until the atomic_int flag is set: work queued after it stays queued meanwhile. */
+static inline void harness_gate(void *flag)
+{
+    while (!atomic_load((atomic_int *)flag)) usleep(100);
+}
 
 /* A test that sends fd 2 elsewhere to read the runtime's log keeps the sanitizers' reports
  * on the real stderr (`fd`, a dup of it), so that a race or an overflow found while the log

@@ -10,8 +10,6 @@
 enum { N = 256 * 1024, T = 12 };             /* 1 MiB tensors, 12 of them on a 6 MiB budget */
 
 static atomic_int gate_open;
-static void gate(void *a) { (void)a; while (!atomic_load(&gate_open)) usleep(100); }
-static void gate_on(void *flag) { while (!atomic_load((atomic_int *)flag)) usleep(100); }
 
 static uint64_t checksum(const float *v, int n)
 {
@@ -41,7 +39,7 @@ static void five_streams(const int64_t *shape, const float *src)
         OK(hwrt_stream_create(&ss[k], 0));
         OK(hwrt_tensor_empty(&o[k], HWRT_FLOAT32, 1, shape));
         OK(hwrt_op_fill(o[k], (double)k, ss[k]));
-        OK(hwrt_launch_host_func(ss[k], gate_on, &open[k]));
+        OK(hwrt_launch_host_func(ss[k], harness_gate, &open[k]));
         OK(hwrt_op_add(o[k], o[k], v, ss[k]));
     }
     for (int k = 0; k < S; k++)
@@ -156,7 +154,7 @@ int main(void)
     TEST_CASE("busy tensor is never evicted");
     hwrt_stream s;
     OK(hwrt_stream_create(&s, 0));
-    OK(hwrt_launch_host_func(s, gate, NULL));
+    OK(hwrt_launch_host_func(s, harness_gate, &gate_open));
     OK(hwrt_op_scale(t[3], t[3], 1.0, s));        /* queued behind the gate */
     FAILS(hwrt_offload_evict(t[3]), HWRT_ERROR_DEVICE_BUSY, "still used by queued work");
     atomic_store(&gate_open, 1);
@@ -235,7 +233,7 @@ int main(void)
     OK(hwrt_offload_stats_get(&before));
     atomic_store(&gate_open, 0);
     alarm(60);                                    /* a host wait would hang: fail instead */
-    OK(hwrt_launch_host_func(NULL, gate, NULL));
+    OK(hwrt_launch_host_func(NULL, harness_gate, &gate_open));
     for (int pass = 0; pass < 2; pass++)                   /* reads: clean victims */
         for (int k = 0; k < U; k++) OK(hwrt_op_add(acc2, acc2, u[k], NULL));
     for (int k = 0; k < U; k++) {                          /* writes: victims saved first */

@@ -434,7 +434,6 @@ static void tier_exact_fit(const char *base)
 }
 
 static atomic_int gate_open;
-static void gate(void *a) { (void)a; while (!atomic_load(&gate_open)) usleep(100); }
 static void *open_later(void *a) { (void)a; usleep(300000); atomic_store(&gate_open, 1); return NULL; }
 
 /* A written victim still used by queued work is saved in stream order into a host tier
@@ -459,7 +458,7 @@ static void write_back_exact_fit(const char *base, int pinned)
     atomic_store(&gate_open, 0);
     pthread_t th;                                /* a host that waited would wait for this */
     pthread_create(&th, NULL, open_later, NULL);
-    OK(hwrt_launch_host_func(NULL, gate, NULL));
+    OK(hwrt_launch_host_func(NULL, harness_gate, &gate_open));
     OK(hwrt_op_add(p, v, v, NULL));              /* v busy */
     OK(hwrt_op_scale(a, a, 1.0, s2));            /* a fetched into v's block, in order */
     hwrt_offload_stats st;

@@ -28,7 +28,6 @@ static int64_t shape[1] = {N};
 static float buf[N];
 
 static atomic_int gate_open;
-static void gate(void *a) { (void)a; while (!atomic_load(&gate_open)) usleep(100); }
 static void *open_later(void *a) { usleep((useconds_t)(intptr_t)a); atomic_store(&gate_open, 1); return NULL; }
 
 enum { HOST, DISK, BOTH };
@@ -113,7 +112,7 @@ static void pending_writer_before_offloadable(int tier)
     hwrt_stream s;
     OK(hwrt_stream_create(&s, 0));
     atomic_store(&gate_open, 0);
-    OK(hwrt_launch_host_func(s, gate, NULL));
+    OK(hwrt_launch_host_func(s, harness_gate, &gate_open));
     OK(hwrt_op_fill(a, 5.0, s));                 /* queued behind the gate */
     OK(hwrt_tensor_set_offloadable(a, 1));       /* ... while still queued */
     pthread_t th;
@@ -143,7 +142,7 @@ static void pending_writer_other_stream(int tier)
     OK(hwrt_stream_create(&s1, 0));
     OK(hwrt_stream_create(&s2, 0));
     atomic_store(&gate_open, 0);
-    OK(hwrt_launch_host_func(s1, gate, NULL));
+    OK(hwrt_launch_host_func(s1, harness_gate, &gate_open));
     OK(hwrt_op_fill(a, 5.0, s1));                /* queued behind the gate */
     OK(hwrt_op_scale(e, a, 1.0, s2));            /* a later use on another stream */
     OK(hwrt_stream_synchronize(s2));
@@ -200,7 +199,7 @@ static void kernel_fault_while_fetch_queued(void)
     hwrt_stream s2;
     OK(hwrt_stream_create(&s2, 0));
     atomic_store(&gate_open, 0);
-    OK(hwrt_launch_host_func(NULL, gate, NULL));
+    OK(hwrt_launch_host_func(NULL, harness_gate, &gate_open));
     OK(hwrt_op_fill(p, 3.0, NULL));              /* kernel #1: faults once the gate opens */
     OK(hwrt_op_add(p, v, v, NULL));              /* v busy: it hands its block over */
     OK(hwrt_op_scale(a, a, 1.0, s2));            /* fetch a into v's block, in order */
@@ -228,7 +227,7 @@ static void fault_in_write_back(void)
     hwrt_stream s2;
     OK(hwrt_stream_create(&s2, 0));
     atomic_store(&gate_open, 0);
-    OK(hwrt_launch_host_func(NULL, gate, NULL));
+    OK(hwrt_launch_host_func(NULL, harness_gate, &gate_open));
     OK(hwrt_op_add(p, v, v, NULL));              /* v busy */
     OK(hwrt_op_scale(a, a, 1.0, s2));            /* write-back of v: D2H #4 faults */
     atomic_store(&gate_open, 1);
