@@ -8,6 +8,8 @@
  *   - a copy or memset of 0 bytes, or count > destMax, aborts (ACL rejects them);
  *   - aclrtMemcpyAsync with a host side not from aclrtMallocHost aborts (CANN 8.0 calls it
  *     unpredictable);
+ *   - aclrtFree of a pointer aclrtMalloc did not give fails with ACL_ERROR_RT_PARAM_INVALID
+ *     (107000) and frees nothing; at most 256 aclrtMalloc blocks live at once;
  *   - any ACL call from inside a callback aborts (CANN forbids them there);
  *   - callbacks run only in aclrtProcessReport on the thread subscribed for the stream,
  *     and later work on the stream waits for them (ACL_CALLBACK_BLOCK);
@@ -57,8 +59,7 @@ static _Atomic int counters[8];
 enum { C_MEMCPY_ASYNC, C_MEMCPY, C_MEMSET, C_CALLBACK_OK, C_CALLBACK_BAD, C_SUBSCRIBED,
        C_WRONG_CONTEXT, C_PHYS_LIVE };
 
-static struct { void *p; size_t n; } pinned[64], devmem[256];
-static int devmem_untracked;           /* a block the table had no room for */
+static struct { void *p; size_t n; } pinned[64], devmem[256];   /* live blocks */
 static struct { uintptr_t base; size_t n; void *raw; size_t rawn; } resv[16];
 
 int acl_double_devices(void);                    /* acl_double.c */
@@ -238,8 +239,12 @@ hacl_error aclrtMalloc(void **p, size_t n, hacl_malloc_policy pol)
     int i = 0;
     while (i < 256 && devmem[i].p) i++;
     if (i < 256) { devmem[i].p = *p; devmem[i].n = n; }
-    else devmem_untracked = 1;
     pthread_mutex_unlock(&mu);
+    if (i == 256) {                      /* the double's capacity: 256 live blocks */
+        free(*p);
+        *p = NULL;
+        return HACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
     return HACL_SUCCESS;
 }
 hacl_error aclrtFree(void *p)
@@ -249,9 +254,8 @@ hacl_error aclrtFree(void *p)
     pthread_mutex_lock(&mu);
     for (int i = 0; i < 256; i++)
         if (devmem[i].p == p) { devmem[i].p = NULL; found = 1; }
-    int untracked = devmem_untracked;
     pthread_mutex_unlock(&mu);
-    if (!found && !untracked)
+    if (!found)
         return HACL_ERROR_RT_PARAM_INVALID;   /* not a block aclrtMalloc gave: the runtime's
                                                  answer, nothing freed */
     free(p);
